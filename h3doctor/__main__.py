@@ -1,0 +1,3 @@
+from h3doctor.cli import main
+
+main()

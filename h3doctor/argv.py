@@ -1,0 +1,464 @@
+"""A proposed launch command, read exactly the way sglang 0.5.23 reads it.
+
+Catalog section 1: the `sglang serve` dispatcher (positional model, `--model-type`), then
+argparse's `parse_known_args` over the parser in the flag table (long options, `--x=v`,
+abbreviations, nargs, StoreBoolean), then the dynamic `--component-*.<c>` flags that
+`ServerArgs.from_cli_args` pulls out of the leftovers, then `get_provided_args`, which only
+counts flags typed in full. We re-implement argparse's matching rather than running argparse
+itself because we need every problem at once (argparse stops at the first) and the token span
+of every flag, so fixes can edit the user's own command without disturbing anything else.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from h3doctor.flagtable import FlagAction, FlagTable
+
+_NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
+_ENV_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_LAUNCH_SERVER_MODULE = "sglang.multimodal_gen.runtime.launch_server"
+_CLI_MAIN_MODULE = "sglang.multimodal_gen.runtime.entrypoints.cli.main"
+
+# Order in which ServerArgs.from_cli_args extracts the dynamic maps (server_args.py:3689-3705).
+# (dest, prefixes, alias suffix, how values are taken)
+DYNAMIC_MAPS: tuple[tuple[str, tuple[str, ...], str | None, str], ...] = (
+    ("component_quantizations", ("--component-quantizations.", "--component_quantizations."), "-quantization", "one"),
+    ("component_precisions", ("--component-precisions.", "--component_precisions."), None, "one"),
+    (
+        "component_direct_gpu_weight_loading",
+        ("--component-direct-gpu-weight-loading.", "--component_direct_gpu_weight_loading."),
+        None,
+        "bool",
+    ),
+    (
+        "component_quantization_ignored_layers",
+        ("--component-quantization-ignored-layers.", "--component_quantization_ignored_layers."),
+        None,
+        "many",
+    ),
+    ("component_weights_paths", ("--component-weights-paths.", "--component_weights_paths."), "-weights-path", "one"),
+    ("component_paths", ("--component-paths.", "--component_paths."), "-path", "one"),
+    (
+        "component_attention_backends",
+        ("--component-attention-backends.", "--component_attention_backends."),
+        None,
+        "one",
+    ),
+)
+
+
+@dataclass
+class Occurrence:
+    """One flag as typed: tokens args[start:end]."""
+
+    start: int
+    end: int
+    option: str
+    dest: str | None
+    values: list[str]
+    inline: bool = False
+    abbreviated: bool = False
+    dynamic_component: str | None = None
+
+
+@dataclass
+class ParseProblem:
+    """A problem sglang's dispatcher or parser would report (catalog A1-A6) or hide (abbrev)."""
+
+    kind: str
+    message: str
+    start: int
+    end: int
+    option: str = ""
+    suggestion: str | None = None
+
+
+@dataclass
+class ParsedCommand:
+    tokens: list[str]  # the whole command as the user gave it
+    prefix_len: int  # tokens before the flag arguments (env assignments, program, subcommand)
+    entry: str  # serve | generate | launch_server
+    program_given: bool
+    env: dict[str, str]
+    args: list[str]
+    occurrences: list[Occurrence] = field(default_factory=list)
+    provided: dict[str, Any] = field(default_factory=dict)
+    dynamic: dict[str, dict[str, Any]] = field(default_factory=dict)  # --component-*.<c> maps
+    problems: list[ParseProblem] = field(default_factory=list)
+    model_positional_index: int | None = None  # index into args
+
+    def occurrences_of(self, dest: str) -> list[Occurrence]:
+        return [o for o in self.occurrences if o.dest == dest]
+
+
+def split_command(tokens: list[str]) -> tuple[int, str, bool, dict[str, str]]:
+    """Find where the flags start. Returns (prefix length, entry point, program given, env)."""
+    env: dict[str, str] = {}
+    i = 0
+    while i < len(tokens) and _ENV_ASSIGNMENT.match(tokens[i]):
+        key, _, value = tokens[i].partition("=")
+        env[key] = value
+        i += 1
+    if i < len(tokens) and tokens[i] == "env":
+        i += 1
+        while i < len(tokens) and _ENV_ASSIGNMENT.match(tokens[i]):
+            key, _, value = tokens[i].partition("=")
+            env[key] = value
+            i += 1
+    if i >= len(tokens):
+        return i, "serve", False, env
+    program = os.path.basename(tokens[i])
+    if program == "sglang" and i + 1 < len(tokens) and tokens[i + 1] in ("serve", "generate"):
+        return i + 2, tokens[i + 1], True, env
+    if re.fullmatch(r"python(\d+(\.\d+)?)?", program) and i + 2 < len(tokens) and tokens[i + 1] == "-m":
+        module = tokens[i + 2]
+        if module == _LAUNCH_SERVER_MODULE:
+            return i + 3, "launch_server", True, env
+        if module == _CLI_MAIN_MODULE and i + 3 < len(tokens) and tokens[i + 3] in ("serve", "generate"):
+            return i + 4, tokens[i + 3], True, env
+    return i, "serve", False, env
+
+
+def _classify(token: str, options: dict[str, FlagAction], allow_abbrev: bool):
+    """argparse's _parse_optional: ('A', None) or ('O', (action, option, inline, matches))."""
+    if not token or token[0] != "-" or token == "-":
+        return "A", None
+    if token in options:
+        return "O", (options[token], token, None, None)
+    if len(token) == 1:
+        return "A", None
+    option, sep, inline = token.partition("=")
+    if sep and option in options:
+        return "O", (options[option], option, inline, None)
+    if allow_abbrev and token.startswith("--"):
+        matches = [opt for opt in options if opt.startswith(option)]
+        if len(matches) > 1:
+            return "O", (None, option, inline if sep else None, matches)
+        if len(matches) == 1:
+            return "O", (options[matches[0]], option, inline if sep else None, "abbrev")
+    if _NEGATIVE_NUMBER.match(token):
+        return "A", None
+    if " " in token:
+        return "A", None
+    return "O", (None, option, inline if sep else None, None)
+
+
+def _convert(action: FlagAction, raw: str) -> tuple[Any, str | None]:
+    """Apply the action's type and choices. Returns (value, argparse error or None)."""
+    value: Any = raw
+    try:
+        if action.type == "int":
+            value = int(raw)
+        elif action.type == "float":
+            value = float(raw)
+    except ValueError:
+        return None, f"argument {action.display_name}: invalid {action.type} value: {raw!r}"
+    if action.choices is not None and str(value) not in action.choices:
+        choices = ", ".join(repr(c) for c in action.choices)
+        return None, f"argument {action.display_name}: invalid choice: {raw!r} (choose from {choices})"
+    return value, None
+
+
+def suggest(option: str, candidates: list[str]) -> str | None:
+    """Did-you-mean for a flag sglang does not know."""
+    dashed = "--" + option.lstrip("-").replace("_", "-")
+    if dashed in candidates and dashed != option:
+        return dashed
+    close = difflib.get_close_matches(option, candidates, n=1, cutoff=0.75)
+    return close[0] if close else None
+
+
+class _Parser:
+    def __init__(self, cmd: ParsedCommand, table: FlagTable) -> None:
+        self.cmd = cmd
+        self.table = table
+        self.options = table.options_for(cmd.entry)
+        self.extras: list[int] = []  # indices of args left over for from_cli_args
+
+    def problem(self, kind: str, message: str, start: int, end: int, option: str = "", suggestion=None):
+        self.cmd.problems.append(ParseProblem(kind, message, start, end, option, suggestion))
+
+    def run(self) -> None:
+        args = self.cmd.args
+        kinds = [_classify(t, self.options, self.table.allow_abbrev) for t in args]
+        i = 0
+        while i < len(args):
+            kind, info = kinds[i]
+            if args[i] == "--":
+                self.extras.extend(range(i + 1, len(args)))
+                break
+            if kind == "A":
+                self.extras.append(i)
+                i += 1
+                continue
+            action, option, inline, matches = info
+            if isinstance(matches, list):
+                self.problem(
+                    "ambiguous", f"ambiguous option: {option} could match {', '.join(matches)}", i, i + 1, option
+                )
+                i += 1
+                continue
+            if action is None:
+                self.extras.append(i)
+                i += 1
+                continue
+            i = self._consume(action, option, inline, matches == "abbrev", i, kinds)
+        self._extract_dynamic()
+
+    def _consume(self, action: FlagAction, option: str, inline, abbreviated: bool, i: int, kinds) -> int:
+        args = self.cmd.args
+        following = 0
+        while i + 1 + following < len(args) and kinds[i + 1 + following][0] == "A" and args[i + 1 + following] != "--":
+            following += 1
+        nargs = action.nargs
+        if not action.takes_value:
+            take = 0
+        elif inline is not None:
+            take = 0
+        elif nargs is None:
+            take = min(1, following)
+        elif nargs == "?":
+            take = min(1, following)
+        elif nargs in ("*", "+"):
+            take = following
+        else:
+            take = min(int(nargs), following)
+        values = [inline] if inline is not None else args[i + 1 : i + 1 + take]
+        end = i + 1 + take
+        occ = Occurrence(i, end, option, action.dest, values, inline is not None, abbreviated)
+        self.cmd.occurrences.append(occ)
+        error = self._arity_error(action, values, inline)
+        if error:
+            self.problem("arity", error, i, end, option)
+            return end
+        value, error = self._value(action, values)
+        if error:
+            kind = "invalid_boolean" if action.action == "store_boolean" else "invalid_value"
+            self.problem(kind, error, i, end, option)
+            return end
+        if abbreviated:
+            full = next(o for o in action.option_strings if o.startswith(option))
+            self.problem(
+                "abbreviation",
+                f"{option} is accepted by argparse as an abbreviation of {full}, but sglang only "
+                f"counts flags typed in full, so the value is silently dropped",
+                i,
+                end,
+                option,
+                full,
+            )
+            return end
+        self.cmd.provided[action.dest] = value
+        return end
+
+    @staticmethod
+    def _arity_error(action: FlagAction, values: list[str], inline) -> str | None:
+        if not action.takes_value:
+            return f"argument {action.display_name}: ignored explicit argument {inline!r}" if inline is not None else None
+        if action.nargs is None and not values:
+            return f"argument {action.display_name}: expected one argument"
+        if action.nargs == "+" and not values:
+            return f"argument {action.display_name}: expected at least one argument"
+        if isinstance(action.nargs, int) and len(values) != action.nargs:
+            return f"argument {action.display_name}: expected {action.nargs} arguments"
+        return None
+
+    def _value(self, action: FlagAction, values: list[str]) -> tuple[Any, str | None]:
+        if action.action == "store_true":
+            return True, None
+        if action.action == "store_false":
+            return False, None
+        if action.action == "store_boolean":
+            if not values:
+                return True, None
+            if values[0].lower() in ("true", "false"):
+                return values[0].lower() == "true", None
+            return None, f"Invalid boolean value: {values[0]}. Expected 'true' or 'false'."
+        converted = []
+        for raw in values:
+            value, error = _convert(action, raw)
+            if error:
+                return None, error
+            converted.append(value)
+        if action.nargs in ("*", "+") or isinstance(action.nargs, int):
+            return converted, None
+        return (converted[0] if converted else action.default), None
+
+    def _extract_dynamic(self) -> None:
+        """ServerArgs.from_cli_args: pull the --component-*.<c> maps out of the leftovers."""
+        args = self.cmd.args
+        remaining = list(self.extras)
+        for dest, prefixes, alias_suffix, mode in DYNAMIC_MAPS:
+            kept: list[int] = []
+            j = 0
+            while j < len(remaining):
+                idx = remaining[j]
+                arg = args[idx]
+                key = arg.split("=", 1)[0]
+                component = _component_of(key, prefixes, alias_suffix)
+                if component is None:
+                    kept.append(idx)
+                    j += 1
+                    continue
+                inline = "=" in arg
+                nxt = [k for k in remaining[j + 1 :]]
+                value_idx: list[int] = []
+                if inline:
+                    value: Any = arg.split("=", 1)[1]
+                elif mode == "many":
+                    while j + 1 + len(value_idx) < len(remaining) and not args[remaining[j + 1 + len(value_idx)]].startswith("-"):
+                        value_idx.append(remaining[j + 1 + len(value_idx)])
+                    value = [args[k] for k in value_idx]
+                elif mode == "bool":
+                    # Only a literal true/false is taken; otherwise the flag alone means true.
+                    if nxt and args[nxt[0]].lower() in ("true", "false"):
+                        value_idx.append(nxt[0])
+                        value = args[nxt[0]].lower() == "true"
+                    else:
+                        value = True
+                elif nxt and not args[nxt[0]].startswith("-"):
+                    value_idx.append(nxt[0])
+                    value = args[nxt[0]]
+                else:
+                    value = None
+                if mode == "bool" and isinstance(value, str):
+                    value = value.lower() == "true" if value.lower() in ("true", "false") else None
+                if value is None or value == []:
+                    kept.append(idx)
+                    j += 1
+                    continue
+                end = (value_idx[-1] if value_idx else idx) + 1
+                self.cmd.occurrences.append(
+                    Occurrence(idx, end, key, dest, [args[k] for k in value_idx] or [str(value)], inline, False, component)
+                )
+                self.cmd.dynamic.setdefault(dest, {})[component] = value
+                j += 1 + len(value_idx)
+            remaining = kept
+        if remaining:
+            self._unrecognized(remaining)
+
+    def _unrecognized(self, remaining: list[int]) -> None:
+        """Catalog A6: SystemExit("error: unrecognized arguments: ...") (server_args.py:3709)."""
+        args = self.cmd.args
+        text = " ".join(args[k] for k in remaining)
+        candidates = sorted(self.options)
+        groups: list[list[int]] = []
+        for k in remaining:
+            if args[k].startswith("-") or not groups or groups[-1][-1] != k - 1:
+                groups.append([k])
+            else:
+                groups[-1].append(k)
+        for group in groups:
+            head = args[group[0]]
+            option = head.split("=", 1)[0]
+            hint = suggest(option, candidates) if option.startswith("-") else None
+            if hint is None and option.startswith("-"):
+                hint = self._other_entry_hint(option)
+            self.problem(
+                "unrecognized",
+                f"error: unrecognized arguments: {text}",
+                group[0],
+                group[-1] + 1,
+                option,
+                hint,
+            )
+
+    def _other_entry_hint(self, option: str) -> str | None:
+        for entry in ("serve", "generate", "launch_server"):
+            if entry != self.cmd.entry and option in self.table.options_for(entry):
+                return f"(only accepted by sglang {entry.replace('_', ' ')})"
+        return None
+
+
+def _component_of(key: str, prefixes: tuple[str, ...], alias_suffix: str | None) -> str | None:
+    for prefix in prefixes:
+        if key.startswith(prefix):
+            return key[len(prefix) :].replace("-", "_")
+    if alias_suffix and key.startswith("--") and key.endswith(alias_suffix):
+        return key[2 : -len(alias_suffix)].replace("-", "_")
+    return None
+
+
+def _dispatch(cmd: ParsedCommand) -> None:
+    """`sglang serve`'s dispatcher (cli/serve.py): --model-type removal, positional model (A1, A2)."""
+    args = cmd.args
+    if cmd.entry != "serve":
+        return
+    for i, tok in enumerate(args):
+        if tok == "--model-type":
+            if i + 1 >= len(args) or not args[i + 1].strip():
+                cmd.problems.append(ParseProblem("model_type", "Error: --model-type requires a value.", i, i + 1, tok))
+            break
+    if args and not args[0].startswith("-"):
+        cmd.model_positional_index = 0
+
+
+def parse_command(tokens: list[str], table: FlagTable, *, entry: str | None = None) -> ParsedCommand:
+    prefix_len, detected, program_given, env = split_command(tokens)
+    cmd = ParsedCommand(
+        tokens=list(tokens),
+        prefix_len=prefix_len,
+        entry=entry or detected,
+        program_given=program_given,
+        env=env,
+        args=list(tokens[prefix_len:]),
+    )
+    _dispatch(cmd)
+    if cmd.model_positional_index is not None:
+        # The dispatcher rewrites the positional to --model-path (cli/serve.py:62-66).
+        cmd.provided["model_path"] = cmd.args[0]
+        cmd.occurrences.append(Occurrence(0, 1, "<model>", "model_path", [cmd.args[0]]))
+    # --model-type and its value are removed before parsing; hide them from argparse.
+    hidden = set()
+    if cmd.entry == "serve" and "--model-type" in cmd.args:
+        k = cmd.args.index("--model-type")
+        hidden = {k, k + 1}
+        cmd.occurrences.append(Occurrence(k, min(k + 2, len(cmd.args)), "--model-type", "model_type", cmd.args[k + 1 : k + 2]))
+    parser = _Parser(cmd, table)
+    _run_with_hidden(parser, hidden, skip_first=cmd.model_positional_index is not None)
+    _check_model_path(cmd)
+    return cmd
+
+
+def _run_with_hidden(parser: _Parser, hidden: set[int], skip_first: bool) -> None:
+    """Run the parser on args minus the dispatcher's tokens, mapping indices back."""
+    cmd = parser.cmd
+    keep = [i for i in range(len(cmd.args)) if i not in hidden and not (skip_first and i == 0)]
+    if len(keep) == len(cmd.args):
+        parser.run()
+        return
+    original = cmd.args
+    sub = ParsedCommand(cmd.tokens, cmd.prefix_len, cmd.entry, cmd.program_given, cmd.env, [original[i] for i in keep])
+    sub_parser = _Parser(sub, parser.table)
+    sub_parser.run()
+    for occ in sub.occurrences:
+        occ.start, occ.end = keep[occ.start], keep[occ.end - 1] + 1
+        cmd.occurrences.append(occ)
+    for prob in sub.problems:
+        prob.start, prob.end = keep[prob.start], keep[prob.end - 1] + 1
+        cmd.problems.append(prob)
+    cmd.provided.update(sub.provided)
+    for dest, mapping in sub.dynamic.items():
+        cmd.dynamic.setdefault(dest, {}).update(mapping)
+    cmd.occurrences.sort(key=lambda o: o.start)
+
+
+def _check_model_path(cmd: ParsedCommand) -> None:
+    """Catalog A1 (cli/utils.py:165): the dispatcher needs the model on the command line."""
+    if cmd.entry in ("serve", "generate") and "model_path" not in cmd.provided:
+        typed = any(o.dest == "model_path" for o in cmd.occurrences)
+        if not typed:
+            cmd.problems.insert(
+                0,
+                ParseProblem(
+                    "model_path_missing",
+                    "Error: --model-path is required. Please provide the path to the model.",
+                    0,
+                    0,
+                ),
+            )

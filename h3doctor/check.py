@@ -1,0 +1,301 @@
+"""One check: parse the launch, resolve it as sglang would, run the rules, and correct it.
+
+Pure: no printing, no exit codes. The CLI renders what this returns.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field
+from typing import Any
+
+from h3doctor.argv import ParsedCommand, parse_command
+from h3doctor.configfile import ConfigLoad, load_config
+from h3doctor.families import FamilyMatch, match_family
+from h3doctor.fixes import FixContext, apply_edits
+from h3doctor.flagtable import FlagTable
+from h3doctor.hardware import HardwareFacts, apply_platform_override
+from h3doctor.layout import parallel_layout
+from h3doctor.resolve import H3_TP_DIMENSIONS, Resolver, dit_runtime_backend, parse_component_backend_map
+from h3doctor.residency import H3_COMPONENTS, LAYERWISE_OFFLOAD
+from h3doctor.conditions import evaluate, render
+from h3doctor.ruleset import Rule
+
+MAX_FIX_ROUNDS = 16
+RELEVANT_ENV = (
+    "SGLANG_DIFFUSION_PLATFORM_OVERRIDE", "SGLANG_CACHE_DIT_ENABLED", "SGLANG_DIFFUSION_MINIMAX_H3_ADALN_GPU_PLANS",
+    "SGLANG_USE_SGL_FA3_KERNEL", "SGLANG_DIFFUSION_DISABLE_AUTO_RESIDENCY", "CUDA_VISIBLE_DEVICES", "SGLANG_CACHE_DIR",
+)
+
+
+@dataclass
+class Finding:
+    rule: Rule
+    message: str
+    severity: str
+    order: int
+    unknown_facts: list[str] = field(default_factory=list)
+
+    @property
+    def cannot_verify(self) -> bool:
+        return bool(self.unknown_facts)
+
+
+@dataclass
+class Evaluation:
+    cmd: ParsedCommand
+    family: FamilyMatch
+    hardware: HardwareFacts
+    context: dict[str, Any]
+    findings: list[Finding]
+    config: ConfigLoad | None
+    effective: dict[str, Any]
+
+
+@dataclass
+class CheckResult:
+    evaluation: Evaluation
+    corrected_argv: list[str] | None
+    fix_status: str  # clean | fixed | no-fix | not-converged
+    fix_notes: list[str]
+    gives_up: list[str]
+
+    @property
+    def corrected_command(self) -> str | None:
+        return shlex.join(self.corrected_argv) if self.corrected_argv is not None else None
+
+
+def _config_for(cmd: ParsedCommand, table: FlagTable) -> ConfigLoad | None:
+    path = cmd.provided.get("config")
+    if not path:
+        return None
+    booleans = {a.dest for a in table.actions if a.action in ("store_boolean", "store_true", "store_false")}
+    return load_config(str(path), known_fields=set(table.dataclass_defaults), boolean_fields=booleans,
+                       removed=table.removed_config_keys)
+
+
+def _server_args(cmd: ParsedCommand, config: ConfigLoad | None, table: FlagTable) -> tuple[dict[str, Any], set[str]]:
+    """Dataclass defaults, then --config, then the CLI (catalog 1.2 step 5)."""
+    args = {dest: table.default_of(dest) for dest in table.dataclass_defaults}
+    for action in table.actions:
+        args.setdefault(action.dest, table.default_of(action.dest))
+    explicit: set[str] = set()
+    if config is not None and config.error is None:
+        args.update(config.values)
+        explicit |= set(config.values)
+    cli = {k: v for k, v in cmd.provided.items() if k != "config"}
+    args.update(cli)
+    explicit |= set(cli)
+    for dest, mapping in cmd.dynamic.items():  # from_cli_args merges the dynamic maps last
+        if dest == "component_attention_backends":
+            merged, _ = parse_component_backend_map(args.get(dest))
+        else:
+            merged = dict(args.get(dest) or {})
+        merged.update(mapping)
+        args[dest] = merged
+        explicit.add(dest)
+    if cmd.entry == "serve" and "warmup_mode" not in explicit:
+        args["warmup_mode"] = "server"
+    for key in ("component_paths", "component_weights_paths", "component_quantizations"):
+        if args.get(key) is None:
+            args[key] = {}
+    return args, explicit
+
+
+_PARSE_KIND = {"ambiguous": "argparse", "arity": "argparse", "invalid_value": "argparse"}
+_BOOLEAN_WORDS = {"1": "true", "yes": "true", "on": "true", "y": "true", "0": "false", "no": "false", "off": "false", "n": "false"}
+
+
+_BACKEND_ALIASES = {"fa3": "fa", "fa4": "fa", "flash": "fa", "flash_attn": "fa", "flashattention": "fa",
+                    "flash_attention": "fa", "sage": "sage_attn", "sdpa": "torch_sdpa", "torch": "torch_sdpa",
+                    "xformers": "torch_sdpa", "cudnn_sdpa": "torch_cudnn_sdpa", "cudnn": "torch_cudnn_sdpa"}
+
+
+def suggest_backend(name: Any) -> str:
+    """The valid backend a mistyped --attention-backend most likely meant (default: fa)."""
+    import difflib
+
+    from h3doctor.resolve import ATTENTION_BACKENDS
+
+    key = str(name).strip().lower().replace("-", "_")
+    if key in _BACKEND_ALIASES:
+        return _BACKEND_ALIASES[key]
+    if key in ATTENTION_BACKENDS:
+        return key
+    close = difflib.get_close_matches(key, ATTENTION_BACKENDS, n=1, cutoff=0.8)
+    return close[0] if close else "fa"
+
+
+def _derived(r: Resolver, hw: HardwareFacts) -> dict[str, Any]:
+    a = r.a
+    t, t_valid = r.transformer_backend()
+    dp, tp = a.get("dp_size") or 1, a.get("tp_size") or 1
+    cfg = a.get("cfg_parallel_degree") or 1
+    cfg_on = bool(a.get("enable_cfg_parallel"))
+    residency = {c: r.res.mode(c) for c in H3_COMPONENTS}
+    bad_dims = [(n, v) for n, v in H3_TP_DIMENSIONS.items() if tp and v % tp]
+    runtime = dit_runtime_backend(t if t_valid else None, hw)
+    return {
+        "derived.transformer_backend": t,
+        "derived.transformer_backend_valid": t_valid,
+        "derived.dit_backend": runtime,
+        "derived.fa_really_runs": dit_runtime_backend("fa", hw) == "fa" if hw.platform == "cuda" and hw.cc_major is not None else False,
+        "derived.residency": residency,
+        **{f"derived.residency_{c}": m for c, m in residency.items()},
+        "derived.mps_layerwise_missing": [c for c in H3_COMPONENTS if residency[c] != LAYERWISE_OFFLOAD],
+        "derived.dit_layerwise_selected": residency["transformer"] == LAYERWISE_OFFLOAD,
+        "derived.dp_tp_cfg": dp * tp * (cfg if cfg_on else 1),
+        "derived.cfg_factor_text": f" * {cfg}" if cfg_on else "",
+        "derived.ring_x_ulysses": (a.get("ring_degree") or 1) * (a.get("ulysses_degree") or 1),
+        "derived.world_needed": dp * cfg * (a.get("sp_degree") or 1) * tp,
+        "derived.tp_bad_dim_name": bad_dims[0][0] if bad_dims else None,
+        "derived.tp_bad_dim_value": bad_dims[0][1] if bad_dims else None,
+        "derived.tp_local_heads": 56 // tp if tp and 56 % tp == 0 else None,
+        "derived.transformer_backend_upper": str(a.get("attention_backend")).strip().upper(),
+        "derived.transformer_backend_enum": f"AttentionBackendEnum.{t.upper()}" if t else "None",
+        "derived.attention_backend_suggestion": suggest_backend(a.get("attention_backend")),
+        "derived.abc_vdn_dense_smoke": bool((a.get("attention_backend_config") or {}).get("vdn_h3_dense_smoke")),
+    }
+
+
+def _context(cmd, config, family, hw, env, resolver, intent) -> dict[str, Any]:
+    ctx: dict[str, Any] = {"family": family.family.key if family.family else None, "entry": cmd.entry}
+    if resolver is not None:
+        ctx.update({f"args.{k}": v for k, v in resolver.a.items()})
+        ctx.update({f"events.{k}": v for k, v in resolver.events.items()})
+        ctx.update(_derived(resolver, hw))
+        ctx["explicit"] = sorted(resolver.explicit)
+    ctx.update({f"hw.{k}": v for k, v in hw.as_dict().items()})
+    ctx.update({f"env.{k}": env.get(k) for k in RELEVANT_ENV})
+    ctx.update({f"intent.{k}": v for k, v in intent.items()})
+    for p in cmd.problems:
+        kind = _PARSE_KIND.get(p.kind, p.kind)
+        ctx.setdefault(f"parse.{kind}", []).append(p.message)
+        ctx.setdefault(f"parse.{kind}_message", p.message)
+    if family.family is not None:
+        ctx["derived.config_class"] = family.family.config_class
+    if config is not None:
+        ctx["config.path"] = config.path
+        ctx["config.error"] = config.error
+        ctx["config.error_kind"] = config.error_kind
+        ctx["config.string_booleans"] = config.string_booleans
+        ctx["config.ignored_keys"] = config.ignored_keys
+        ctx["config.removed_keys"] = config.removed_keys
+        ctx["config.keys"] = sorted(config.values)
+    return ctx
+
+
+def evaluate_launch(tokens: list[str], hw: HardwareFacts, rules: list[Rule], table: FlagTable,
+                    env: dict[str, str], intent: dict[str, Any] | None = None) -> Evaluation:
+    cmd = parse_command(tokens, table)
+    env = {**env, **cmd.env}
+    hw = apply_platform_override(hw, env)
+    config = _config_for(cmd, table)
+    args, explicit = _server_args(cmd, config, table)
+    family = match_family(args.get("model_path"), args.get("model_id"), args.get("pipeline_class_name"))
+    resolver = None
+    if family.family is not None:
+        resolver = Resolver(args, explicit, family.family, hw, env)
+        resolver.run()
+    ctx = _context(cmd, config, family, hw, env, resolver, intent or {})
+    ctx["sglang_version"] = table.sglang_version
+    findings = []
+    key = family.family.key if family.family else None
+    for rule in rules:
+        if not rule.applies(key, hw.platform, cmd.entry, table.sglang_version):
+            continue
+        unknowns: set[str] = set()
+        verdict = evaluate(rule.when, ctx, unknowns)
+        if verdict is False:
+            continue
+        severity = rule.severity if verdict else "warning"
+        findings.append(Finding(rule, render(rule.message, ctx), severity, rule.order_for(key), sorted(unknowns)))
+    findings.sort(key=lambda f: (f.order, f.rule.id))
+    effective = dict(resolver.a) if resolver else {}
+    return Evaluation(cmd, family, hw, ctx, findings, config, effective)
+
+
+STRATEGIES = {"parallel_layout": parallel_layout}
+
+
+def _strategy_drop_unrecognized(fx: FixContext):
+    from h3doctor.fixes import Edit
+
+    edits = []
+    for p in fx.cmd.problems:
+        if p.kind == "unrecognized":
+            edits.append(Edit(p.start, p.end, [p.suggestion] + fx.cmd.args[p.start + 1 : p.end] if p.suggestion and p.suggestion.startswith("--") else []))
+    return edits
+
+
+def _strategy_expand_abbreviation(fx: FixContext):
+    from h3doctor.fixes import Edit
+
+    edits = []
+    for p in fx.cmd.problems:
+        if p.kind == "abbreviation" and p.suggestion:
+            head = fx.cmd.args[p.start]
+            tail = head.split("=", 1)[1:] if "=" in head else []
+            edits.append(Edit(p.start, p.start + 1, [p.suggestion + ("=" + tail[0] if tail else "")]))
+    return edits
+
+
+def _strategy_drop_parse_error(fx: FixContext):
+    """A4/A5: map yes/no/0/1 to true/false for booleans; drop other unparseable flags."""
+    from h3doctor.fixes import Edit
+
+    edits = []
+    for p in fx.cmd.problems:
+        if p.kind == "invalid_boolean":
+            raw = fx.cmd.args[p.end - 1].split("=", 1)[-1]
+            word = _BOOLEAN_WORDS.get(raw.strip().lower())
+            option = fx.cmd.args[p.start].split("=", 1)[0]
+            edits.append(Edit(p.start, p.end, [option, word] if word else []))
+        elif p.kind in _PARSE_KIND:
+            edits.append(Edit(p.start, p.end, []))
+    return edits
+
+
+STRATEGIES["drop_parse_error"] = _strategy_drop_parse_error
+STRATEGIES["drop_unrecognized"] = _strategy_drop_unrecognized
+STRATEGIES["expand_abbreviation"] = _strategy_expand_abbreviation
+
+
+def check(tokens: list[str], hw: HardwareFacts, rules: list[Rule], table: FlagTable, env: dict[str, str],
+          intent: dict[str, Any] | None = None) -> CheckResult:
+    """Evaluate, then apply every error's fix, re-resolve, re-check, until nothing fails."""
+    first = evaluate_launch(tokens, hw, rules, table, env, intent)
+    current, evaluation = list(tokens), first
+    notes: list[str] = []
+    gives_up: list[str] = []
+    seen = {tuple(tokens)}
+    for _ in range(MAX_FIX_ROUNDS):
+        blocking = [f for f in evaluation.findings if _needs_fix(f)]
+        if not blocking:
+            status = "clean" if current == list(tokens) else "fixed"
+            return CheckResult(first, None if status == "clean" else current, status, notes, gives_up)
+        target = blocking[0]  # one at a time, in sglang's order, as sglang itself would report them
+        if target.rule.fix is None:
+            if target.severity != "error":
+                break
+            gives_up.append(f"{target.rule.id} has no automatic fix: {target.rule.fix_note or 'no flag change fixes this'}")
+            return CheckResult(first, None, "no-fix", notes, gives_up)
+        fx = FixContext(evaluation.cmd, table, evaluation.context, STRATEGIES)
+        edits = [e for op in target.rule.fix for e in fx.edits_for(op)]
+        if target.rule.gives_up and target.rule.gives_up not in gives_up:
+            gives_up.append(target.rule.gives_up)
+        notes += [n for n in fx.notes if n not in notes]
+        gives_up += [g for g in fx.gives_up if g not in gives_up]
+        current = apply_edits(evaluation.cmd, edits)
+        if tuple(current) in seen:
+            break
+        seen.add(tuple(current))
+        evaluation = evaluate_launch(current, hw, rules, table, env, intent)
+    return CheckResult(first, None, "not-converged", notes, gives_up)
+
+
+def _needs_fix(f: Finding) -> bool:
+    """Errors always; warnings only when they carry a fix and are not 'cannot verify'."""
+    if f.cannot_verify:
+        return False
+    return f.severity == "error" or (f.severity == "warning" and f.rule.fix is not None)

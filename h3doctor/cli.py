@@ -1,0 +1,168 @@
+"""The command line: options in, one call into the engine, a report and an exit code out."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from enum import Enum
+from typing import Annotated, List, Optional
+
+import typer
+
+from h3doctor.errors import ExitCode, H3DoctorError, UsageError
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+    help="Preflight doctor for SGLang MiniMax-H3 launches: every constraint sglang would raise, before the download.",
+)
+
+
+class Format(str, Enum):
+    text = "text"
+    json = "json"
+
+
+class Severity(str, Enum):
+    error = "error"
+    warning = "warning"
+    info = "info"
+
+
+def _console(stderr: bool = False):
+    from rich.console import Console
+
+    no_color = bool(os.environ.get("NO_COLOR"))
+    return Console(stderr=stderr, no_color=no_color, highlight=False, soft_wrap=True)
+
+
+@app.command(
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True, "allow_interspersed_args": True},
+    help="Check a proposed launch. Give sglang's flags directly, or the whole command after `--`: "
+    "h3doctor check --profile 4xH200 -- sglang serve MiniMaxAI/MiniMax-H3 --num-gpus 4",
+)
+def check(
+    ctx: typer.Context,
+    profile: Annotated[Optional[str], typer.Option(help="Built-in hardware profile name (see `h3doctor profiles`) or a YAML/JSON profile file.")] = None,
+    format: Annotated[Format, typer.Option("--format", help="Report format.")] = Format.text,
+    show_config: Annotated[bool, typer.Option("--show-config", help="Print the effective configuration sglang would resolve.")] = False,
+    fail_on: Annotated[Severity, typer.Option("--fail-on", help="Lowest severity that makes the exit code 1.")] = Severity.error,
+    sglang_version: Annotated[str, typer.Option("--sglang-version", help="sglang release whose rules and parser to use.")] = "0.5.23",
+    rules_dir: Annotated[Optional[str], typer.Option("--rules-dir", help="Use the rule files in this directory.")] = None,
+    argv: Annotated[Optional[List[str]], typer.Argument(help="sglang flags, or `-- sglang serve MODEL [flags]`.")] = None,
+) -> None:
+    from h3doctor import report
+    from h3doctor.check import check as run_check
+    from h3doctor.flagtable import load_flag_table
+    from h3doctor.hardware import load_profile
+    from h3doctor.render import text_report
+    from h3doctor.ruleset import load_rules
+
+    tokens = list(argv or []) + list(ctx.args)
+    if not tokens:
+        raise UsageError("no launch to check: give sglang flags, or `-- sglang serve MODEL [flags]`")
+    if profile is None:
+        raise UsageError(
+            "no hardware given: pass --profile NAME (built-in: see `h3doctor profiles`) or --profile FILE.yaml",
+        )
+    from pathlib import Path
+
+    hw = load_profile(profile)
+    table = load_flag_table(sglang_version)
+    rules = load_rules(Path(rules_dir) if rules_dir else None)
+    result = run_check(tokens, hw, rules, table, dict(os.environ))
+    data = report.build(result, fail_on.value)
+    if format is Format.json:
+        sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
+    else:
+        text_report(result, _console(), sys.stdout, show_config=show_config, effective=data["effective_config"])
+    raise typer.Exit(int(ExitCode.FINDINGS) if report.exit_failing(result, fail_on.value) else int(ExitCode.OK))
+
+
+@app.command("rules", help="List the rules.")
+def rules_cmd(
+    format: Annotated[Format, typer.Option("--format")] = Format.text,
+    rules_dir: Annotated[Optional[str], typer.Option("--rules-dir")] = None,
+) -> None:
+    from pathlib import Path
+
+    from h3doctor.ruleset import load_rules
+
+    rules = load_rules(Path(rules_dir) if rules_dir else None)
+    if format is Format.json:
+        sys.stdout.write(json.dumps([r.as_dict() for r in rules], indent=2) + "\n")
+        return
+    for r in sorted(rules, key=lambda r: r.id):
+        sys.stdout.write(f"{r.id}  {','.join(r.catalog):<8} {r.severity:<8} {r.stage:<15} {r.title}\n")
+
+
+@app.command("rule", help="Explain one rule, with its examples.")
+def rule_cmd(
+    rule_id: Annotated[str, typer.Argument(help="Rule ID (H3D305) or name.")],
+    format: Annotated[Format, typer.Option("--format")] = Format.text,
+    rules_dir: Annotated[Optional[str], typer.Option("--rules-dir")] = None,
+) -> None:
+    import difflib
+    from pathlib import Path
+
+    from h3doctor.ruleset import load_rules
+
+    rules = load_rules(Path(rules_dir) if rules_dir else None)
+    match = next((r for r in rules if rule_id.upper() == r.id or rule_id == r.name), None)
+    if match is None:
+        close = difflib.get_close_matches(rule_id, [r.id for r in rules] + [r.name for r in rules], n=1)
+        raise UsageError(f"no rule {rule_id!r}" + (f"; did you mean {close[0]}?" if close else ""))
+    if format is Format.json:
+        sys.stdout.write(json.dumps(match.as_dict(), indent=2) + "\n")
+        return
+    out = sys.stdout
+    out.write(f"{match.id} {match.name}: {match.title}\n")
+    out.write(f"catalog {', '.join(match.catalog)}; sglang {match.where} ({match.versions}); "
+              f"severity {match.severity}; fails at: {match.stage}\n\n")
+    out.write(f"sglang says: {match.message}\n\nwhy: {' '.join(match.why.split())}\n")
+    if match.fix_note:
+        out.write(f"fix: {match.fix_note}\n")
+    out.write("\nexamples:\n")
+    for ex in match.examples:
+        out.write(f"  [{ex['expect']}] on {ex['profile']}: {ex['argv']}\n")
+        if ex.get("fixed"):
+            out.write(f"         corrected: {ex['fixed']}\n")
+
+
+@app.command("profiles", help="List the built-in hardware profiles.")
+def profiles_cmd() -> None:
+    from h3doctor.hardware import builtin_profile_names, load_profile
+
+    for name in builtin_profile_names():
+        sys.stdout.write(f"{name:<10} {load_profile(name).description}\n")
+
+
+def main() -> None:
+    """Entry point: the one error boundary mapping exceptions to exit codes."""
+    try:
+        code = app(standalone_mode=False)
+        sys.exit(code if isinstance(code, int) else 0)
+    except H3DoctorError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        if exc.hint:
+            sys.stderr.write(f"hint: {exc.hint}\n")
+        sys.exit(int(exc.exit_code))
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except Exception as exc:  # click usage errors and anything unexpected
+        import click
+
+        if isinstance(exc, click.exceptions.ClickException):
+            exc.show()
+            sys.exit(int(ExitCode.USAGE))
+        if isinstance(exc, click.exceptions.Abort):
+            sys.exit(130)
+        if os.environ.get("H3DOCTOR_DEBUG"):
+            raise
+        sys.stderr.write(f"internal error: {type(exc).__name__}: {exc}\n(set H3DOCTOR_DEBUG=1 for the traceback)\n")
+        sys.exit(int(ExitCode.INTERNAL))

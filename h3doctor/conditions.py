@@ -1,0 +1,135 @@
+"""Rule conditions: a closed set of operators over the flat check context. No eval, no code.
+
+Why not CEL: the anchors measured `import celpy` at 53-109 ms and `import cel` at ~220 ms, and
+a whole check must reach a verdict in 0.25 s including Python, Typer and PyYAML start-up; this
+evaluator imports nothing and costs microseconds per rule (see benchmarks/README.md). The
+vocabulary is what sglang's checks need: comparisons, membership, divisibility, and/all/any/not.
+
+Logic is three-valued: a leaf that reads an unknown hardware fact (`hw.*` is None) is UNKNOWN,
+and a rule whose condition is UNKNOWN yields a "cannot verify" finding instead of passing.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping
+
+UNKNOWN = None  # three-valued: True / False / None (unknown)
+
+OPERATORS = (
+    "eq", "ne", "gt", "ge", "lt", "le", "in", "not_in", "truthy", "falsy", "is_null", "not_null",
+    "contains", "not_contains", "empty", "nonempty", "multiple_of", "not_multiple_of",
+)
+
+
+class ConditionError(ValueError):
+    pass
+
+
+def lookup(context: Mapping[str, Any], path: str) -> Any:
+    return context.get(path)
+
+
+def _is_fact(path: str) -> bool:
+    return path.startswith("hw.")
+
+
+def _compare(op: str, left: Any, right: Any) -> bool:
+    if op == "eq":
+        return left == right
+    if op == "ne":
+        return left != right
+    if op in ("gt", "ge", "lt", "le"):
+        if left is None or right is None:
+            return False
+        try:
+            return {"gt": left > right, "ge": left >= right, "lt": left < right, "le": left <= right}[op]
+        except TypeError:
+            return False
+    if op == "in":
+        return left in (right or ())
+    if op == "not_in":
+        return left not in (right or ())
+    if op == "truthy":
+        return bool(left)
+    if op == "falsy":
+        return not left
+    if op == "is_null":
+        return left is None
+    if op == "not_null":
+        return left is not None
+    if op == "contains":
+        return left is not None and right in left
+    if op == "not_contains":
+        return left is None or right not in left
+    if op == "empty":
+        return not left
+    if op == "nonempty":
+        return bool(left)
+    if op in ("multiple_of", "not_multiple_of"):
+        try:
+            divisible = int(right) != 0 and int(left) % int(right) == 0
+        except (TypeError, ValueError):
+            divisible = False
+        return divisible if op == "multiple_of" else not divisible
+    raise ConditionError(f"unknown operator {op!r}")
+
+
+def evaluate(cond: Mapping[str, Any], context: Mapping[str, Any], unknowns: set[str] | None = None) -> bool | None:
+    """True, False, or None when the answer depends on an unknown hardware fact."""
+    if "all" in cond:
+        results = [evaluate(c, context, unknowns) for c in cond["all"]]
+        if any(r is False for r in results):
+            return False
+        return UNKNOWN if any(r is None for r in results) else True
+    if "any" in cond:
+        results = [evaluate(c, context, unknowns) for c in cond["any"]]
+        if any(r is True for r in results):
+            return True
+        return UNKNOWN if any(r is None for r in results) else False
+    if "not" in cond:
+        inner = evaluate(cond["not"], context, unknowns)
+        return UNKNOWN if inner is None else not inner
+    path = cond["path"]
+    left = lookup(context, path)
+    if "ref" in cond:
+        right = lookup(context, cond["ref"])
+        refs = [path, cond["ref"]]
+    else:
+        right = cond.get("value")
+        refs = [path]
+    missing = [p for p in refs if _is_fact(p) and lookup(context, p) is None]
+    if missing and cond["op"] not in ("is_null", "not_null"):
+        if unknowns is not None:
+            unknowns.update(missing)
+        return UNKNOWN
+    return _compare(cond["op"], left, right)
+
+
+def paths_of(cond: Mapping[str, Any]) -> list[str]:
+    """Every context path a condition reads (for validation and evidence)."""
+    if "all" in cond or "any" in cond:
+        return [p for c in cond.get("all", cond.get("any", [])) for p in paths_of(c)]
+    if "not" in cond:
+        return paths_of(cond["not"])
+    return [cond["path"]] + ([cond["ref"]] if "ref" in cond else [])
+
+
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][\w.]*)(!r)?\}")
+
+
+def _text(value: Any, use_repr: bool) -> str:
+    if use_repr:
+        return repr(value)
+    if isinstance(value, (list, tuple, dict)):
+        return repr(list(value) if isinstance(value, tuple) else value)
+    return "None" if value is None else str(value)
+
+
+def render(template: str, context: Mapping[str, Any]) -> str:
+    """Fill `{path}` / `{path!r}` placeholders the way sglang's f-strings render them."""
+    return _PLACEHOLDER.sub(lambda m: _text(lookup(context, m.group(1)), bool(m.group(2))), template)
+
+
+def placeholders(template: str) -> list[str]:
+    return [m.group(1) for m in _PLACEHOLDER.finditer(template)]

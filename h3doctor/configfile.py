@@ -1,0 +1,69 @@
+"""`--config FILE` as ServerArgs.load_config_file reads it (catalog 1.2 step 4, A7, A8).
+
+A flat mapping of dataclass field names; values are not type-converted or checked against
+argparse choices; the CLI wins. We read it the same way and record what sglang would do with
+each surprise (unsupported suffix, removed keys, strings where booleans belong, dashed keys).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+MAX_CONFIG_BYTES = 4 << 20
+
+
+@dataclass
+class ConfigLoad:
+    path: str
+    values: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None  # what sglang raises while loading it, if anything
+    error_kind: str | None = None
+    string_booleans: list[str] = field(default_factory=list)
+    ignored_keys: list[str] = field(default_factory=list)
+    removed_keys: list[str] = field(default_factory=list)
+
+
+def load_config(path: str, *, known_fields: set[str], boolean_fields: set[str], removed: tuple[str, ...]) -> ConfigLoad:
+    load = ConfigLoad(path)
+    if not path.endswith((".json", ".yaml", ".yml")):
+        load.error, load.error_kind = f"Unsupported config file format: {path}", "unsupported"
+        return load
+    if not os.path.isfile(path):
+        load.error, load.error_kind = f"[Errno 2] No such file or directory: {path!r}", "missing"
+        return load
+    if os.path.getsize(path) > MAX_CONFIG_BYTES:
+        load.error, load.error_kind = "config file is larger than 4 MiB; h3doctor did not read it", "too_large"
+        return load
+    try:
+        with open(path, encoding="utf-8") as fh:
+            if path.endswith(".json"):
+                data = json.load(fh)
+            else:
+                import yaml
+
+                data = yaml.safe_load(fh)
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        load.error, load.error_kind = f"cannot parse {path}: {exc}", "malformed"
+        return load
+    except Exception as exc:  # yaml.YAMLError without importing yaml eagerly
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1})" if mark is not None else ""
+        load.error, load.error_kind = f"cannot parse {path}{where}: {getattr(exc, 'problem', exc)}", "malformed"
+        return load
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        load.error, load.error_kind = f"{path} must hold a mapping of server-argument names", "malformed"
+        return load
+    load.removed_keys = [k for k in removed if k in data]
+    for key, value in data.items():
+        key = str(key)
+        if key in boolean_fields and isinstance(value, str):
+            load.string_booleans.append(key)
+        if key not in known_fields:
+            load.ignored_keys.append(key)
+        load.values[key] = value
+    return load

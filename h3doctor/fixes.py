@@ -1,0 +1,149 @@
+"""Apply a rule's fix operations to the user's own command, token by token.
+
+Every token no fix names stays as the user wrote it, in the user's order and form. A flag the
+user typed is edited in place (keeping the spelling they used, e.g. `--mode` for
+`--performance-mode`); a flag they did not type is appended at the end.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from h3doctor.argv import Occurrence, ParsedCommand
+from h3doctor.conditions import evaluate
+from h3doctor.flagtable import FlagTable
+
+Strategy = Callable[["FixContext"], list["Edit"]]
+
+
+class Edit:
+    """Replace args[start:end] with tokens (start == end inserts; end == -1 appends)."""
+
+    __slots__ = ("start", "end", "tokens")
+
+    def __init__(self, start: int, end: int, tokens: list[str]):
+        self.start, self.end, self.tokens = start, end, tokens
+
+
+class FixContext:
+    def __init__(self, cmd: ParsedCommand, table: FlagTable, context: dict[str, Any], strategies: dict[str, Strategy]):
+        self.cmd = cmd
+        self.table = table
+        self.context = context
+        self.strategies = strategies
+        self.notes: list[str] = []
+        self.gives_up: list[str] = []
+
+    def dest_of(self, flag: str) -> str:
+        action = self.table.options_for(self.cmd.entry).get(flag) or self.table.options_for("serve").get(flag)
+        return action.dest if action else flag.lstrip("-").replace("-", "_")
+
+    def occurrences(self, flag: str) -> list[Occurrence]:
+        dest = self.dest_of(flag)
+        return [o for o in self.cmd.occurrences if o.dest == dest and o.dynamic_component is None]
+
+    def value_of(self, value: Any) -> str:
+        if isinstance(value, dict) and "ref" in value:
+            value = self.context.get(value["ref"])
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        return str(value)
+
+    def _is_boolean(self, flag: str) -> bool:
+        action = self.table.options_for("serve").get(flag)
+        return action is not None and action.action == "store_boolean"
+
+    def from_config_only(self, flag: str) -> bool:
+        dest = self.dest_of(flag)
+        return not self.occurrences(flag) and dest in self.context.get("config.keys", ())
+
+    def op_set(self, flag: str, value: Any) -> list[Edit]:
+        text = self.value_of(value)
+        occs = self.occurrences(flag)
+        bare_true = self._is_boolean(flag) and text == "true"
+        if not occs:
+            return [Edit(-1, -1, [flag] if bare_true else [flag, text])]
+        first, rest = occs[0], occs[1:]
+        if first.inline:
+            tokens = [f"{first.option}={text}"]
+        elif bare_true:
+            tokens = [first.option]
+        else:
+            tokens = [first.option, text]
+        return [Edit(first.start, first.end, tokens)] + [Edit(o.start, o.end, []) for o in rest]
+
+    def op_remove(self, flag: str) -> list[Edit]:
+        edits = [Edit(o.start, o.end, []) for o in self.occurrences(flag)]
+        if self.from_config_only(flag):
+            dest = self.dest_of(flag)
+            if self._is_boolean(flag):
+                return [Edit(-1, -1, [flag, "false"])]
+            self.notes.append(f"remove `{dest}` from the --config file (a CLI flag cannot unset it)")
+        return edits
+
+    def op_append(self, flag: str, values: list[str]) -> list[Edit]:
+        occs = self.occurrences(flag)
+        if not occs:
+            return [Edit(-1, -1, [flag, *values])]
+        last = occs[-1]
+        present = {v.strip().lower() for o in occs for raw in o.values for v in raw.split(",")}
+        missing = [v for v in values if v.lower() not in present]
+        if not missing:
+            return []
+        if last.inline:
+            return [Edit(last.start, last.end, [f"{last.option}={last.values[0]},{','.join(missing)}"])]
+        return [Edit(last.end, last.end, missing)]
+
+    def op_remove_component(self, flag: str, component: str) -> list[Edit]:
+        dest = self.dest_of(flag)
+        edits = [Edit(o.start, o.end, []) for o in self.cmd.occurrences if o.dest == dest and o.dynamic_component == component]
+        for occ in self.occurrences(flag):
+            kept = [e for raw in occ.values for e in raw.split(",") if e and e.split("=", 1)[0].strip().replace("-", "_") != component]
+            if len(kept) == sum(len(raw.split(",")) for raw in occ.values):
+                continue
+            if kept:
+                tokens = [f"{occ.option}={','.join(kept)}"] if occ.inline else [occ.option, ",".join(kept)]
+            else:
+                tokens = []
+            edits.append(Edit(occ.start, occ.end, tokens))
+        return edits
+
+    def edits_for(self, op: dict[str, Any]) -> list[Edit]:
+        if "when" in op and evaluate(op["when"], self.context) is not True:
+            return []
+        if "set" in op:
+            return self.op_set(op["set"]["flag"], op["set"]["value"])
+        if "remove" in op:
+            return self.op_remove(op["remove"]["flag"])
+        if "append" in op:
+            return self.op_append(op["append"]["flag"], op["append"]["values"])
+        if "remove_component" in op:
+            return self.op_remove_component(op["remove_component"]["flag"], op["remove_component"]["component"])
+        if "strategy" in op:
+            return self.strategies[op["strategy"]](self)
+        raise ValueError(f"unknown fix operation {op}")
+
+
+def _overlaps(a: Edit, b: Edit) -> bool:
+    if a.start == a.end or b.start == b.end:  # insertions clash only at the same point
+        return a.start == b.start and a.end == b.end
+    return a.start < b.end and b.start < a.end
+
+
+def apply_edits(cmd: ParsedCommand, edits: list[Edit]) -> list[str]:
+    """Apply edits to the command. When two edits touch the same tokens the first one wins
+    (rules are applied in sglang's order); appended flags are added once each."""
+    chosen: list[Edit] = []
+    for e in edits:
+        if e.start >= 0 and not any(_overlaps(e, c) for c in chosen):
+            chosen.append(e)
+    args = list(cmd.args)
+    for e in sorted(chosen, key=lambda e: (e.start, e.end), reverse=True):
+        args[e.start : e.end] = e.tokens
+    appended: list[str] = []
+    appended_flags: set[str] = set()
+    for e in edits:
+        if e.start < 0 and e.tokens and e.tokens[0] not in appended_flags:
+            appended_flags.add(e.tokens[0])
+            appended.extend(e.tokens)
+    return cmd.tokens[: cmd.prefix_len] + args + appended

@@ -1,0 +1,61 @@
+"""Human-readable reports. Machine formats live in report.py; nothing here decides anything."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, TextIO
+
+from rich.console import Console
+from rich.markup import escape
+
+from h3doctor.check import CheckResult
+from h3doctor.report import STAGE_TITLES
+
+_MARK = {"error": "[bold red]✗[/]", "warning": "[yellow]![/]", "info": "[blue]i[/]"}
+
+
+def text_report(result: CheckResult, console: Console, out: TextIO, *, show_config: bool, effective: dict[str, Any]) -> None:
+    ev = result.evaluation
+    fam = ev.family.family
+    hw = ev.hardware
+    where = hw.description or hw.device_name or hw.platform
+    if fam is None:
+        console.print(f"[blue]i[/] not a MiniMax-H3 launch: {escape(ev.family.how)}")
+    else:
+        console.print(f"MiniMax-H3 launch check: [bold]{fam.label}[/] ({escape(ev.family.how)}) on {escape(where)} "
+                      f"[dim]({escape(hw.source)})[/]")
+    if show_config and effective:
+        console.print("[bold]Effective configuration[/] (as sglang resolves it):")
+        for key, value in effective.items():
+            console.print(f"  {key} = {escape(json.dumps(value))}")
+    if not ev.findings:
+        console.print("[green]✓[/] no finding: sglang would accept this launch")
+    stage = None
+    for f in ev.findings:
+        if f.rule.stage != stage:
+            stage = f.rule.stage
+            console.print(f"\n[bold]{STAGE_TITLES[stage]}:[/]")
+        label = "cannot verify" if f.cannot_verify else f.severity
+        console.print(f" {_MARK[f.severity]} [bold]{f.rule.id}[/] ({','.join(f.rule.catalog)}) {label}: {escape(f.rule.title)}")
+        console.print(f"     sglang says: {escape(f.message)}", soft_wrap=True)
+        if f.cannot_verify:
+            console.print(f"     unknown: {escape(', '.join(f.unknown_facts))}")
+        console.print(f"     why: {escape(' '.join(f.rule.why.split()))}", soft_wrap=True)
+        if f.rule.fix_note:
+            console.print(f"     fix: {escape(f.rule.fix_note)}", soft_wrap=True)
+    late = [f for f in ev.findings if f.rule.stage in ("after-download", "first-request") and f.severity == "error"]
+    if late and fam is not None:
+        console.print(f"\n[bold]Saved:[/] {len(late)} failure(s) sglang would only report after downloading "
+                      f"{fam.weights_note} or at the first request.")
+    for note in result.fix_notes:
+        console.print(f"[dim]note: {escape(note)}[/]")
+    for item in result.gives_up:
+        console.print(f"[yellow]gives up:[/] {escape(item)}")
+    if result.fix_status == "no-fix":
+        console.print("\n[bold red]No corrected command:[/] no change of flags alone makes this launch pass (see above).")
+    elif result.fix_status == "not-converged":
+        console.print("\n[bold red]h3doctor could not find a corrected command[/] (the fixes did not converge).")
+    if result.corrected_command is not None:
+        console.print("\n[bold]Corrected command[/] (passes every rule):")
+        out.write(result.corrected_command + "\n")
+        out.flush()

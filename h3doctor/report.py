@@ -1,0 +1,91 @@
+"""The check result as one JSON-able object (schema documented in docs/json-output.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from h3doctor import __version__
+from h3doctor.check import CheckResult, Finding
+
+SCHEMA_VERSION = 1
+STAGE_TITLES = {
+    "launch": "sglang's launcher rejects it within seconds, before any download",
+    "worker": "a worker process fails before the weight download",
+    "after-download": "fails only after the weight download",
+    "first-request": "fails at the first request (or the server warmup)",
+}
+_CONFIG_KEYS = (
+    "model_path", "model_variant", "model_subfolder", "model_id", "pipeline_class_name", "backend", "performance_mode",
+    "num_gpus", "dp_size", "tp_size", "sp_degree", "ulysses_degree", "ring_degree", "kv_gather_degree",
+    "enable_cfg_parallel", "cfg_parallel_degree", "attention_backend", "component_attention_backends",
+    "attention_backend_config", "enable_torch_compile", "enable_breakable_cuda_graph", "warmup_mode",
+    "layerwise_offload_components", "component_residency", "cpu_offload_components", "dit_cpu_offload",
+    "text_encoder_cpu_offload", "image_encoder_cpu_offload", "vae_cpu_offload", "dit_layerwise_offload",
+    "use_fsdp_inference", "direct_gpu_weight_loading", "quantization", "transformer_weights_path", "lora_path",
+    "component_paths", "component_weights_paths", "component_quantizations", "minimax_h3_adaln_online",
+    "minimax_h3_adaln_plan_width", "minimax_h3_adaln_cache_path", "disagg_role",
+)
+
+
+def finding_dict(f: Finding) -> dict[str, Any]:
+    r = f.rule
+    return {
+        "rule": r.id,
+        "name": r.name,
+        "catalog": ",".join(r.catalog),
+        "severity": f.severity,
+        "stage": r.stage,
+        "sglang_stage": r.sglang_stage,
+        "message": f.message,
+        "title": r.title,
+        "why": r.why,
+        "fix": list(r.fix) if r.fix else None,
+        "fix_note": r.fix_note or None,
+        "sglang_where": r.where,
+        "cannot_verify": f.cannot_verify,
+        "unknown_facts": f.unknown_facts,
+    }
+
+
+def effective_config(result: CheckResult) -> dict[str, Any]:
+    ev = result.evaluation
+    if ev.family.family is None:
+        return {}
+    out = {k: ev.effective.get(k) for k in _CONFIG_KEYS}
+    ctx = ev.context
+    out["residency"] = ctx.get("derived.residency")
+    out["transformer_attention_backend"] = ctx.get("derived.transformer_backend")
+    out["dit_runtime_attention_backend"] = ctx.get("derived.dit_backend")
+    out["environment"] = {k.removeprefix("env."): v for k, v in ctx.items() if k.startswith("env.") and v is not None}
+    return out
+
+
+def build(result: CheckResult, fail_on: str = "error") -> dict[str, Any]:
+    ev = result.evaluation
+    fam = ev.family.family
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "h3doctor_version": __version__,
+        "sglang_version": ev.context.get("sglang_version"),
+        "command": {"argv": ev.cmd.tokens, "entry": ev.cmd.entry, "program_given": ev.cmd.program_given},
+        "is_h3_launch": fam is not None,
+        "family": None if fam is None else {"key": fam.key, "label": fam.label, "config_class": fam.config_class,
+                                             "pipeline_class": fam.pipeline_class, "matched_by": ev.family.how},
+        "note": None if fam is not None else ev.family.how,
+        "verdict": "fail" if exit_failing(result, fail_on) else "pass",
+        "findings": [finding_dict(f) for f in ev.findings],
+        "corrected_argv": result.corrected_argv,
+        "corrected_command": result.corrected_command,
+        "fix_status": result.fix_status,
+        "fix_notes": result.fix_notes,
+        "gives_up": result.gives_up,
+        "effective_config": effective_config(result),
+        "hardware": ev.hardware.as_dict(),
+    }
+
+
+_RANK = {"info": 0, "warning": 1, "error": 2}
+
+
+def exit_failing(result: CheckResult, fail_on: str) -> bool:
+    return any(_RANK[f.severity] >= _RANK[fail_on] for f in result.evaluation.findings)

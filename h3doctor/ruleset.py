@@ -1,0 +1,192 @@
+"""Find, load and schema-validate the rule files (top-level `rules/`, shipped in the wheel).
+
+A malformed rule file is a RuleFileError naming the file and the line (exit 2).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from h3doctor.conditions import paths_of, placeholders
+from h3doctor.errors import RuleFileError
+
+RULES_DIR_ENV = "H3DOCTOR_RULES_DIR"
+MAX_RULE_FILE_BYTES = 256 * 1024
+_CONTEXT_ROOTS = ("args", "hw", "env", "derived", "parse", "events", "intent", "config", "family", "entry", "explicit")
+
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    name: str
+    title: str
+    catalog: tuple[str, ...]
+    where: str
+    versions: str
+    severity: str
+    stage: str
+    sglang_stage: str
+    order: int
+    order_by_family: dict[str, int]
+    families: tuple[str, ...]
+    platforms: tuple[str, ...] | None
+    entries: tuple[str, ...] | None
+    when: dict[str, Any]
+    message: str
+    why: str
+    fix: tuple[dict[str, Any], ...] | None
+    fix_note: str
+    gives_up: str
+    examples: tuple[dict[str, Any], ...]
+    path: str
+
+    def order_for(self, family: str | None) -> int:
+        return self.order_by_family.get(family or "", self.order)
+
+    def applies(self, family: str | None, platform: str, entry: str, version: str) -> bool:
+        if "any" not in self.families and family not in self.families:
+            return False
+        if self.platforms is not None and platform not in self.platforms:
+            return False
+        if self.entries is not None and entry not in self.entries:
+            return False
+        return version_in_range(version, self.versions)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id, "name": self.name, "title": self.title, "catalog": list(self.catalog),
+            "sglang_where": self.where, "sglang_versions": self.versions, "severity": self.severity,
+            "stage": self.stage, "sglang_stage": self.sglang_stage, "families": list(self.families),
+            "platforms": list(self.platforms) if self.platforms else None, "message": self.message,
+            "why": self.why, "fix": list(self.fix) if self.fix else None, "fix_note": self.fix_note,
+            "gives_up": self.gives_up, "examples": list(self.examples),
+        }
+
+
+def _version_tuple(v: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in v.split(".") if p.isdigit())
+
+
+def version_in_range(version: str, spec: str) -> bool:
+    v = _version_tuple(version)
+    for clause in spec.split(","):
+        for op in (">=", "<=", "==", ">", "<"):
+            if clause.startswith(op):
+                bound = _version_tuple(clause[len(op):])
+                ok = {">=": v >= bound, "<=": v <= bound, "==": v == bound, ">": v > bound, "<": v < bound}[op]
+                if not ok:
+                    return False
+                break
+    return True
+
+
+def rules_dir() -> Path:
+    """--rules-dir / $H3DOCTOR_RULES_DIR, then the wheel's copy, then the checkout's `rules/`."""
+    override = os.environ.get(RULES_DIR_ENV)
+    if override:
+        return Path(override)
+    packaged = resources.files("h3doctor").joinpath("_rules")
+    if packaged.is_dir():
+        return Path(str(packaged))
+    return Path(__file__).resolve().parent.parent / "rules"
+
+
+def _schema() -> dict[str, Any]:
+    text = resources.files("h3doctor.schema").joinpath("rule.schema.json").read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+def _line_of(text: str, error_path: list[Any]) -> int | None:
+    """The line of the YAML node at a jsonschema error path (1-based)."""
+    try:
+        node = yaml.compose(text, Loader=_Loader)
+    except yaml.YAMLError:
+        return None
+    line = node.start_mark.line + 1 if node is not None else None
+    for key in error_path:
+        if isinstance(node, yaml.MappingNode):
+            match = next((v for k, v in node.value if k.value == key), None)
+        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
+            match = node.value[key]
+        else:
+            match = None
+        if match is None:
+            break
+        node = match
+        line = node.start_mark.line + 1
+    return line
+
+
+def _load_file(path: Path, validator: Any) -> Rule:
+    if path.stat().st_size > MAX_RULE_FILE_BYTES:
+        raise RuleFileError("rule file is larger than 256 KiB", location=str(path))
+    text = path.read_text(encoding="utf-8")
+    try:
+        data = yaml.load(text, Loader=_Loader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark else str(path)
+        raise RuleFileError(f"malformed YAML: {getattr(exc, 'problem', exc)}", location=where) from None
+    errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
+    if errors:
+        err = errors[0]
+        line = _line_of(text, list(err.absolute_path))
+        key = "/".join(str(p) for p in err.absolute_path) or "(top level)"
+        raise RuleFileError(f"at {key}: {err.message}", location=f"{path}:{line}" if line else str(path))
+    if path.stem != data["id"]:
+        raise RuleFileError(f"file name must equal the rule id {data['id']!r}", location=f"{path}:1")
+    _check_paths(path, text, data)
+    return _rule_from(data, path)
+
+
+def _check_paths(path: Path, text: str, data: dict[str, Any]) -> None:
+    used = paths_of(data["when"]) + placeholders(data["message"])
+    for p in used:
+        if p.split(".")[0] not in _CONTEXT_ROOTS:
+            line = _line_of(text, ["message"] if p in placeholders(data["message"]) else ["when"])
+            raise RuleFileError(f"unknown context path {p!r}", location=f"{path}:{line}")
+
+
+def _rule_from(data: dict[str, Any], path: Path) -> Rule:
+    applies = data.get("applies_to", {})
+    fix = data["fix"]
+    return Rule(
+        id=data["id"], name=data["name"], title=data["title"], catalog=tuple(data["catalog"]),
+        where=data["sglang"]["where"], versions=data["sglang"]["versions"], severity=data["severity"],
+        stage=data["stage"], sglang_stage=data["sglang_stage"], order=data["order"],
+        order_by_family=dict(data.get("order_by_family", {})),
+        families=tuple(applies.get("families", ["any"])),
+        platforms=tuple(applies["platforms"]) if "platforms" in applies else None,
+        entries=tuple(applies["entries"]) if "entries" in applies else None,
+        when=data["when"], message=data["message"], why=data["why"],
+        fix=None if fix == "none" else tuple(fix), fix_note=data.get("fix_note", ""),
+        gives_up=data.get("gives_up", ""), examples=tuple(data["examples"]), path=str(path),
+    )
+
+
+def load_rules(directory: Path | None = None) -> list[Rule]:
+    directory = directory or rules_dir()
+    if not directory.is_dir():
+        raise RuleFileError("rules directory not found", location=str(directory))
+    from jsonschema import Draft202012Validator
+
+    validator = Draft202012Validator(_schema())
+    rules: list[Rule] = []
+    seen: dict[str, str] = {}
+    for path in sorted(directory.glob("*.yaml")):
+        rule = _load_file(path, validator)
+        for key in (rule.id, rule.name):
+            if key in seen:
+                raise RuleFileError(f"{key!r} is already used by {seen[key]}", location=f"{path}:1")
+            seen[key] = path.name
+        rules.append(rule)
+    return rules

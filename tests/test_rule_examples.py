@@ -1,0 +1,45 @@
+"""Every example in every rule file runs as a test (failing, passing, and the corrected command)."""
+
+from __future__ import annotations
+
+import shlex
+
+import pytest
+
+from h3doctor.check import check
+from h3doctor.flagtable import load_flag_table
+from h3doctor.hardware import load_profile
+from h3doctor.ruleset import load_rules
+
+RULES = load_rules()
+CASES = [(rule, ex) for rule in RULES for ex in rule.examples]
+
+
+@pytest.mark.parametrize("rule,example", CASES, ids=[f"{r.id}::{e['name']}" for r, e in CASES])
+def test_rule_example(rule, example):
+    table = load_flag_table("0.5.23")
+    hw = load_profile(example["profile"])
+    env = example.get("env", {})
+    result = check(shlex.split(example["argv"]), hw, RULES, table, env)
+    fired = [f for f in result.evaluation.findings if f.rule.id == rule.id]
+    if example["expect"] == "pass":
+        assert not fired, f"{rule.id} fired on its passing example: {[f.message for f in fired]}"
+        return
+    if example["expect"] == "unknown":
+        assert fired and fired[0].cannot_verify, "expected a 'cannot verify' finding"
+        return
+    assert fired and not fired[0].cannot_verify, f"{rule.id} did not fire on {example['argv']}"
+    if "fixed" in example:
+        expected = example["fixed"]
+        assert result.corrected_command == expected, result.fix_notes
+        if expected is not None:
+            again = check(shlex.split(expected), hw, RULES, table, env)
+            errors = [f.rule.id for f in again.evaluation.findings if f.severity == "error"]
+            assert errors == [], f"the corrected command still fails: {errors}"
+
+
+def test_every_rule_has_failing_and_passing_examples():
+    for rule in RULES:
+        kinds = {e["expect"] for e in rule.examples}
+        assert {"fail", "pass"} <= kinds, rule.id
+        assert any("fixed" in e for e in rule.examples if e["expect"] == "fail"), f"{rule.id} shows no corrected command"
