@@ -19,6 +19,7 @@ from h3doctor.layout import parallel_layout
 from h3doctor.resolve import H3_TP_DIMENSIONS, Resolver, dit_runtime_backend, parse_component_backend_map
 from h3doctor.residency import H3_COMPONENTS, LAYERWISE_OFFLOAD
 from h3doctor.conditions import evaluate, render
+from h3doctor.derivations import derive_all
 from h3doctor.ruleset import Rule
 
 MAX_FIX_ROUNDS = 16
@@ -164,6 +165,7 @@ def _context(cmd, config, family, hw, env, resolver, intent) -> dict[str, Any]:
         ctx.update({f"args.{k}": v for k, v in resolver.a.items()})
         ctx.update({f"events.{k}": v for k, v in resolver.events.items()})
         ctx.update(_derived(resolver, hw))
+        ctx.update(derive_all(resolver, hw, ctx))
         ctx["explicit"] = sorted(resolver.explicit)
     ctx.update({f"hw.{k}": v for k, v in hw.as_dict().items()})
     ctx.update({f"env.{k}": env.get(k) for k in RELEVANT_ENV})

@@ -1,0 +1,9 @@
+"""Derived values for the runtime rules (see derivations/__init__.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def derive(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
+    return {}
