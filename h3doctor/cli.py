@@ -52,6 +52,8 @@ def check(
     fail_on: Annotated[Severity, typer.Option("--fail-on", help="Lowest severity that makes the exit code 1.")] = Severity.error,
     sglang_version: Annotated[str, typer.Option("--sglang-version", help="sglang release whose rules and parser to use.")] = "0.5.23",
     rules_dir: Annotated[Optional[str], typer.Option("--rules-dir", help="Use the rule files in this directory.")] = None,
+    request_quality: Annotated[Optional[str], typer.Option("--request-quality", help="The quality you will request (exact, lossless, high): checks the quality=\"high\" deployment audit (catalog 2.H).")] = None,
+    request_steps: Annotated[Optional[int], typer.Option("--request-steps", help="num_inference_steps you will request (AdaLN plan checks, catalog R8).")] = None,
     argv: Annotated[Optional[List[str]], typer.Argument(help="sglang flags, or `-- sglang serve MODEL [flags]`.")] = None,
 ) -> None:
     from h3doctor import report
@@ -73,7 +75,8 @@ def check(
     hw = load_profile(profile)
     table = load_flag_table(sglang_version)
     rules = load_rules(Path(rules_dir) if rules_dir else None)
-    result = run_check(tokens, hw, rules, table, dict(os.environ))
+    intent = {"quality": request_quality, "steps": request_steps}
+    result = run_check(tokens, hw, rules, table, dict(os.environ), intent)
     data = report.build(result, fail_on.value)
     if format is Format.json:
         sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")

@@ -20,7 +20,8 @@ def test_rule_example(rule, example):
     table = load_flag_table("0.5.23")
     hw = load_profile(example["profile"])
     env = example.get("env", {})
-    result = check(shlex.split(example["argv"]), hw, RULES, table, env)
+    intent = example.get("intent", {})
+    result = check(shlex.split(example["argv"]), hw, RULES, table, env, intent)
     fired = [f for f in result.evaluation.findings if f.rule.id == rule.id]
     if example["expect"] == "pass":
         assert not fired, f"{rule.id} fired on its passing example: {[f.message for f in fired]}"
@@ -33,7 +34,7 @@ def test_rule_example(rule, example):
         expected = example["fixed"]
         assert result.corrected_command == expected, result.fix_notes
         if expected is not None:
-            again = check(shlex.split(expected), hw, RULES, table, env)
+            again = check(shlex.split(expected), hw, RULES, table, env, intent)
             errors = [f.rule.id for f in again.evaluation.findings if f.severity == "error"]
             assert errors == [], f"the corrected command still fails: {errors}"
 
