@@ -60,7 +60,6 @@ def check(
     from h3doctor.check import check as run_check
     from h3doctor.flagtable import load_flag_table
     from h3doctor.hardware import load_profile
-    from h3doctor.render import text_report
     from h3doctor.ruleset import load_rules
 
     tokens = list(argv or []) + list(ctx.args)
@@ -81,6 +80,8 @@ def check(
     if format is Format.json:
         sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
     else:
+        from h3doctor.render import text_report
+
         text_report(result, _console(), sys.stdout, show_config=show_config, effective=data["effective_config"])
     raise typer.Exit(int(ExitCode.FINDINGS) if report.exit_failing(result, fail_on.value) else int(ExitCode.OK))
 

@@ -5,6 +5,7 @@ A malformed rule file is a RuleFileError naming the file and the line (exit 2).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from dataclasses import dataclass
@@ -48,6 +49,7 @@ class Rule:
     gives_up: str
     examples: tuple[dict[str, Any], ...]
     path: str
+    raw: dict[str, Any]
 
     def order_for(self, family: str | None) -> int:
         return self.order_by_family.get(family or "", self.order)
@@ -98,11 +100,6 @@ def rules_dir() -> Path:
     if packaged.is_dir():
         return Path(str(packaged))
     return Path(__file__).resolve().parent.parent / "rules"
-
-
-def _schema() -> dict[str, Any]:
-    text = resources.files("h3doctor.schema").joinpath("rule.schema.json").read_text(encoding="utf-8")
-    return json.loads(text)
 
 
 def _line_of(text: str, error_path: list[Any]) -> int | None:
@@ -169,20 +166,58 @@ def _rule_from(data: dict[str, Any], path: Path) -> Rule:
         entries=tuple(applies["entries"]) if "entries" in applies else None,
         when=data["when"], message=data["message"], why=data["why"],
         fix=None if fix == "none" else tuple(fix), fix_note=data.get("fix_note", ""),
-        gives_up=data.get("gives_up", ""), examples=tuple(data["examples"]), path=str(path),
+        gives_up=data.get("gives_up", ""), examples=tuple(data["examples"]), path=str(path), raw=data,
     )
 
 
-def load_rules(directory: Path | None = None) -> list[Rule]:
+def cache_dir() -> Path:
+    """$H3DOCTOR_CACHE_DIR, else the platform's user cache dir (platformdirs), else ~/.cache/h3doctor."""
+    override = os.environ.get("H3DOCTOR_CACHE_DIR")
+    if override:
+        return Path(override)
+    try:
+        from platformdirs import user_cache_dir
+    except ImportError:  # platformdirs is a dependency; this only guards odd installs
+        return Path.home() / ".cache" / "h3doctor"
+    return Path(user_cache_dir("h3doctor"))
+
+
+def _digest(files: list[Path], schema_text: str) -> str:
+    h = hashlib.sha256(schema_text.encode())
+    for path in files:
+        h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()[:32]
+
+
+def load_rules(directory: Path | None = None, *, use_cache: bool = True) -> list[Rule]:
+    """Load and validate every rule file. Validation is the slow part (jsonschema), so the
+    validated rules are cached under a digest of the schema and every file's bytes: an edited,
+    added or removed rule file is validated again."""
     directory = directory or rules_dir()
     if not directory.is_dir():
         raise RuleFileError("rules directory not found", location=str(directory))
+    files = sorted(directory.glob("*.yaml"))
+    schema_text = resources.files("h3doctor.schema").joinpath("rule.schema.json").read_text(encoding="utf-8")
+    cached = cache_dir() / f"rules-{_digest(files, schema_text)}.json" if use_cache else None
+    if cached is not None and cached.is_file():
+        try:
+            entries = json.loads(cached.read_text(encoding="utf-8"))
+            return [_rule_from(e["data"], Path(e["path"])) for e in entries]
+        except (OSError, ValueError, KeyError, TypeError):
+            pass  # a damaged cache entry is rebuilt below
+    rules = _validate_all(files, json.loads(schema_text))
+    if cached is not None:
+        _write_cache(cached, rules)
+    return rules
+
+
+def _validate_all(files: list[Path], schema: dict[str, Any]) -> list[Rule]:
     from jsonschema import Draft202012Validator
 
-    validator = Draft202012Validator(_schema())
+    validator = Draft202012Validator(schema)
     rules: list[Rule] = []
     seen: dict[str, str] = {}
-    for path in sorted(directory.glob("*.yaml")):
+    for path in files:
         rule = _load_file(path, validator)
         for key in (rule.id, rule.name):
             if key in seen:
@@ -190,3 +225,13 @@ def load_rules(directory: Path | None = None) -> list[Rule]:
             seen[key] = path.name
         rules.append(rule)
     return rules
+
+
+def _write_cache(path: Path, rules: list[Rule]) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps([{"path": r.path, "data": r.raw} for r in rules]), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a read-only cache only costs speed
