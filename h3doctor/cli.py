@@ -136,6 +136,21 @@ def rule_cmd(
             out.write(f"         corrected: {ex['fixed']}\n")
 
 
+@app.command("coverage", help="Print the catalog coverage table (catalog ID -> rule IDs or reason).")
+def coverage_cmd(
+    write: Annotated[Optional[str], typer.Option("--write", help="Write the table to this file instead of printing it.")] = None,
+) -> None:
+    from h3doctor.coverage import markdown
+    from h3doctor.ruleset import load_rules
+
+    text = markdown(load_rules())
+    if write:
+        with open(write, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    else:
+        sys.stdout.write(text)
+
+
 @app.command("profiles", help="List the built-in hardware profiles.")
 def profiles_cmd() -> None:
     from h3doctor.hardware import builtin_profile_names, load_profile

@@ -1,0 +1,84 @@
+"""Rule files: schema-validated on load, located errors, and meta-checks over the registry."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from h3doctor.conditions import placeholders
+from h3doctor.errors import ExitCode, RuleFileError
+from h3doctor.ruleset import load_rules, rules_dir
+
+CONTEXT_ROOTS = ("args", "hw", "env", "derived", "parse", "events", "intent", "config")
+
+
+def test_ids_and_names_are_unique_and_match_file_names(rules):
+    assert len({r.id for r in rules}) == len(rules)
+    assert len({r.name for r in rules}) == len(rules)
+    for r in rules:
+        assert Path(r.path).stem == r.id and re.fullmatch(r"H3D\d{3}", r.id)
+
+
+def test_placeholders_use_known_context_roots(rules):
+    for r in rules:
+        for p in placeholders(r.message):
+            assert p.split(".")[0] in CONTEXT_ROOTS, (r.id, p)
+
+
+def test_errors_have_a_fix_or_say_why_not(rules):
+    for r in rules:
+        if r.severity == "error" and r.fix is None:
+            assert r.fix_note, r.id
+
+
+def _copy_rules(tmp_path: Path) -> Path:
+    target = tmp_path / "rules"
+    shutil.copytree(rules_dir(), target)
+    return target
+
+
+def test_malformed_rule_names_file_and_line(tmp_path):
+    target = _copy_rules(tmp_path)
+    path = target / "H3D305.yaml"
+    text = path.read_text().replace("severity: error", "severity: fatal")
+    path.write_text(text)
+    line = text.splitlines().index("severity: fatal") + 1
+    with pytest.raises(RuleFileError) as info:
+        load_rules(target, use_cache=False)
+    assert info.value.location == f"{path}:{line}"
+    assert info.value.exit_code == ExitCode.USAGE
+
+
+def test_broken_yaml_is_located(tmp_path):
+    target = _copy_rules(tmp_path)
+    (target / "H3D305.yaml").write_text("id: H3D305\nwhen: [unclosed\n")
+    with pytest.raises(RuleFileError) as info:
+        load_rules(target, use_cache=False)
+    assert info.value.location.startswith(str(target / "H3D305.yaml") + ":")
+
+
+def test_python_in_a_rule_is_rejected(tmp_path):
+    target = _copy_rules(tmp_path)
+    path = target / "H3D305.yaml"
+    path.write_text(path.read_text().replace("when:\n", "exec: __import__('os').system('true')\nwhen:\n", 1))
+    with pytest.raises(RuleFileError, match="Additional properties"):
+        load_rules(target, use_cache=False)
+
+
+def test_edited_rule_invalidates_the_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("H3DOCTOR_CACHE_DIR", str(tmp_path / "cache"))
+    target = _copy_rules(tmp_path)
+    assert load_rules(target)  # fills the cache
+    (target / "H3D305.yaml").write_text("id: nope\n")
+    with pytest.raises(RuleFileError):
+        load_rules(target)
+
+
+def test_cli_exit_code_for_a_malformed_rule_dir(tmp_path, cli):
+    target = _copy_rules(tmp_path)
+    (target / "H3D305.yaml").write_text("id: H3D305\n")
+    code, out, err = cli("check", "--rules-dir", str(target), "--profile", "4xH200", "--", "sglang", "serve", "MiniMaxAI/MiniMax-H3")
+    assert code == 2 and "H3D305.yaml" in err and "Traceback" not in err
