@@ -57,3 +57,17 @@ def test_json_has_the_documented_top_level_keys(cli):
         assert key in data
     for key in ("rule", "catalog", "severity", "stage", "message"):
         assert key in data["findings"][0]
+
+
+def test_json_output_matches_the_published_schema(cli):
+    import json
+    from importlib import resources
+
+    from jsonschema import Draft202012Validator
+
+    schema = json.loads(resources.files("h3doctor.schema").joinpath("report.schema.json").read_text())
+    for argv, profile in ((RING.split(), "4xH200"), (["sglang", "serve", "MiniMaxAI/MiniMax-H3"], "m3-max"),
+                          (["sglang", "serve", "black-forest-labs/FLUX.1-dev"], "cpu")):
+        _, data, _ = cli("check", "--profile", profile, "--", *argv)
+        errors = [e.message for e in Draft202012Validator(schema).iter_errors(data)]
+        assert errors == []
