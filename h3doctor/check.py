@@ -16,7 +16,7 @@ from h3doctor.fixes import FixContext, apply_edits
 from h3doctor.flagtable import FlagTable
 from h3doctor.hardware import HardwareFacts, apply_platform_override
 from h3doctor.layout import parallel_layout
-from h3doctor.resolve import H3_TP_DIMENSIONS, Resolver, dit_runtime_backend, parse_component_backend_map
+from h3doctor.resolve import Resolver, dit_runtime_backend, parse_component_backend_map
 from h3doctor.residency import H3_COMPONENTS, LAYERWISE_OFFLOAD
 from h3doctor.conditions import evaluate, render
 from h3doctor.derivations import derive_all
@@ -134,7 +134,6 @@ def _derived(r: Resolver, hw: HardwareFacts) -> dict[str, Any]:
     cfg = a.get("cfg_parallel_degree") or 1
     cfg_on = bool(a.get("enable_cfg_parallel"))
     residency = {c: r.res.mode(c) for c in H3_COMPONENTS}
-    bad_dims = [(n, v) for n, v in H3_TP_DIMENSIONS.items() if tp and v % tp]
     runtime = dit_runtime_backend(t if t_valid else None, hw)
     return {
         "derived.transformer_backend": t,
@@ -149,8 +148,6 @@ def _derived(r: Resolver, hw: HardwareFacts) -> dict[str, Any]:
         "derived.cfg_factor_text": f" * {cfg}" if cfg_on else "",
         "derived.ring_x_ulysses": (a.get("ring_degree") or 1) * (a.get("ulysses_degree") or 1),
         "derived.world_needed": dp * cfg * (a.get("sp_degree") or 1) * tp,
-        "derived.tp_bad_dim_name": bad_dims[0][0] if bad_dims else None,
-        "derived.tp_bad_dim_value": bad_dims[0][1] if bad_dims else None,
         "derived.tp_local_heads": 56 // tp if tp and 56 % tp == 0 else None,
         "derived.transformer_backend_upper": str(a.get("attention_backend")).strip().upper(),
         "derived.transformer_backend_enum": f"AttentionBackendEnum.{t.upper()}" if t else "None",
@@ -210,8 +207,11 @@ def evaluate_launch(tokens: list[str], hw: HardwareFacts, rules: list[Rule], tab
         verdict = evaluate(rule.when, ctx, unknowns)
         if verdict is False:
             continue
+        # Unknown facts matter only when they decide the verdict: a condition already true on
+        # known facts is a plain finding, whatever else it could not read.
         severity = rule.severity if verdict else "warning"
-        findings.append(Finding(rule, render(rule.message, ctx), severity, rule.order_for(key), sorted(unknowns)))
+        unknown = sorted(unknowns) if verdict is None else []
+        findings.append(Finding(rule, render(rule.message, ctx), severity, rule.order_for(key), unknown))
     findings.sort(key=lambda f: (f.order, f.rule.id))
     effective = dict(resolver.a) if resolver else {}
     return Evaluation(cmd, family, hw, ctx, findings, config, effective)

@@ -36,9 +36,10 @@ KEEP_RESIDENT_MIN_AVAILABLE_GIB = 120.0  # minimax_h3.py:84-96 deployment config
 LOW_MEMORY_TOTAL_GIB = 30.0  # server_args.py:1054
 H3_ATTENTION_HEADS = 56
 H3_PACKED_ALIGNMENT = 64
-H3_TP_DIMENSIONS = {  # minimax_h3.py:2163 (dimensions TP must divide)
-    "num_attention_heads": 56, "hidden_size": 5376, "ffn_dim": 14336, "time_embed_hidden": 5376,
-    "adaln_out": 96768, "final_adaln": 10752, "video_patch_out": 96, "audio_patch_out": 32,
+H3_TP_DIMENSIONS = {  # dits/minimax_h3.py:2152-2163: the base arch's dimensions TP must divide, in order
+    "num_attention_heads": 56, "hidden_size": 5376, "ffn_hidden_size": 14336, "time_embed_hidden_size": 5376,
+    "adaln_out_features": 96768, "final_adaln_out_features": 10752, "video_patch_output_dim": 96,
+    "audio_patch_output_dim": 32,
 }
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shlex
+from dataclasses import replace
 
 import pytest
 
@@ -18,7 +19,7 @@ CASES = [(rule, ex) for rule in RULES for ex in rule.examples]
 @pytest.mark.parametrize("rule,example", CASES, ids=[f"{r.id}::{e['name']}" for r, e in CASES])
 def test_rule_example(rule, example):
     table = load_flag_table("0.5.23")
-    hw = load_profile(example["profile"])
+    hw = replace(load_profile(example["profile"]), **example.get("hw", {}))
     env = example.get("env", {})
     intent = example.get("intent", {})
     result = check(shlex.split(example["argv"]), hw, RULES, table, env, intent)
