@@ -16,8 +16,12 @@ from h3doctor.flagtable import FlagTable
 Strategy = Callable[["FixContext"], list["Edit"]]
 
 
+ENV = -2  # Edit.start for an environment assignment in front of the command
+
+
 class Edit:
-    """Replace args[start:end] with tokens (start == end inserts; end == -1 appends)."""
+    """Replace args[start:end] with tokens (start == end inserts; start == -1 appends; start == ENV
+    sets a `NAME=value` word in front of the command)."""
 
     __slots__ = ("start", "end", "tokens")
 
@@ -72,6 +76,9 @@ class FixContext:
             tokens = [first.option, text]
         return [Edit(first.start, first.end, tokens)] + [Edit(o.start, o.end, []) for o in rest]
 
+    def op_set_env(self, name: str, value: Any) -> list[Edit]:
+        return [Edit(ENV, ENV, [f"{name}={self.value_of(value)}"])]
+
     def op_remove(self, flag: str) -> list[Edit]:
         edits = [Edit(o.start, o.end, []) for o in self.occurrences(flag)]
         if self.from_config_only(flag):
@@ -119,6 +126,8 @@ class FixContext:
             return self.op_append(op["append"]["flag"], op["append"]["values"])
         if "remove_component" in op:
             return self.op_remove_component(op["remove_component"]["flag"], op["remove_component"]["component"])
+        if "set_env" in op:
+            return self.op_set_env(op["set_env"]["name"], op["set_env"]["value"])
         if "strategy" in op:
             return self.strategies[op["strategy"]](self)
         raise ValueError(f"unknown fix operation {op}")
@@ -143,7 +152,22 @@ def apply_edits(cmd: ParsedCommand, edits: list[Edit]) -> list[str]:
     appended: list[str] = []
     appended_flags: set[str] = set()
     for e in edits:
-        if e.start < 0 and e.tokens and e.tokens[0] not in appended_flags:
+        if e.start == -1 and e.tokens and e.tokens[0] not in appended_flags:
             appended_flags.add(e.tokens[0])
             appended.extend(e.tokens)
-    return cmd.tokens[: cmd.prefix_len] + args + appended
+    return _with_env(cmd.tokens[: cmd.prefix_len], [e for e in edits if e.start == ENV]) + args + appended
+
+
+def _with_env(prefix: list[str], env_edits: list[Edit]) -> list[str]:
+    """Replace or add `NAME=value` words in front of the program (the user's own ones stay in place)."""
+    prefix = list(prefix)
+    for e in env_edits:
+        word = e.tokens[0]
+        name = word.split("=", 1)[0]
+        for i, tok in enumerate(prefix):
+            if tok.split("=", 1)[0] == name and "=" in tok:
+                prefix[i] = word
+                break
+        else:
+            prefix.insert(0, word)
+    return prefix
