@@ -46,7 +46,8 @@ def _console(stderr: bool = False):
 )
 def check(
     ctx: typer.Context,
-    profile: Annotated[Optional[str], typer.Option(help="Built-in hardware profile name (see `h3doctor profiles`) or a YAML/JSON profile file.")] = None,
+    profile: Annotated[Optional[str], typer.Option(help="Built-in hardware profile name (see `h3doctor profiles`) or a YAML/JSON profile file. Without it, this host is probed (see `h3doctor probe`).")] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Probe this host afresh, without reading or writing the probe cache.")] = False,
     format: Annotated[Format, typer.Option("--format", help="Report format.")] = Format.text,
     show_config: Annotated[bool, typer.Option("--show-config", help="Print the effective configuration sglang would resolve.")] = False,
     fail_on: Annotated[Severity, typer.Option("--fail-on", help="Lowest severity that makes the exit code 1.")] = Severity.error,
@@ -65,13 +66,14 @@ def check(
     tokens = list(argv or []) + list(ctx.args)
     if not tokens:
         raise UsageError("no launch to check: give sglang flags, or `-- sglang serve MODEL [flags]`")
-    if profile is None:
-        raise UsageError(
-            "no hardware given: pass --profile NAME (built-in: see `h3doctor profiles`) or --profile FILE.yaml",
-        )
     from pathlib import Path
 
-    hw = load_profile(profile)
+    if profile is None:
+        from h3doctor.probe import facts_for_check
+
+        hw = facts_for_check(tokens, dict(os.environ), use_cache=not no_cache)
+    else:
+        hw = load_profile(profile)
     table = load_flag_table(sglang_version)
     rules = load_rules(Path(rules_dir) if rules_dir else None)
     intent = {"quality": request_quality, "steps": request_steps}
@@ -149,6 +151,32 @@ def coverage_cmd(
             fh.write(text)
     else:
         sys.stdout.write(text)
+
+
+@app.command("probe", help="Probe this host as sglang would see it: one line per hardware fact, with its source.")
+def probe_cmd(
+    format: Annotated[Format, typer.Option("--format", help="Report format (json: see README, Live probe).")] = Format.text,
+    refresh: Annotated[bool, typer.Option("--refresh", help="Probe afresh and update the cache.")] = False,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Probe afresh; neither read nor write the cache.")] = False,
+    timeout: Annotated[Optional[float], typer.Option("--timeout", help="Seconds the torch/driver probe may take (default 30, or H3DOCTOR_PROBE_TIMEOUT).")] = None,
+    save_profile: Annotated[Optional[str], typer.Option("--save-profile", help="Also write this host as a profile file for --profile FILE.")] = None,
+) -> None:
+    from h3doctor.probe import probe, profile_text, render_text
+
+    result = probe(dict(os.environ), use_cache=not no_cache, refresh=refresh, timeout=timeout)
+    if save_profile:
+        from pathlib import Path
+
+        try:
+            Path(save_profile).write_text(profile_text(result), encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"cannot write profile: {exc}", location=save_profile) from None
+    if format is Format.json:
+        sys.stdout.write(json.dumps(result.as_dict(), indent=2, default=str) + "\n")
+    else:
+        render_text(result, _console())
+        if save_profile:
+            sys.stdout.write(f"\nprofile written to {save_profile} (use: h3doctor check --profile {save_profile} ...)\n")
 
 
 @app.command("profiles", help="List the built-in hardware profiles.")

@@ -1,4 +1,4 @@
-"""Hardware as facts: what sglang's platform layer would report, from a profile (or, later, a probe).
+"""Hardware as facts: what sglang's platform layer would report, from a profile or a live probe (probe.py).
 
 Rules never look at where a fact came from; they read the fields of `HardwareFacts`. A value
 of None means *unknown*, and rules that need it report "cannot verify" instead of passing.
@@ -23,14 +23,14 @@ _PROFILE_KEYS: dict[str, tuple[type, ...]] = {
     "platform": (str,),
     "device_name": (str, type(None)),
     "compute_capability": (str, type(None)),
-    "gpu_count": (int,),
+    "gpu_count": (int, type(None)),
     "gpu_memory_gib": (int, float, type(None)),
     "gpu_free_gib": (int, float, type(None)),
     "host_memory_gib": (int, float, type(None)),
     "flash_attn": (bool, type(None)),
     "fa_kernel": (bool, type(None)),
     "ffmpeg": (bool, type(None)),
-    "shares_host_memory": (bool,),
+    "shares_host_memory": (bool, type(None)),
 }
 
 
@@ -39,14 +39,14 @@ class HardwareFacts:
     platform: str
     device_name: str | None = None
     compute_capability: str | None = None  # "9.0"; of the first visible GPU (catalog 2 `cc`)
-    gpu_count: int = 0
+    gpu_count: int | None = 0  # None only from a probe that could not count
     gpu_memory_gib: float | None = None  # total per device, as torch reports it
     gpu_free_gib: float | None = None  # least free over the selected devices
     host_memory_gib: float | None = None
     flash_attn: bool | None = None  # sglang's FlashAttention backend module imports (catalog 3.2)
     fa_kernel: bool | None = None  # the FA kernel package the first forward loads (catalog R11)
     ffmpeg: bool | None = None  # ffmpeg and ffprobe on PATH (catalog W3)
-    shares_host_memory: bool = False  # integrated GPU / unified memory (catalog B5)
+    shares_host_memory: bool | None = False  # integrated GPU / unified memory (catalog B5)
     source: str = "profile"
     description: str = ""
     sources: dict[str, str] = field(default_factory=dict)
