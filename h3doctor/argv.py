@@ -91,6 +91,7 @@ class ParsedCommand:
     dynamic: dict[str, dict[str, Any]] = field(default_factory=dict)  # --component-*.<c> maps
     problems: list[ParseProblem] = field(default_factory=list)
     model_positional_index: int | None = None  # index into args
+    model_type: str = "auto"  # sglang serve's --model-type (removed before parsing)
 
     def occurrences_of(self, dest: str) -> list[Occurrence]:
         return [o for o in self.occurrences if o.dest == dest]
@@ -384,18 +385,39 @@ def _component_of(key: str, prefixes: tuple[str, ...], alias_suffix: str | None)
     return None
 
 
-def _dispatch(cmd: ParsedCommand) -> None:
-    """`sglang serve`'s dispatcher (cli/serve.py): --model-type removal, positional model (A1, A2)."""
+def _dispatch(cmd: ParsedCommand) -> set[int]:
+    """`sglang serve`'s dispatcher (cli/serve.py:30-66): remove every `--model-type X` /
+    `--model-type=X` (A2 when the value is missing or empty), then take a leading non-dash token
+    as the model. Returns the indices of the removed tokens."""
     args = cmd.args
+    removed: set[int] = set()
     if cmd.entry != "serve":
-        return
-    for i, tok in enumerate(args):
+        return removed
+    i = 0
+    while i < len(args):
+        tok = args[i]
         if tok == "--model-type":
-            if i + 1 >= len(args) or not args[i + 1].strip():
+            if i + 1 >= len(args):
                 cmd.problems.append(ParseProblem("model_type", "Error: --model-type requires a value.", i, i + 1, tok))
-            break
-    if args and not args[0].startswith("-"):
-        cmd.model_positional_index = 0
+                cmd.occurrences.append(Occurrence(i, i + 1, tok, "model_type", []))
+                removed.add(i)
+                break
+            cmd.model_type = args[i + 1]
+            cmd.occurrences.append(Occurrence(i, i + 2, tok, "model_type", [args[i + 1]]))
+            removed |= {i, i + 1}
+            i += 2
+            continue
+        if tok.startswith("--model-type="):
+            cmd.model_type = tok.split("=", 1)[1]
+            cmd.occurrences.append(Occurrence(i, i + 1, "--model-type", "model_type", [cmd.model_type], inline=True))
+            removed.add(i)
+        i += 1
+    if cmd.model_type == "":
+        cmd.problems.append(ParseProblem("model_type", "Error: --model-type requires a non-empty value.", 0, 0))
+    remaining = [k for k in range(len(args)) if k not in removed]
+    if remaining and not args[remaining[0]].startswith("-"):
+        cmd.model_positional_index = remaining[0]
+    return removed
 
 
 def parse_command(tokens: list[str], table: FlagTable, *, entry: str | None = None) -> ParsedCommand:
@@ -408,27 +430,23 @@ def parse_command(tokens: list[str], table: FlagTable, *, entry: str | None = No
         env=env,
         args=list(tokens[prefix_len:]),
     )
-    _dispatch(cmd)
-    if cmd.model_positional_index is not None:
+    hidden = _dispatch(cmd)
+    positional = cmd.model_positional_index
+    if positional is not None:
         # The dispatcher rewrites the positional to --model-path (cli/serve.py:62-66).
-        cmd.provided["model_path"] = cmd.args[0]
-        cmd.occurrences.append(Occurrence(0, 1, "<model>", "model_path", [cmd.args[0]]))
-    # --model-type and its value are removed before parsing; hide them from argparse.
-    hidden = set()
-    if cmd.entry == "serve" and "--model-type" in cmd.args:
-        k = cmd.args.index("--model-type")
-        hidden = {k, k + 1}
-        cmd.occurrences.append(Occurrence(k, min(k + 2, len(cmd.args)), "--model-type", "model_type", cmd.args[k + 1 : k + 2]))
+        cmd.provided["model_path"] = cmd.args[positional]
+        cmd.occurrences.append(Occurrence(positional, positional + 1, "<model>", "model_path", [cmd.args[positional]]))
+        hidden.add(positional)
     parser = _Parser(cmd, table)
-    _run_with_hidden(parser, hidden, skip_first=cmd.model_positional_index is not None)
+    _run_with_hidden(parser, hidden)
     _check_model_path(cmd)
     return cmd
 
 
-def _run_with_hidden(parser: _Parser, hidden: set[int], skip_first: bool) -> None:
+def _run_with_hidden(parser: _Parser, hidden: set[int]) -> None:
     """Run the parser on args minus the dispatcher's tokens, mapping indices back."""
     cmd = parser.cmd
-    keep = [i for i in range(len(cmd.args)) if i not in hidden and not (skip_first and i == 0)]
+    keep = [i for i in range(len(cmd.args)) if i not in hidden]
     if len(keep) == len(cmd.args):
         parser.run()
         return

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from h3doctor.argv import ParsedCommand, parse_command
-from h3doctor.configfile import ConfigLoad, load_config
+from h3doctor.configfile import ConfigLoad, coerce, load_config
 from h3doctor.families import FamilyMatch, match_family
 from h3doctor.fixes import FixContext, apply_edits
 from h3doctor.flagtable import FlagTable
@@ -71,8 +71,9 @@ def _config_for(cmd: ParsedCommand, table: FlagTable) -> ConfigLoad | None:
     if not path:
         return None
     booleans = {a.dest for a in table.actions if a.action in ("store_boolean", "store_true", "store_false")}
+    numeric = {a.dest: a.type for a in table.actions if a.type in ("int", "float") and a.nargs is None}
     return load_config(str(path), known_fields=set(table.dataclass_defaults), boolean_fields=booleans,
-                       removed=table.removed_config_keys)
+                       removed=table.removed_config_keys, numeric_fields=numeric)
 
 
 def _server_args(cmd: ParsedCommand, config: ConfigLoad | None, table: FlagTable) -> tuple[dict[str, Any], set[str]]:
@@ -84,6 +85,12 @@ def _server_args(cmd: ParsedCommand, config: ConfigLoad | None, table: FlagTable
     if config is not None and config.error is None:
         args.update(config.values)
         explicit |= set(config.values)
+        for mismatch in config.type_mismatches:  # reported by a rule; coerced so the check goes on
+            key = mismatch.split(":", 1)[0]
+            if key in cmd.provided:
+                continue
+            converted = coerce(args[key], table.by_dest[key].type)
+            args[key] = table.default_of(key) if converted is None else converted
     cli = {k: v for k, v in cmd.provided.items() if k != "config"}
     args.update(cli)
     explicit |= set(cli)
@@ -158,12 +165,13 @@ def _derived(r: Resolver, hw: HardwareFacts) -> dict[str, Any]:
 
 def _context(cmd, config, family, hw, env, resolver, intent) -> dict[str, Any]:
     ctx: dict[str, Any] = {"family": family.family.key if family.family else None, "entry": cmd.entry}
+    resolved = resolver is not None and "resolution_error" not in resolver.events
     if resolver is not None:
         ctx.update({f"args.{k}": v for k, v in resolver.a.items()})
         ctx.update({f"events.{k}": v for k, v in resolver.events.items()})
-        ctx.update(_derived(resolver, hw))
-        ctx.update(derive_all(resolver, hw, ctx))
         ctx["explicit"] = sorted(resolver.explicit)
+    if resolved:
+        ctx.update(_derived(resolver, hw))
     ctx.update({f"hw.{k}": v for k, v in hw.as_dict().items()})
     ctx.update({f"env.{k}": env.get(k) for k in RELEVANT_ENV})
     ctx.update({f"intent.{k}": v for k, v in intent.items()})
@@ -181,7 +189,33 @@ def _context(cmd, config, family, hw, env, resolver, intent) -> dict[str, Any]:
         ctx["config.ignored_keys"] = config.ignored_keys
         ctx["config.removed_keys"] = config.removed_keys
         ctx["config.keys"] = sorted(config.values)
+        # the command line wins over the file, so a value typed there is no longer mistyped
+        ctx["config.type_mismatches"] = [m for m in config.type_mismatches if m.split(":", 1)[0] not in cmd.provided]
+    if resolved:  # last, so derivations can read every other root
+        ctx.update(derive_all(resolver, hw, ctx))
     return ctx
+
+
+def _family_of(cmd: ParsedCommand, args: dict[str, Any]) -> FamilyMatch:
+    """Which H3 family sglang would build, or why this launch is not an H3 diffusion launch."""
+    if cmd.model_type not in ("auto", "diffusion"):
+        return FamilyMatch(None, f"--model-type {cmd.model_type}: sglang serve starts its {cmd.model_type!r} backend, "
+                                 "not the diffusion server (cli/serve.py:181-225)")
+    match = match_family(args.get("model_path"), args.get("model_id"), args.get("pipeline_class_name"))
+    if match.family is not None and _diffusers_backend(args):
+        return FamilyMatch(match.family, match.how + "; with --backend diffusers sglang uses the generic diffusers "
+                                         "pipeline config (registry.py:617): the H3 model, worker, load and request "
+                                         "checks do not run, the generic ones do")
+    return match
+
+
+def _diffusers_backend(args: dict[str, Any]) -> bool:
+    return str(args.get("backend") or "auto").lower() == "diffusers"
+
+
+# Stages that belong to the H3 pipeline config and pipeline; --backend diffusers bypasses them.
+_H3_PIPELINE_STAGES = frozenset("MWLR")
+_RESOLUTION_ERROR_ORDER = 400  # H3D990: the start of the adjust phase
 
 
 def evaluate_launch(tokens: list[str], hw: HardwareFacts, rules: list[Rule], table: FlagTable,
@@ -191,11 +225,16 @@ def evaluate_launch(tokens: list[str], hw: HardwareFacts, rules: list[Rule], tab
     hw = apply_platform_override(hw, env)
     config = _config_for(cmd, table)
     args, explicit = _server_args(cmd, config, table)
-    family = match_family(args.get("model_path"), args.get("model_id"), args.get("pipeline_class_name"))
+    family = _family_of(cmd, args)
     resolver = None
     if family.family is not None:
         resolver = Resolver(args, explicit, family.family, hw, env)
-        resolver.run()
+        try:
+            resolver.run()
+        except (TypeError, ValueError, AttributeError, KeyError, ZeroDivisionError) as exc:
+            # A value sglang's own adjust code would choke on too (it is the same arithmetic):
+            # report it rather than crash; rule H3D990 turns the event into a finding.
+            resolver.events["resolution_error"] = f"{type(exc).__name__}: {exc}"
     ctx = _context(cmd, config, family, hw, env, resolver, intent or {})
     ctx["sglang_version"] = table.sglang_version
     findings = []
@@ -203,6 +242,10 @@ def evaluate_launch(tokens: list[str], hw: HardwareFacts, rules: list[Rule], tab
     for rule in rules:
         if not rule.applies(key, hw.platform, cmd.entry, table.sglang_version):
             continue
+        if key and _diffusers_backend(args) and rule.sglang_stage in _H3_PIPELINE_STAGES:
+            continue
+        if "events.resolution_error" in ctx and rule.order > _RESOLUTION_ERROR_ORDER:
+            continue  # sglang stops where resolution failed; later rules would read half-resolved values
         unknowns: set[str] = set()
         verdict = evaluate(rule.when, ctx, unknowns)
         if verdict is False:
@@ -259,6 +302,21 @@ def _strategy_drop_parse_error(fx: FixContext):
 
 
 STRATEGIES["drop_parse_error"] = _strategy_drop_parse_error
+
+
+def _strategy_override_config_types(fx: FixContext):
+    """Give each mistyped --config value on the command line, where argparse converts it (the CLI wins)."""
+    edits = []
+    for mismatch in fx.context.get("config.type_mismatches") or []:
+        key = mismatch.split(":", 1)[0]
+        flag = fx.table.primary_option(key)
+        value = fx.context.get(f"args.{key}")
+        if flag and value is not None:
+            edits += fx.op_set(flag, value)
+    return edits
+
+
+STRATEGIES["override_config_types"] = _strategy_override_config_types
 STRATEGIES["drop_unrecognized"] = _strategy_drop_unrecognized
 STRATEGIES["expand_abbreviation"] = _strategy_expand_abbreviation
 

@@ -24,9 +24,11 @@ class ConfigLoad:
     string_booleans: list[str] = field(default_factory=list)
     ignored_keys: list[str] = field(default_factory=list)
     removed_keys: list[str] = field(default_factory=list)
+    type_mismatches: list[str] = field(default_factory=list)  # "key: 'value' (str, sglang expects int)"
 
 
-def load_config(path: str, *, known_fields: set[str], boolean_fields: set[str], removed: tuple[str, ...]) -> ConfigLoad:
+def load_config(path: str, *, known_fields: set[str], boolean_fields: set[str], removed: tuple[str, ...],
+                numeric_fields: dict[str, str] | None = None) -> ConfigLoad:
     load = ConfigLoad(path)
     if not path.endswith((".json", ".yaml", ".yml")):
         load.error, load.error_kind = f"Unsupported config file format: {path}", "unsupported"
@@ -53,17 +55,35 @@ def load_config(path: str, *, known_fields: set[str], boolean_fields: set[str], 
         where = f" (line {mark.line + 1})" if mark is not None else ""
         load.error, load.error_kind = f"cannot parse {path}{where}: {getattr(exc, 'problem', exc)}", "malformed"
         return load
-    if data is None:
-        data = {}
     if not isinstance(data, dict):
-        load.error, load.error_kind = f"{path} must hold a mapping of server-argument names", "malformed"
+        # from_cli_args merges {**config, **cli} (server_args.py:3717): anything but a mapping
+        # (an empty YAML file is None) is a TypeError there.
+        load.error = f"TypeError: '{type(data).__name__}' object is not a mapping"
+        load.error_kind = "not_mapping"
         return load
     load.removed_keys = [k for k in removed if k in data]
     for key, value in data.items():
         key = str(key)
         if key in boolean_fields and isinstance(value, str):
             load.string_booleans.append(key)
+        expected = (numeric_fields or {}).get(key)
+        if expected and not _is_number(value, expected):
+            load.type_mismatches.append(f"{key}: {value!r} ({type(value).__name__}; sglang expects {expected})")
         if key not in known_fields:
             load.ignored_keys.append(key)
         load.values[key] = value
     return load
+
+
+def _is_number(value: Any, expected: str) -> bool:
+    if value is None or isinstance(value, bool):
+        return value is None
+    return isinstance(value, int) if expected == "int" else isinstance(value, (int, float))
+
+
+def coerce(value: Any, expected: str) -> Any:
+    """Best-effort conversion so the rest of the check can go on after reporting a mismatch."""
+    try:
+        return int(value) if expected == "int" else float(value)
+    except (TypeError, ValueError):
+        return None

@@ -91,8 +91,9 @@ def choose(ctx: dict[str, Any], typed: set[str]) -> tuple[Layout | None, str]:
     if platform == "mps":
         return Layout(1, 1, 1, 1, 1), "MPS runs one GPU (catalog B17)"
     max_gpus = max(asked["num_gpus"] or 1, 1)
-    if platform in ("cuda", "rocm") and visible:
-        max_gpus = min(max_gpus, visible) if asked["num_gpus"] > visible else max_gpus
+    usable = visible - (ctx.get("args.base_gpu_id") or 0)  # GPUs [base_gpu_id, base_gpu_id + num_gpus)
+    if platform in ("cuda", "rocm") and visible and max_gpus > usable:
+        max_gpus = max(usable, 1)
     ring_allowed = ctx.get("family") != "vdn" and ctx.get("derived.fa_really_runs") is True and (asked["ring_degree"] or 1) > 1
     candidates = valid_layouts(max_gpus, ring_allowed)
     if not candidates:

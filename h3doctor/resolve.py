@@ -9,6 +9,7 @@ find every problem. The result is a flat mapping that rule conditions read.
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 from h3doctor.families import Family
@@ -68,7 +69,7 @@ def parse_component_backend_map(value: Any) -> tuple[dict[str, str], str | None]
         return {}, None
     if isinstance(value, dict):
         return {str(k).replace("-", "_"): v for k, v in value.items()}, None
-    text = " ".join(value) if isinstance(value, list) else str(value)
+    text = ",".join(value) if isinstance(value, list) else str(value)
     text = text.strip()
     if text.startswith("{"):
         try:
@@ -77,7 +78,8 @@ def parse_component_backend_map(value: Any) -> tuple[dict[str, str], str | None]
         except (ValueError, AttributeError):
             return {}, "component_attention_backends must use component=backend entries"
     out: dict[str, str] = {}
-    for part in text.replace(" ", ",").split(","):
+    for part in text.split(","):  # sglang splits on commas only (server_args.py:1453)
+        part = part.strip()
         if not part:
             continue
         if "=" not in part:
@@ -96,6 +98,20 @@ def parse_attention_backend_config(value: Any) -> tuple[dict[str, Any], str | No
     if isinstance(value, dict):
         return value, None
     text = str(value)
+    if os.path.isfile(text) and text.endswith((".json", ".yaml", ".yml")):
+        try:
+            with open(text, encoding="utf-8") as fh:
+                if text.endswith(".json"):
+                    loaded = json.load(fh)
+                else:
+                    import yaml
+
+                    loaded = yaml.safe_load(fh)
+            return (loaded if isinstance(loaded, dict) else {}), None
+        except (OSError, ValueError, UnicodeDecodeError) as exc:
+            return {}, f"Could not parse attention backend config: {text} ({exc})"
+        except Exception as exc:  # yaml.YAMLError
+            return {}, f"Could not parse attention backend config: {text} ({exc})"
     try:
         loaded = json.loads(text)
         if isinstance(loaded, dict):
@@ -147,7 +163,8 @@ class Resolver:
 
     @property
     def cache_dit(self) -> bool:
-        return str(self.env.get("SGLANG_CACHE_DIT_ENABLED", "")).strip().lower() in ("1", "true", "yes", "on")
+        # runtime/utils/common.py:296-308 (get_bool_env_var)
+        return str(self.env.get("SGLANG_CACHE_DIT_ENABLED", "")).strip().lower() in ("1", "true", "yes", "y", "t", "on")
 
     # -- steps, in _adjust_parameters order ---------------------------------------------
     def run(self) -> None:
@@ -183,9 +200,12 @@ class Resolver:
             self.a["cpu_offload_components"] = []
 
     def _performance_mode(self) -> None:
-        mode = str(self.a.get("performance_mode") or "auto").lower()
+        raw = self.a.get("performance_mode")
+        if raw is not None and not isinstance(raw, str):  # auto_tune.py:629: (mode or "auto").lower()
+            raise AttributeError(f"'{type(raw).__name__}' object has no attribute 'lower'")
+        mode = str(raw or "auto").lower()
         if mode not in ("manual", "auto", "speed", "memory"):
-            self.events["performance_mode_error"] = mode
+            self.events["performance_mode_error"] = raw
             mode = "auto"
         self.a["performance_mode"] = mode
         if self.cpu:
@@ -309,6 +329,10 @@ class Resolver:
         a = self.a
         if a.get("tp_size") is None:
             a["tp_size"] = 1
+        if a.get("dp_size") == 0 or a["tp_size"] == 0:
+            # num_gpus % (dp * tp) in the adjust phase (server_args.py:1729) or num_gpus % dp_size in
+            # validation (4147) divides by zero before any friendlier check
+            self.events["parallel_zero_division"] = "ZeroDivisionError: integer modulo by zero"
         if self.cpu and a["tp_size"] > 1:
             a["num_gpus"] = a["tp_size"]
         if a.get("hsdp_shard_dim") is None:
@@ -324,7 +348,7 @@ class Resolver:
         if a.get("cfg_parallel_degree") is None:
             a["cfg_parallel_degree"] = 2 if a["enable_cfg_parallel"] else 1
         if a.get("sp_degree") is None:
-            group = (a.get("dp_size") or 1) * a["tp_size"]
+            group = a.get("dp_size", 1) * a["tp_size"]
             if a["enable_cfg_parallel"]:
                 group *= a["cfg_parallel_degree"]
             a["sp_degree"] = a["num_gpus"] // group if group > 0 and a["num_gpus"] % group == 0 else 1

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import shlex
+import struct
 from dataclasses import replace
 
 import pytest
+import yaml
 
 from h3doctor.check import check
 from h3doctor.flagtable import load_flag_table
@@ -17,7 +20,20 @@ CASES = [(rule, ex) for rule in RULES for ex in rule.examples]
 
 
 @pytest.mark.parametrize("rule,example", CASES, ids=[f"{r.id}::{e['name']}" for r, e in CASES])
-def test_rule_example(rule, example):
+def test_rule_example(rule, example, tmp_path):
+    if "config" in example:  # an inline --config file: written out, its path replaces {config}
+        config = tmp_path / example.get("config_name", "config.yaml")
+        config.write_text(json.dumps(example["config"]) if config.suffix == ".json" else yaml.safe_dump(example["config"]))
+        example = {**example, "argv": example["argv"].replace("{config}", str(config))}
+        if example.get("fixed"):
+            example["fixed"] = example["fixed"].replace("{config}", shlex.quote(str(config)))
+    if "checkpoint" in example:  # a header-only .safetensors file with this __metadata__
+        ckpt = tmp_path / "transformer.safetensors"
+        header = json.dumps({"__metadata__": example["checkpoint"]}).encode()
+        ckpt.write_bytes(struct.pack("<Q", len(header)) + header)
+        example = {**example, "argv": example["argv"].replace("{checkpoint}", str(ckpt))}
+        if example.get("fixed"):
+            example["fixed"] = example["fixed"].replace("{checkpoint}", shlex.quote(str(ckpt)))
     table = load_flag_table("0.5.23")
     hw = replace(load_profile(example["profile"]), **example.get("hw", {}))
     env = example.get("env", {})

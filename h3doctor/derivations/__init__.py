@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from h3doctor.derivations import launch, runtime
+from h3doctor.derivations import checkpoint, launch, runtime
 
-MODULES = (launch, runtime)
+MODULES = (launch, runtime, checkpoint)
 
 
 def derive_all(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
