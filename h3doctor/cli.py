@@ -51,33 +51,20 @@ def check(
     format: Annotated[Format, typer.Option("--format", help="Report format.")] = Format.text,
     show_config: Annotated[bool, typer.Option("--show-config", help="Print the effective configuration sglang would resolve.")] = False,
     fail_on: Annotated[Severity, typer.Option("--fail-on", help="Lowest severity that makes the exit code 1.")] = Severity.error,
-    sglang_version: Annotated[str, typer.Option("--sglang-version", help="sglang release whose rules and parser to use.")] = "0.5.23",
+    recipe: Annotated[Optional[str], typer.Option("--recipe", help="A YAML launch recipe (command, env, profile, request); see README.")] = None,
+    sglang_version: Annotated[Optional[str], typer.Option("--sglang-version", help="sglang release whose rules and parser to use (default 0.5.23).")] = None,
     rules_dir: Annotated[Optional[str], typer.Option("--rules-dir", help="Use the rule files in this directory.")] = None,
     request_quality: Annotated[Optional[str], typer.Option("--request-quality", help="The quality you will request (exact, lossless, high): checks the quality=\"high\" deployment audit (catalog 2.H).")] = None,
     request_steps: Annotated[Optional[int], typer.Option("--request-steps", help="num_inference_steps you will request (AdaLN plan checks, catalog R8).")] = None,
     argv: Annotated[Optional[List[str]], typer.Argument(help="sglang flags, or `-- sglang serve MODEL [flags]`.")] = None,
 ) -> None:
     from h3doctor import report
-    from h3doctor.check import check as run_check
-    from h3doctor.flagtable import load_flag_table
-    from h3doctor.hardware import load_profile
-    from h3doctor.ruleset import load_rules
+    from h3doctor.request import CheckRequest, run
 
-    tokens = list(argv or []) + list(ctx.args)
-    if not tokens:
-        raise UsageError("no launch to check: give sglang flags, or `-- sglang serve MODEL [flags]`")
-    from pathlib import Path
-
-    if profile is None:
-        from h3doctor.probe import facts_for_check
-
-        hw = facts_for_check(tokens, dict(os.environ), use_cache=not no_cache)
-    else:
-        hw = load_profile(profile)
-    table = load_flag_table(sglang_version)
-    rules = load_rules(Path(rules_dir) if rules_dir else None)
-    intent = {"quality": request_quality, "steps": request_steps}
-    result = run_check(tokens, hw, rules, table, dict(os.environ), intent)
+    result = run(CheckRequest(
+        tokens=list(argv or []) + list(ctx.args), profile=profile, recipe=recipe, sglang_version=sglang_version,
+        rules_dir=rules_dir, use_probe_cache=not no_cache, intent={"quality": request_quality, "steps": request_steps},
+    ))
     data = report.build(result, fail_on.value)
     if format is Format.json:
         sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")

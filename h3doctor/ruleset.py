@@ -17,6 +17,7 @@ import yaml
 
 from h3doctor.conditions import paths_of, placeholders
 from h3doctor.errors import RuleFileError
+from h3doctor.yamlpos import yaml_line
 
 RULES_DIR_ENV = "H3DOCTOR_RULES_DIR"
 MAX_RULE_FILE_BYTES = 256 * 1024
@@ -102,27 +103,6 @@ def rules_dir() -> Path:
     return Path(__file__).resolve().parent.parent / "rules"
 
 
-def _line_of(text: str, error_path: list[Any]) -> int | None:
-    """The line of the YAML node at a jsonschema error path (1-based)."""
-    try:
-        node = yaml.compose(text, Loader=_Loader)
-    except yaml.YAMLError:
-        return None
-    line = node.start_mark.line + 1 if node is not None else None
-    for key in error_path:
-        if isinstance(node, yaml.MappingNode):
-            match = next((v for k, v in node.value if k.value == key), None)
-        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
-            match = node.value[key]
-        else:
-            match = None
-        if match is None:
-            break
-        node = match
-        line = node.start_mark.line + 1
-    return line
-
-
 def _load_file(path: Path, validator: Any) -> Rule:
     if path.stat().st_size > MAX_RULE_FILE_BYTES:
         raise RuleFileError("rule file is larger than 256 KiB", location=str(path))
@@ -136,7 +116,7 @@ def _load_file(path: Path, validator: Any) -> Rule:
     errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
     if errors:
         err = errors[0]
-        line = _line_of(text, list(err.absolute_path))
+        line = yaml_line(text, list(err.absolute_path))
         key = "/".join(str(p) for p in err.absolute_path) or "(top level)"
         raise RuleFileError(f"at {key}: {err.message}", location=f"{path}:{line}" if line else str(path))
     if path.stem != data["id"]:
@@ -149,7 +129,7 @@ def _check_paths(path: Path, text: str, data: dict[str, Any]) -> None:
     used = paths_of(data["when"]) + placeholders(data["message"])
     for p in used:
         if p.split(".")[0] not in _CONTEXT_ROOTS:
-            line = _line_of(text, ["message"] if p in placeholders(data["message"]) else ["when"])
+            line = yaml_line(text, ["message"] if p in placeholders(data["message"]) else ["when"])
             raise RuleFileError(f"unknown context path {p!r}", location=f"{path}:{line}")
 
 

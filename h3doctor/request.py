@@ -1,0 +1,61 @@
+"""What the CLI asks for, turned into one check: hardware, rules, parser table, environment.
+
+Keeps `cli.check` to options in, report out. A recipe supplies the command, its environment,
+the hardware and the planned requests; options given on the command line win over it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from h3doctor.check import CheckResult
+from h3doctor.errors import UsageError
+
+
+@dataclass
+class CheckRequest:
+    tokens: list[str]
+    profile: str | None = None
+    recipe: str | None = None
+    sglang_version: str | None = None
+    rules_dir: str | None = None
+    use_probe_cache: bool = True
+    intent: dict[str, Any] = field(default_factory=dict)
+
+
+def run(request: CheckRequest) -> CheckResult:
+    from h3doctor.check import check
+    from h3doctor.flagtable import DEFAULT_SGLANG_VERSION, load_flag_table
+    from h3doctor.ruleset import load_rules
+
+    tokens, env, profile, version, intent = list(request.tokens), dict(os.environ), request.profile, request.sglang_version, dict(request.intent)
+    if request.recipe:
+        from h3doctor.recipe import load_recipe
+
+        recipe = load_recipe(request.recipe)
+        if tokens:
+            raise UsageError("give the launch either in the recipe or on the command line, not both")
+        tokens = recipe.command
+        env.update(recipe.env)
+        profile = profile or recipe.profile
+        version = version or recipe.sglang_version
+        intent = {**recipe.request, **{k: v for k, v in intent.items() if v is not None}}
+    if not tokens:
+        raise UsageError("no launch to check: give sglang flags, `-- sglang serve MODEL [flags]`, or --recipe FILE")
+    hw = _hardware(profile, tokens, env, request.use_probe_cache)
+    table = load_flag_table(version or DEFAULT_SGLANG_VERSION)
+    rules = load_rules(Path(request.rules_dir) if request.rules_dir else None)
+    return check(tokens, hw, rules, table, env, intent)
+
+
+def _hardware(profile: str | None, tokens: list[str], env: dict[str, str], use_cache: bool):
+    if profile is not None:
+        from h3doctor.hardware import load_profile
+
+        return load_profile(profile)
+    from h3doctor.probe import facts_for_check
+
+    return facts_for_check(tokens, env, use_cache=use_cache)
