@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from h3doctor import __version__
+from h3doctor.paths import cache_dir
 from h3doctor.probe_child import PROTOCOL
 
 CACHE_FORMAT = 1
@@ -42,18 +43,6 @@ KEY_ENV = (
     "LD_LIBRARY_PATH",
 )
 KEY_DISTRIBUTIONS = ("torch", "nvidia-ml-py", "amdsmi")
-
-
-def cache_dir(env: dict[str, str]) -> Path:
-    """The same folder as the rule cache (ruleset.cache_dir), read from the probed environment."""
-    override = env.get("H3DOCTOR_CACHE_DIR")
-    if override:
-        return Path(override)
-    try:
-        from platformdirs import user_cache_dir
-    except ImportError:  # platformdirs is a dependency; this only guards odd installs
-        return Path.home() / ".cache" / "h3doctor"
-    return Path(user_cache_dir("h3doctor"))
 
 
 def max_age(env: dict[str, str]) -> float:

@@ -15,7 +15,6 @@ from typing import Any
 from h3doctor.families import Family
 from h3doctor.hardware import HardwareFacts
 from h3doctor.residency import (
-    H3_COMPONENTS,
     LAYERWISE_OFFLOAD,
     Residency,
     ResidencyError,

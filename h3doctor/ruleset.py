@@ -17,6 +17,7 @@ import yaml
 
 from h3doctor.conditions import paths_of, placeholders
 from h3doctor.errors import RuleFileError
+from h3doctor.paths import cache_dir
 from h3doctor.yamlpos import yaml_line
 
 RULES_DIR_ENV = "H3DOCTOR_RULES_DIR"
@@ -150,18 +151,6 @@ def _rule_from(data: dict[str, Any], path: Path) -> Rule:
     )
 
 
-def cache_dir() -> Path:
-    """$H3DOCTOR_CACHE_DIR, else the platform's user cache dir (platformdirs), else ~/.cache/h3doctor."""
-    override = os.environ.get("H3DOCTOR_CACHE_DIR")
-    if override:
-        return Path(override)
-    try:
-        from platformdirs import user_cache_dir
-    except ImportError:  # platformdirs is a dependency; this only guards odd installs
-        return Path.home() / ".cache" / "h3doctor"
-    return Path(user_cache_dir("h3doctor"))
-
-
 def _digest(files: list[Path], schema_text: str) -> str:
     h = hashlib.sha256(schema_text.encode())
     for path in files:
@@ -178,7 +167,7 @@ def load_rules(directory: Path | None = None, *, use_cache: bool = True) -> list
         raise RuleFileError("rules directory not found", location=str(directory))
     files = sorted(directory.glob("*.yaml"))
     schema_text = resources.files("h3doctor.schema").joinpath("rule.schema.json").read_text(encoding="utf-8")
-    cached = cache_dir() / f"rules-{_digest(files, schema_text)}.json" if use_cache else None
+    cached = cache_dir(os.environ) / f"rules-{_digest(files, schema_text)}.json" if use_cache else None
     if cached is not None and cached.is_file():
         try:
             entries = json.loads(cached.read_text(encoding="utf-8"))

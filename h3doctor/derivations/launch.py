@@ -12,6 +12,7 @@ import json
 import os
 from typing import Any, Callable
 
+from h3doctor.resolve import ATTENTION_BACKENDS
 from h3doctor.residency import (
     COMPONENT_OFFLOAD,
     LAYERWISE_OFFLOAD,
@@ -19,14 +20,6 @@ from h3doctor.residency import (
     canonical_mode,
 )
 
-# platforms/interface.py:28-54, in enum order (the list sglang prints in its messages).
-ATTENTION_BACKENDS = (
-    "fa2", "fa", "sliding_tile_attn", "torch_sdpa", "torch_cudnn_sdpa", "dynamic_cudnn_sdpa", "sage_attn",
-    "sage_attn_3", "sparge_attn", "video_sparse_attn", "video_sparse_attn_h3", "hybrid_window_attn_h3",
-    "sparse_video_gen_2_attn", "vmoba_attn", "aiter", "aiter_sage", "sla_attn", "sage_sla_attn", "laser_attn",
-    "block_sparse_attn", "rain_fusion_attn", "sol_attn", "subblock_sparse_attn", "cube_sparse_attn",
-    "fp8_fa_sm120", "no_attention",
-)
 ATTENTION_ROLES = ("cross", "self")  # configs/attention_roles.py:15-17
 RETIRED_ARGS = {  # server_args.py:3814-3825, in sglang's order
     "decoder_tp": "decoder_sp for decoder/VAE parallel decode",
@@ -295,34 +288,6 @@ def _component_backend_error(value: Any) -> tuple[str | None, str | None, str | 
     return None, None, None
 
 
-_ABC_PREFIX = "Could not parse attention backend config: "
-
-
-def _attention_backend_config(r: Any) -> tuple[str | None, dict[str, Any] | None]:
-    """(B15 error, config dict) as _parse_attention_backend_config reads it (server_args.py:2096-2133).
-
-    resolve.py does not look for a file first; sglang does: an existing .yaml/.yml/.json path is
-    loaded and is not an error.
-    """
-    error = r.events.get("attention_backend_config_error")
-    config = r.a.get("attention_backend_config")
-    if error and str(error).startswith(_ABC_PREFIX):
-        text = str(error)[len(_ABC_PREFIX):]
-        if os.path.exists(text) and text.endswith((".yaml", ".yml", ".json")):
-            try:
-                with open(text, encoding="utf-8") as fh:
-                    if text.endswith(".json"):
-                        loaded = json.load(fh)
-                    else:
-                        import yaml
-
-                        loaded = yaml.safe_load(fh)
-                return None, loaded if isinstance(loaded, dict) else {}
-            except Exception as exc:  # noqa: BLE001 - sglang would raise this while loading it
-                return f"{type(exc).__name__}: {exc}", None
-    return error, config if isinstance(config, dict) else None
-
-
 # -- stage V ---------------------------------------------------------------------------------
 
 def _bad_timeout(value: Any, upper: int | None) -> bool:
@@ -569,9 +534,8 @@ def derive(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     out["derived.component_backend_error_kind"] = kind
     out["derived.component_backend_error"] = message
     out["derived.component_backend_bad_key"] = key
-    abc_error, abc = _safe(_attention_backend_config, r, default=(None, None))
-    out["derived.attention_backend_config_error"] = abc_error
-    abc = abc or {}
+    out["derived.attention_backend_config_error"] = r.events.get("attention_backend_config_error")
+    abc = a.get("attention_backend_config") if isinstance(a.get("attention_backend_config"), dict) else {}
 
     # V
     out["derived.scheduler_rpc_timeout_invalid"] = _bad_timeout(a.get("scheduler_rpc_timeout"), MAX_SCHEDULER_RPC_TIMEOUT_S)

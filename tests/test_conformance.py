@@ -1,0 +1,85 @@
+"""Conformance with the real sglang 0.5.23, from recorded goldens (sglang is not needed here).
+
+tests/conformance/sglang-0.5.23.jsonl holds generated `sglang serve` launches and what sglang's
+own launcher code did with each one on a simulated hardware profile (accept, or the exception
+it raised, its message and stage). tests/conformance/sglang-0.5.23-corrected.jsonl holds
+h3doctor's corrected command for every case where it proposes one, also run through sglang.
+Both are written by tools/conformance/record.py (see its README).
+
+h3doctor's verdict here is launch-stage errors only: sglang's launcher cannot see worker,
+after-download or first-request failures. Cases whose sglang verdict depends on optional kernel
+packages of the recording venv (marked `env`) are not judged.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools" / "conformance"))
+
+import cases as casegen  # noqa: E402
+import compare  # noqa: E402
+
+VERSION = "0.5.23"
+MIN_CASES = 1500
+
+
+@pytest.fixture(scope="module")
+def goldens():
+    meta, records = compare.read_jsonl(compare.goldens_path(VERSION))
+    return meta, records
+
+
+@pytest.fixture(scope="module")
+def corrected():
+    return compare.read_jsonl(compare.corrected_path(VERSION))[1]
+
+
+@pytest.fixture(scope="module")
+def report(goldens, corrected):
+    return compare.compare(goldens[1], corrected)
+
+
+def test_goldens_are_complete_and_match_the_generator(goldens):
+    meta, records = goldens
+    assert meta.get("sglang_version") == VERSION
+    assert len(records) >= MIN_CASES
+    gen = meta["generator"]
+    assert gen["version"] == casegen.GENERATOR_VERSION, "goldens come from another generator version: re-record"
+    expected = casegen.generate(gen["seed"], gen["count"])
+    got = [{k: r[k] for k in ("id", "profile", "argv", "files") if k in r} for r in records]
+    assert got == expected, "the case generator no longer reproduces the goldens: re-record (tools/conformance)"
+    assert not [r["id"] for r in records if r.get("network")], "sglang tried to reach the network while recording"
+
+
+def test_verdicts_agree_with_sglang(report):
+    if report.verdict_disagreements:
+        pytest.fail(
+            f"{len(report.verdict_disagreements)} of {report.judged} launches get a different accept/reject "
+            f"verdict from h3doctor than from sglang {VERSION} "
+            f"({report.pct(report.verdict_agree, report.judged):.1f}% agree; "
+            "see tests/conformance/DISAGREEMENTS.md):\n" + compare.format_verdicts(report),
+            pytrace=False,
+        )
+
+
+def test_corrected_commands_are_accepted_by_sglang(report):
+    if report.corrected_failures:
+        pytest.fail(
+            f"{len(report.corrected_failures)} of {report.corrected_needed} cases lack a corrected command that "
+            f"sglang {VERSION} accepts ({report.pct(report.corrected_accepted, report.corrected_needed):.1f}% "
+            "accepted):\n" + compare.format_corrected(report),
+            pytrace=False,
+        )
+
+
+def test_first_error_agreement_figure(report, capsys):
+    """Whether h3doctor's first launch-stage error is the one sglang raised (same message).
+    Reported, not asserted: h3doctor reports every error, sglang only its first."""
+    with capsys.disabled():
+        print(f"\n[conformance sglang {VERSION}] " + report.summary().replace("\n", "\n[conformance] "))
+    assert report.both_reject <= report.judged
