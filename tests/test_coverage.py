@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from h3doctor.coverage import catalog, markdown, not_encoded, table
+from h3doctor.coverage import catalog, launch_stage_share, markdown, not_encoded, table
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "coverage.md"
 
@@ -31,3 +31,14 @@ def test_rules_cite_only_catalog_ids(rules):
 
 def test_committed_table_is_up_to_date(rules):
     assert DOC.read_text(encoding="utf-8") == markdown(rules), "run: h3doctor coverage --write docs/coverage.md"
+
+
+def test_at_least_95_percent_of_launch_stage_entries_have_rules(rules):  # issue: stages D-M
+    assert launch_stage_share(table(rules)) >= 0.95
+
+
+def test_named_post_download_entries_have_rules(rules):
+    named = ["W1", "W3", "W4", "W5", "W6", "W7", "L6", "L8", "L10", "L13", "L15", "L16", "L17", "L19", "L1", "L2",
+             "L21", "L23", "R1", "R3", "R4", "R5", "R6", "R8", "R9", "R11", "R12"]
+    encoded = {c for r in rules for c in r.catalog}
+    assert [c for c in named if c not in encoded] == []
