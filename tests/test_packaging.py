@@ -1,0 +1,41 @@
+"""The rule files ship inside the wheel and are found from a regular install, not only a checkout."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(REPO)],
+                   check=True, capture_output=True, timeout=300)
+    [built] = out.glob("h3doctor-*.whl")
+    return built
+
+
+def test_wheel_carries_every_rule_and_data_file(wheel):
+    names = zipfile.ZipFile(wheel).namelist()
+    shipped = {Path(n).name for n in names if n.startswith("h3doctor/_rules/") and n.endswith(".yaml")}
+    assert shipped == {p.name for p in (REPO / "rules").glob("*.yaml")}
+    for data in ("h3doctor/flagdata/sglang-0.5.23.json", "h3doctor/schema/rule.schema.json",
+                 "h3doctor/profiles/4xH200.yaml", "h3doctor/data/catalog-0.5.23.tsv"):
+        assert data in names
+
+
+def test_installed_wheel_finds_its_packaged_rules(wheel, tmp_path):
+    site = tmp_path / "site"
+    zipfile.ZipFile(wheel).extractall(site)
+    code = ("import h3doctor.ruleset as r; d = r.rules_dir(); print(d); "
+            "assert d.name == '_rules' and 'site' in str(d), d; print(len(r.load_rules(use_cache=False)))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
+                          env={"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"}, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert int(proc.stdout.split()[-1]) == len(list((REPO / "rules").glob("*.yaml")))
