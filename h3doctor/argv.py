@@ -199,10 +199,14 @@ class _Parser:
                 continue
             action, option, inline, matches = info
             if isinstance(matches, list):
+                # argparse stops here; the values that follow belong to whichever flag was meant
+                end = i + 1
+                while end < len(args) and kinds[end][0] == "A" and args[end] != "--":
+                    end += 1
                 self.problem(
-                    "ambiguous", f"ambiguous option: {option} could match {', '.join(matches)}", i, i + 1, option
+                    "ambiguous", f"ambiguous option: {option} could match {', '.join(matches)}", i, end, option
                 )
-                i += 1
+                i = end
                 continue
             if action is None:
                 self.extras.append(i)
@@ -469,7 +473,11 @@ def _run_with_hidden(parser: _Parser, hidden: set[int]) -> None:
 def _check_model_path(cmd: ParsedCommand) -> None:
     """Catalog A1 (cli/utils.py:165): the dispatcher needs the model on the command line."""
     if cmd.entry in ("serve", "generate") and "model_path" not in cmd.provided:
-        typed = any(o.dest == "model_path" for o in cmd.occurrences)
+        # try_get_model_path (cli/utils.py) also takes `--model X` / `--model=X`; argparse then
+        # rejects --model as an ambiguous abbreviation (A4), but A1 does not fire.
+        typed = any(o.dest == "model_path" for o in cmd.occurrences) or any(
+            t == "--model" or t.startswith("--model=") for t in cmd.args
+        )
         if not typed:
             cmd.problems.insert(
                 0,

@@ -137,7 +137,7 @@ def suggest_backend(name: Any) -> str:
 def _derived(r: Resolver, hw: HardwareFacts) -> dict[str, Any]:
     a = r.a
     t, t_valid = r.transformer_backend()
-    dp, tp = a.get("dp_size") or 1, a.get("tp_size") or 1
+    dp, tp = a.get("dp_size"), a.get("tp_size")
     cfg = a.get("cfg_parallel_degree") or 1
     cfg_on = bool(a.get("enable_cfg_parallel"))
     residency = {c: r.res.mode(c) for c in H3_COMPONENTS}
@@ -153,11 +153,13 @@ def _derived(r: Resolver, hw: HardwareFacts) -> dict[str, Any]:
         "derived.dit_layerwise_selected": residency["transformer"] == LAYERWISE_OFFLOAD,
         "derived.dp_tp_cfg": dp * tp * (cfg if cfg_on else 1),
         "derived.cfg_factor_text": f" * {cfg}" if cfg_on else "",
-        "derived.ring_x_ulysses": (a.get("ring_degree") or 1) * (a.get("ulysses_degree") or 1),
-        "derived.world_needed": dp * cfg * (a.get("sp_degree") or 1) * tp,
+        # resolution already turned unset degrees into 1; an explicit 0 stays 0, as in sglang's C28
+        "derived.ring_x_ulysses": a.get("ring_degree") * a.get("ulysses_degree"),
+        "derived.world_needed": dp * cfg * a.get("sp_degree") * tp,
         "derived.tp_local_heads": 56 // tp if tp and 56 % tp == 0 else None,
         "derived.transformer_backend_upper": str(a.get("attention_backend")).strip().upper(),
-        "derived.transformer_backend_enum": f"AttentionBackendEnum.{t.upper()}" if t else "None",
+        # an f-string of AttentionBackendEnum prints name.lower() (platforms/interface.py:56-57)
+        "derived.transformer_backend_enum": t if t else "None",
         "derived.attention_backend_suggestion": suggest_backend(a.get("attention_backend")),
         "derived.abc_vdn_dense_smoke": bool((a.get("attention_backend_config") or {}).get("vdn_h3_dense_smoke")),
     }
@@ -296,6 +298,10 @@ def _strategy_drop_parse_error(fx: FixContext):
             word = _BOOLEAN_WORDS.get(raw.strip().lower())
             option = fx.cmd.args[p.start].split("=", 1)[0]
             edits.append(Edit(p.start, p.end, [option, word] if word else []))
+        elif p.kind == "ambiguous" and p.option == "--model":
+            # the dispatcher read it as the model path: spell that out
+            head = fx.cmd.args[p.start]
+            edits.append(Edit(p.start, p.start + 1, ["--model-path" + head[len("--model"):]]))
         elif p.kind in _PARSE_KIND:
             edits.append(Edit(p.start, p.end, []))
     return edits

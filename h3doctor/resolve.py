@@ -328,9 +328,10 @@ class Resolver:
         a = self.a
         if a.get("tp_size") is None:
             a["tp_size"] = 1
-        if a.get("dp_size") == 0 or a["tp_size"] == 0:
-            # num_gpus % (dp * tp) in the adjust phase (server_args.py:1729) or num_gpus % dp_size in
-            # validation (4147) divides by zero before any friendlier check
+        if a.get("dp_size") == 0 or a["tp_size"] == 0 or (a.get("num_gpus") == 0 and not self.cpu):
+            # num_gpus % (dp * tp) in the adjust phase (server_args.py:1729), num_gpus % dp_size in
+            # validation (4147), or num_gpus % sp_degree with sp = 0 // n (4127) divides by zero
+            # before any friendlier check
             self.events["parallel_zero_division"] = "ZeroDivisionError: integer modulo by zero"
         if self.cpu and a["tp_size"] > 1:
             a["num_gpus"] = a["tp_size"]
@@ -460,6 +461,7 @@ class Resolver:
             if (
                 t is None
                 and valid
+                and not a["component_attention_backends"].get("transformer")  # an invalid override is not "unset"
                 and self.cuda
                 and self.hw.cc_int in VSA_H3_CAPABILITIES
                 and not _truthy(a.get("enable_torch_compile"))

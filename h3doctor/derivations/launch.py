@@ -452,6 +452,11 @@ def _m11_probe(t: str | None, valid: bool, hw: Any) -> tuple[str | None, bool]:
     if platform == "cuda":
         if t in CUDA_NO_RESOLVER:
             return "Invalid attention backend for cuda", False
+        if t == "aiter":
+            # cuda.py:101 resolves to backends.aiter without a check; importing it needs AMD's `aiter`
+            # package, and pkgutil.resolve_name turns the ImportError into this (recorded through sglang)
+            return ("AttributeError: module 'sglang.multimodal_gen.runtime.layers.attention.backends' "
+                    "has no attribute 'aiter'"), False
         if t in ("fa2", "sliding_tile_attn", "video_sparse_attn", "vmoba_attn", "sla_attn", "sage_sla_attn",
                  "sparse_video_gen_2_attn"):
             return _packed(t), False
