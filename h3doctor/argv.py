@@ -64,6 +64,7 @@ class Occurrence:
     inline: bool = False
     abbreviated: bool = False
     dynamic_component: str | None = None
+    action_nargs_many: bool = False  # the flag takes several words (nargs + or *)
 
 
 @dataclass
@@ -235,7 +236,8 @@ class _Parser:
             take = min(int(nargs), following)
         values = [inline] if inline is not None else args[i + 1 : i + 1 + take]
         end = i + 1 + take
-        occ = Occurrence(i, end, option, action.dest, values, inline is not None, abbreviated)
+        occ = Occurrence(i, end, option, action.dest, values, inline is not None, abbreviated,
+                         action_nargs_many=action.nargs in ("+", "*"))
         self.cmd.occurrences.append(occ)
         error = self._arity_error(action, values, inline)
         if error:

@@ -60,6 +60,7 @@ class CheckResult:
     fix_status: str  # clean | fixed | no-fix | not-converged
     fix_notes: list[str]
     gives_up: list[str]
+    nearest_argv: list[str] | None = None  # with no-fix: every fixable finding fixed
 
     @property
     def corrected_command(self) -> str | None:
@@ -191,6 +192,9 @@ def _context(cmd, config, family, hw, env, resolver, intent) -> dict[str, Any]:
         ctx["config.ignored_keys"] = config.ignored_keys
         ctx["config.removed_keys"] = config.removed_keys
         ctx["config.keys"] = sorted(config.values)
+        for key, value in config.values.items():  # per-component maps the file sets (fixes override them)
+            if isinstance(value, dict):
+                ctx[f"config.map.{key}"] = sorted(str(k).replace("-", "_") for k in value)
         # the command line wins over the file, so a value typed there is no longer mistyped
         ctx["config.type_mismatches"] = [m for m in config.type_mismatches if m.split(":", 1)[0] not in cmd.provided]
     if resolved:  # last, so derivations can read every other root
@@ -329,23 +333,28 @@ STRATEGIES["expand_abbreviation"] = _strategy_expand_abbreviation
 
 def check(tokens: list[str], hw: HardwareFacts, rules: list[Rule], table: FlagTable, env: dict[str, str],
           intent: dict[str, Any] | None = None) -> CheckResult:
-    """Evaluate, then apply every error's fix, re-resolve, re-check, until nothing fails."""
+    """Evaluate; then fix the first failing rule, re-resolve, re-check, until nothing fails.
+
+    A failing rule with no fix (no change of flags makes it pass) is set aside and the others
+    are still fixed: the result is then `no-fix`, with no corrected command but the nearest
+    launch (every fixable finding fixed) and what to give up.
+    """
     first = evaluate_launch(tokens, hw, rules, table, env, intent)
     current, evaluation = list(tokens), first
     notes: list[str] = []
     gives_up: list[str] = []
+    unfixable: list[str] = []
     seen = {tuple(tokens)}
     for _ in range(MAX_FIX_ROUNDS):
-        blocking = [f for f in evaluation.findings if _needs_fix(f)]
+        blocking = [f for f in evaluation.findings if _needs_fix(f) and f.rule.id not in unfixable]
+        for f in blocking:
+            if f.rule.fix is None:
+                unfixable.append(f.rule.id)
+                gives_up.append(f"{f.rule.id} has no automatic fix: {f.rule.fix_note or 'no flag change fixes this'}")
+        blocking = [f for f in blocking if f.rule.fix is not None]
         if not blocking:
-            status = "clean" if current == list(tokens) else "fixed"
-            return CheckResult(first, None if status == "clean" else current, status, notes, gives_up)
+            return _finish(first, tokens, current, notes, gives_up, unfixable)
         target = blocking[0]  # one at a time, in sglang's order, as sglang itself would report them
-        if target.rule.fix is None:
-            if target.severity != "error":
-                break
-            gives_up.append(f"{target.rule.id} has no automatic fix: {target.rule.fix_note or 'no flag change fixes this'}")
-            return CheckResult(first, None, "no-fix", notes, gives_up)
         fx = FixContext(evaluation.cmd, table, evaluation.context, STRATEGIES)
         edits = [e for op in target.rule.fix for e in fx.edits_for(op)]
         if target.rule.gives_up and target.rule.gives_up not in gives_up:
@@ -358,6 +367,14 @@ def check(tokens: list[str], hw: HardwareFacts, rules: list[Rule], table: FlagTa
         seen.add(tuple(current))
         evaluation = evaluate_launch(current, hw, rules, table, env, intent)
     return CheckResult(first, None, "not-converged", notes, gives_up)
+
+
+def _finish(first: Evaluation, tokens: list[str], current: list[str], notes: list[str], gives_up: list[str],
+            unfixable: list[str]) -> CheckResult:
+    changed = current != list(tokens)
+    if unfixable:
+        return CheckResult(first, None, "no-fix", notes, gives_up, nearest_argv=current if changed else None)
+    return CheckResult(first, current if changed else None, "fixed" if changed else "clean", notes, gives_up)
 
 
 def _needs_fix(f: Finding) -> bool:

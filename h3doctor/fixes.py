@@ -7,6 +7,7 @@ user typed is edited in place (keeping the spelling they used, e.g. `--mode` for
 
 from __future__ import annotations
 
+import json
 from typing import Any, Callable
 
 from h3doctor.argv import Occurrence, ParsedCommand
@@ -79,13 +80,16 @@ class FixContext:
     def op_set_env(self, name: str, value: Any) -> list[Edit]:
         return [Edit(ENV, ENV, [f"{name}={self.value_of(value)}"])]
 
-    def op_remove(self, flag: str) -> list[Edit]:
+    def op_remove(self, flag: str, config_override: Any = None) -> list[Edit]:
+        """Drop the flag. A value that only the --config file gives cannot be removed from the
+        command line, but the command line wins: override it (booleans with false)."""
         edits = [Edit(o.start, o.end, []) for o in self.occurrences(flag)]
         if self.from_config_only(flag):
-            dest = self.dest_of(flag)
+            if config_override is not None:
+                return self.op_set(flag, config_override)
             if self._is_boolean(flag):
                 return [Edit(-1, -1, [flag, "false"])]
-            self.notes.append(f"remove `{dest}` from the --config file (a CLI flag cannot unset it)")
+            self.notes.append(f"remove `{self.dest_of(flag)}` from the --config file (a CLI flag cannot unset it)")
         return edits
 
     def op_append(self, flag: str, values: list[str]) -> list[Edit]:
@@ -101,18 +105,19 @@ class FixContext:
             return [Edit(last.start, last.end, [f"{last.option}={last.values[0]},{','.join(missing)}"])]
         return [Edit(last.end, last.end, missing)]
 
-    def op_remove_component(self, flag: str, component: str) -> list[Edit]:
+    def op_remove_component(self, flag: str, component: str, config_override: Any = None) -> list[Edit]:
+        """Drop one component's entry: a `--flag.<c> X` word pair, or `c=X` in a `k=v,...` or JSON
+        map value. An entry only the --config file sets is overridden with `--flag.<c> VALUE`
+        (sglang merges the dynamic per-component flags over the file's map)."""
         dest = self.dest_of(flag)
         edits = [Edit(o.start, o.end, []) for o in self.cmd.occurrences if o.dest == dest and o.dynamic_component == component]
         for occ in self.occurrences(flag):
-            kept = [e for raw in occ.values for e in raw.split(",") if e and e.split("=", 1)[0].strip().replace("-", "_") != component]
-            if len(kept) == sum(len(raw.split(",")) for raw in occ.values):
-                continue
-            if kept:
-                tokens = [f"{occ.option}={','.join(kept)}"] if occ.inline else [occ.option, ",".join(kept)]
-            else:
-                tokens = []
-            edits.append(Edit(occ.start, occ.end, tokens))
+            tokens = _without_component(occ, component)
+            if tokens is not None:
+                edits.append(Edit(occ.start, occ.end, tokens))
+        in_config = component in (self.context.get(f"config.map.{dest}") or ())
+        if config_override is not None and in_config and not edits:
+            edits.append(Edit(-1, -1, [f"{flag}.{component}", self.value_of(config_override)]))
         return edits
 
     def edits_for(self, op: dict[str, Any]) -> list[Edit]:
@@ -121,16 +126,45 @@ class FixContext:
         if "set" in op:
             return self.op_set(op["set"]["flag"], op["set"]["value"])
         if "remove" in op:
-            return self.op_remove(op["remove"]["flag"])
+            return self.op_remove(op["remove"]["flag"], op["remove"].get("config_override"))
         if "append" in op:
             return self.op_append(op["append"]["flag"], op["append"]["values"])
         if "remove_component" in op:
-            return self.op_remove_component(op["remove_component"]["flag"], op["remove_component"]["component"])
+            spec = op["remove_component"]
+            return self.op_remove_component(spec["flag"], spec["component"], spec.get("config_override"))
         if "set_env" in op:
             return self.op_set_env(op["set_env"]["name"], op["set_env"]["value"])
         if "strategy" in op:
             return self.strategies[op["strategy"]](self)
         raise ValueError(f"unknown fix operation {op}")
+
+
+def _without_component(occ: Occurrence, component: str) -> list[str] | None:
+    """The occurrence's tokens with `component`'s entry dropped; None when it has no such entry."""
+    def key(entry: str) -> str:
+        return entry.split("=", 1)[0].strip().replace("-", "_")
+
+    raw = " ".join(occ.values).strip()
+    if raw.startswith("{"):  # a JSON map (server_args.py:1427)
+        try:
+            mapping = json.loads(raw)
+        except ValueError:
+            return None
+        if not isinstance(mapping, dict) or not any(key(k) == component for k in mapping):
+            return None
+        kept_map = {k: v for k, v in mapping.items() if key(k) != component}
+        value = json.dumps(kept_map, separators=(",", ":")) if kept_map else None
+    else:
+        entries = [e for v in occ.values for e in v.split(",") if e.strip()]
+        kept = [e for e in entries if key(e) != component]
+        if len(kept) == len(entries):
+            return None
+        if occ.action_nargs_many:
+            return [occ.option, *kept] if kept else []
+        value = ",".join(kept) if kept else None
+    if value is None:
+        return []
+    return [f"{occ.option}={value}"] if occ.inline else [occ.option, value]
 
 
 def _overlaps(a: Edit, b: Edit) -> bool:

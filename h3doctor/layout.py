@@ -114,7 +114,9 @@ def parallel_layout(fx: FixContext) -> list[Edit]:
         # H3* have no CFG parallelism at all (C29, catalog 4.1.9): more GPUs never help.
         edits += fx.op_remove("--enable-cfg-parallel") + fx.op_remove("--cfg-parallel-size")
         fx.gives_up.append("CFG parallelism (H3 models have none to parallelise)")
-    typed = {d for d in ("tp_size", "dp_size", "ulysses_degree", "ring_degree", "sp_degree") if fx.occurrences(_flag(d))}
+    config_keys = set(fx.context.get("config.keys") or ())  # explicit too: a CLI flag overrides the file
+    typed = {d for d in ("tp_size", "dp_size", "ulysses_degree", "ring_degree", "sp_degree")
+             if fx.occurrences(_flag(d)) or d in config_keys}
     layout, why = choose(fx.context, typed)
     if layout is None:
         return edits

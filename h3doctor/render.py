@@ -53,6 +53,12 @@ def text_report(result: CheckResult, console: Console, out: TextIO, *, show_conf
         console.print(f"[yellow]gives up:[/] {escape(item)}")
     if result.fix_status == "no-fix":
         console.print("\n[bold red]No corrected command:[/] no change of flags alone makes this launch pass (see above).")
+        if result.nearest_argv is not None:
+            import shlex
+
+            console.print("[bold]Nearest launch[/] (every other finding fixed):")
+            out.write(shlex.join(result.nearest_argv) + "\n")
+            out.flush()
     elif result.fix_status == "not-converged":
         console.print("\n[bold red]h3doctor could not find a corrected command[/] (the fixes did not converge).")
     if result.corrected_command is not None:

@@ -76,6 +76,7 @@ def build(result: CheckResult, fail_on: str = "error") -> dict[str, Any]:
         "findings": [finding_dict(f) for f in ev.findings],
         "corrected_argv": result.corrected_argv,
         "corrected_command": result.corrected_command,
+        "nearest_argv": result.nearest_argv,
         "fix_status": result.fix_status,
         "fix_notes": result.fix_notes,
         "gives_up": result.gives_up,

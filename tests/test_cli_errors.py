@@ -85,3 +85,13 @@ def test_rules_json_and_rule_explain(cli):
     assert code == 0 and "ring parallelism requires the FlashAttention" in out
     code, _, err = cli("rule", "ring-needs-flashatention", json_output=False)
     assert code == 2 and "did you mean ring-needs-flashattention" in err
+
+
+def test_no_fix_still_fixes_the_rest_and_shows_the_nearest_launch(cli):
+    # W5 (hybrid needs merged weights) has no flag fix; C28 (ring 2 on one GPU) does.
+    argv = ["sglang", "serve", "MiniMaxAI/MiniMax-H3", "--num-gpus", "1", "--ring-degree", "2", "--model-variant", "hybrid"]
+    code, data, _ = cli("check", "--profile", "1xL40S", "--", *argv)
+    assert code == 1 and data["fix_status"] == "no-fix" and data["corrected_argv"] is None
+    assert data["nearest_argv"] == ["sglang", "serve", "MiniMaxAI/MiniMax-H3", "--num-gpus", "1", "--ring-degree", "1",
+                                    "--model-variant", "hybrid"]
+    assert any(g.startswith("H3D405") for g in data["gives_up"])
