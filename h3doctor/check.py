@@ -15,6 +15,7 @@ from h3doctor.families import FamilyMatch, match_family
 from h3doctor.fixes import FixContext, apply_edits
 from h3doctor.flagtable import FlagTable
 from h3doctor.hardware import HardwareFacts, apply_platform_override
+from h3doctor.inline_config import inline_config
 from h3doctor.layout import parallel_layout
 from h3doctor.resolve import Resolver, dit_runtime_backend, parse_component_backend_map
 from h3doctor.residency import H3_COMPONENTS, LAYERWISE_OFFLOAD
@@ -192,6 +193,7 @@ def _context(cmd, config, family, hw, env, resolver, intent) -> dict[str, Any]:
         ctx["config.ignored_keys"] = config.ignored_keys
         ctx["config.removed_keys"] = config.removed_keys
         ctx["config.keys"] = sorted(config.values)
+        ctx["config.values"] = config.values
         for key, value in config.values.items():  # per-component maps the file sets (fixes override them)
             if isinstance(value, dict):
                 ctx[f"config.map.{key}"] = sorted(str(k).replace("-", "_") for k in value)
@@ -327,6 +329,7 @@ def _strategy_override_config_types(fx: FixContext):
 
 
 STRATEGIES["override_config_types"] = _strategy_override_config_types
+STRATEGIES["inline_config"] = inline_config
 STRATEGIES["drop_unrecognized"] = _strategy_drop_unrecognized
 STRATEGIES["expand_abbreviation"] = _strategy_expand_abbreviation
 
