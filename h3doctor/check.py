@@ -62,6 +62,7 @@ class CheckResult:
     fix_notes: list[str]
     gives_up: list[str]
     nearest_argv: list[str] | None = None  # with no-fix: every fixable finding fixed
+    unfixable: list[str] = field(default_factory=list)  # rule IDs no change of flags fixes
 
     @property
     def corrected_command(self) -> str | None:
@@ -360,6 +361,10 @@ def check(tokens: list[str], hw: HardwareFacts, rules: list[Rule], table: FlagTa
         target = blocking[0]  # one at a time, in sglang's order, as sglang itself would report them
         fx = FixContext(evaluation.cmd, table, evaluation.context, STRATEGIES)
         edits = [e for op in target.rule.fix for e in fx.edits_for(op)]
+        if not edits:  # the fix does not apply to this command (e.g. an unreadable --config file)
+            unfixable.append(target.rule.id)
+            gives_up.append(f"{target.rule.id} has no automatic fix here: {target.rule.fix_note or 'no flag change fixes this'}")
+            continue
         if target.rule.gives_up and target.rule.gives_up not in gives_up:
             gives_up.append(target.rule.gives_up)
         notes += [n for n in fx.notes if n not in notes]
@@ -376,7 +381,8 @@ def _finish(first: Evaluation, tokens: list[str], current: list[str], notes: lis
             unfixable: list[str]) -> CheckResult:
     changed = current != list(tokens)
     if unfixable:
-        return CheckResult(first, None, "no-fix", notes, gives_up, nearest_argv=current if changed else None)
+        return CheckResult(first, None, "no-fix", notes, gives_up, nearest_argv=current if changed else None,
+                           unfixable=list(unfixable))
     return CheckResult(first, current if changed else None, "fixed" if changed else "clean", notes, gives_up)
 
 

@@ -32,6 +32,7 @@ def load_config(path: str, *, known_fields: set[str], boolean_fields: set[str], 
     load = ConfigLoad(path)
     if not path.endswith((".json", ".yaml", ".yml")):
         load.error, load.error_kind = f"Unsupported config file format: {path}", "unsupported"
+        load.values = _read_toml(path)  # sglang refuses it; read anyway so a fix can pass its settings as flags
         return load
     if not os.path.isfile(path):
         load.error, load.error_kind = f"[Errno 2] No such file or directory: {path!r}", "missing"
@@ -87,3 +88,18 @@ def coerce(value: Any, expected: str) -> Any:
         return int(value) if expected == "int" else float(value)
     except (TypeError, ValueError):
         return None
+
+
+def _read_toml(path: str) -> dict[str, Any]:
+    if not path.endswith(".toml") or not os.path.isfile(path) or os.path.getsize(path) > MAX_CONFIG_BYTES:
+        return {}
+    try:
+        import tomllib  # Python >= 3.11
+    except ImportError:
+        return {}
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}

@@ -58,10 +58,6 @@ class FixContext:
         action = self.table.options_for("serve").get(flag)
         return action is not None and action.action == "store_boolean"
 
-    def from_config_only(self, flag: str) -> bool:
-        dest = self.dest_of(flag)
-        return not self.occurrences(flag) and dest in self.context.get("config.keys", ())
-
     def op_set(self, flag: str, value: Any) -> list[Edit]:
         text = self.value_of(value)
         occs = self.occurrences(flag)
@@ -84,20 +80,25 @@ class FixContext:
         """Drop the flag. A value that only the --config file gives cannot be removed from the
         command line, but the command line wins: override it (booleans with false)."""
         edits = [Edit(o.start, o.end, []) for o in self.occurrences(flag)]
-        if self.from_config_only(flag):
+        if self.dest_of(flag) in self.context.get("config.keys", ()):  # dropping the flag would let the file's value through
             if config_override is not None:
                 return self.op_set(flag, config_override)
             if self._is_boolean(flag):
-                return [Edit(-1, -1, [flag, "false"])]
-            self.notes.append(f"remove `{self.dest_of(flag)}` from the --config file (a CLI flag cannot unset it)")
+                return self.op_set(flag, "false")
+            # No flag unsets a --config value: pass the file's other settings as flags instead.
+            from h3doctor.inline_config import inline_config
+
+            self.notes.append(f"`{self.dest_of(flag)}` is set in the --config file, which no flag can unset: "
+                              "the corrected command passes the file's other settings as flags (or edit the file)")
+            return edits + inline_config(self, exclude=frozenset({self.dest_of(flag)}))
         return edits
 
     def op_append(self, flag: str, values: list[str]) -> list[Edit]:
         occs = self.occurrences(flag)
         if not occs:
             return [Edit(-1, -1, [flag, *values])]
-        last = occs[-1]
-        present = {v.strip().lower() for o in occs for raw in o.values for v in raw.split(",")}
+        last = occs[-1]  # argparse keeps the last occurrence; the earlier ones do not count
+        present = {v.strip().lower() for raw in last.values for v in raw.split(",")}
         missing = [v for v in values if v.lower() not in present]
         if not missing:
             return []

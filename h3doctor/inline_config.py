@@ -41,12 +41,13 @@ def _words(fx: FixContext, key: str, value: Any) -> list[str] | None:
     return [flag, str(value)]
 
 
-def inline_config(fx: FixContext) -> list[Edit]:
+def inline_config(fx: FixContext, exclude: frozenset[str] = frozenset()) -> list[Edit]:
+    """Replace --config FILE by its settings as flags, leaving out `exclude` (the ones to unset)."""
     occs = fx.occurrences("--config")
     path = fx.context.get("config.path")
-    values: dict[str, Any] = fx.context.get("config.values") or {}
-    if not occs or not path:
-        return []
+    values: dict[str, Any] = {k: v for k, v in (fx.context.get("config.values") or {}).items() if k not in exclude}
+    if not occs or not path or not (values or exclude):
+        return []  # nothing read from the file: dropping it would lose its settings
     words: list[str] = []
     typed = set(fx.cmd.provided) | set(fx.cmd.dynamic)
     for key, value in values.items():

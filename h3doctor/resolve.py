@@ -328,10 +328,12 @@ class Resolver:
         a = self.a
         if a.get("tp_size") is None:
             a["tp_size"] = 1
-        if a.get("dp_size") == 0 or a["tp_size"] == 0 or (a.get("num_gpus") == 0 and not self.cpu):
-            # num_gpus % (dp * tp) in the adjust phase (server_args.py:1729), num_gpus % dp_size in
-            # validation (4147), or num_gpus % sp_degree with sp = 0 // n (4127) divides by zero
-            # before any friendlier check
+        if a.get("num_gpus") == 0 and not self.cpu:
+            # sp_degree = 0 // n, then C22's num_gpus % sp_degree divides by zero (server_args.py:4127)
+            self.events["sp_zero_division"] = "ZeroDivisionError: integer modulo by zero"
+        if a.get("dp_size") == 0 or a["tp_size"] == 0:
+            # num_gpus % (dp * tp) in the adjust phase (server_args.py:1729) or num_gpus % dp_size in
+            # validation (4147) divides by zero before any friendlier check
             self.events["parallel_zero_division"] = "ZeroDivisionError: integer modulo by zero"
         if self.cpu and a["tp_size"] > 1:
             a["num_gpus"] = a["tp_size"]
@@ -351,7 +353,8 @@ class Resolver:
             group = a.get("dp_size", 1) * a["tp_size"]
             if a["enable_cfg_parallel"]:
                 group *= a["cfg_parallel_degree"]
-            a["sp_degree"] = a["num_gpus"] // group if group > 0 and a["num_gpus"] % group == 0 else 1
+            # Python's floor division, negative degrees included (sp = 1 // -1 = -1), as sglang computes it
+            a["sp_degree"] = a["num_gpus"] // group if group and a["num_gpus"] % group == 0 else 1
         if a.get("ulysses_degree") is None and a.get("ring_degree") is None and a.get("kv_gather_degree") is None and a["sp_degree"] != 1:
             if a["sp_degree"] == 2:
                 a["kv_gather_degree"] = 2

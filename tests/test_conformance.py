@@ -3,7 +3,8 @@
 tests/conformance/sglang-0.5.23.jsonl holds generated `sglang serve` launches and what sglang's
 own launcher code did with each one on a simulated hardware profile (accept, or the exception
 it raised, its message and stage). tests/conformance/sglang-0.5.23-corrected.jsonl holds
-h3doctor's corrected command for every case where it proposes one, also run through sglang.
+h3doctor's corrected command for every case where it proposes one (`corrected_argv`, or with
+`no-fix` its `nearest_argv`), also run through sglang.
 Both are written by tools/conformance/record.py (see its README).
 
 h3doctor's verdict here is launch-stage errors only: sglang's launcher cannot see worker,
@@ -23,6 +24,7 @@ sys.path.insert(0, str(ROOT / "tools" / "conformance"))
 
 import cases as casegen  # noqa: E402
 import compare  # noqa: E402
+import record  # noqa: E402
 
 VERSION = "0.5.23"
 MIN_CASES = 1500
@@ -83,3 +85,24 @@ def test_first_error_agreement_figure(report, capsys):
     with capsys.disabled():
         print(f"\n[conformance sglang {VERSION}] " + report.summary().replace("\n", "\n[conformance] "))
     assert report.both_reject <= report.judged
+
+
+def test_message_normalisation():
+    assert compare.normalize_message("error: argument --x: invalid choice: 'a'") == "argument --x: invalid choice: 'a'"
+    assert compare.normalize_message("KeyError: 'FA3'") == compare.normalize_message("'FA3'")
+    assert compare.normalize_message("error: unrecognized arguments: --a_b 1") == "unrecognized arguments: --a_b 1"
+    assert compare.normalize_message("sp_degree (4)  must\nequal") == "sp_degree (4) must equal"
+
+
+def test_drift_report_lists_changed_verdicts(tmp_path, capsys):
+    base = {"id": "g1", "profile": "1xH200", "argv": ["MiniMaxAI/MiniMax-H3"], "ok": True}
+    same = {"id": "g2", "profile": "1xH200", "argv": ["MiniMaxAI/MiniMax-H3", "--num-gpus", "2"], "ok": False,
+            "exc": "AssertionError", "msg": "Invalid device id", "stage": "adjust", "code": "A"}
+    old, new = tmp_path / "old.jsonl", tmp_path / "new.jsonl"
+    record.write_jsonl(old, {"sglang_version": "0.5.23"}, [base, same])
+    flipped = {**base, "ok": False, "exc": "ValueError", "msg": "new rule", "stage": "validate", "code": "V"}
+    record.write_jsonl(new, {"sglang_version": "0.5.24"}, [flipped, same])
+    assert record.drift(new, old, show_messages=True) == 1
+    out = capsys.readouterr().out
+    assert "1 changed verdict" in out and "g1 [1xH200]" in out and "g2" not in out
+    assert record.drift(old, old, show_messages=True) == 0

@@ -23,7 +23,7 @@ CASES = [(rule, ex) for rule in RULES for ex in rule.examples]
 def test_rule_example(rule, example, tmp_path):
     if "config" in example:  # an inline --config file: written out, its path replaces {config}
         config = tmp_path / example.get("config_name", "config.yaml")
-        config.write_text(json.dumps(example["config"]) if config.suffix == ".json" else yaml.safe_dump(example["config"]))
+        config.write_text(_serialize(config.suffix, example["config"]))
         example = {**example, "argv": example["argv"].replace("{config}", str(config))}
         if example.get("fixed"):
             example["fixed"] = example["fixed"].replace("{config}", shlex.quote(str(config)))
@@ -61,3 +61,11 @@ def test_every_rule_has_failing_and_passing_examples():
         kinds = {e["expect"] for e in rule.examples}
         assert {"fail", "pass"} <= kinds, rule.id
         assert any("fixed" in e for e in rule.examples if e["expect"] == "fail"), f"{rule.id} shows no corrected command"
+
+
+def _serialize(suffix: str, data) -> str:
+    if suffix == ".json":
+        return json.dumps(data)
+    if suffix == ".toml":  # flat tables of scalars are enough for the examples
+        return "".join(f"{k} = {json.dumps(v)}\n" for k, v in data.items())
+    return yaml.safe_dump(data)

@@ -1,0 +1,271 @@
+"""Run `sglang serve` argument handling for a batch of cases on one simulated hardware profile.
+
+Runs *inside* the throwaway sglang venv; `record.py` starts one of these per profile:
+
+    python sglang_worker.py --profile-json P.json --cases CASES.jsonl --out RESULTS.jsonl
+
+Each case goes through sglang's real console entry point, `sglang.cli.main:main`, with
+`sys.argv = ["sglang", "serve", *argv]`: the top-level subcommand parser, `--model-type`
+extraction, the positional-model rewrite, backend auto-detection, `_run_diffusion`
+(`argparse.ArgumentParser` + `add_multimodal_gen_serve_args` + `parse_known_args`) and
+`execute_serve_cmd`, i.e. `ServerArgs.from_cli_args(args, unknown, default_args={"warmup_mode":
+"server"})` with `__post_init__` (adjust phase, validation, the pipeline's
+`validate_server_args`). Only the steps *after* a configuration is accepted are replaced:
+
+* `entrypoints.cli.serve.dispatch_launch` raises `_Accepted(server_args)` instead of starting
+  workers (so nothing after from_cli_args runs: no workers, no download, no webui);
+* `sglang.cli.serve._run_llm` raises `_RoutedToLLM` instead of starting the LLM server;
+* `sglang.cli.serve.kill_process_tree` is a no-op (it would signal this process's children).
+
+The network is blocked (non-loopback `connect` raises and is recorded per case); HF offline
+variables are set by record.py. Hardware is simulated by simhw.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import random
+import socket
+import sys
+import traceback
+import zlib
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import simhw  # noqa: E402
+
+H3_COMPONENTS = ("transformer", "text_encoder", "video_vae", "audio_vae")
+
+# innermost marker frame wins: (function name, file suffix or None) -> stage
+STAGE_MARKERS = [
+    ("parse_known_args", "argparse.py", "parse"),
+    ("from_cli_args", "server_args.py", "from_cli_args"),
+    ("from_dict", "server_args.py", "from_cli_args"),
+    ("__post_init__", "server_args.py", "post_init"),
+    ("_adjust_parameters", "server_args.py", "adjust"),
+    ("_validate_parameters", "server_args.py", "validate"),
+    ("validate_server_args", None, "model_hook"),
+]
+# catalog stage codes (sglang-0.5.23-h3-constraints.md): __post_init__'s own checks (B1-B3)
+# are listed under A there
+STAGE_CODES = {"dispatch": "D", "parse": "P", "from_cli_args": "F", "post_init": "A",
+               "adjust": "A", "validate": "V", "model_hook": "M"}
+
+
+class _Accepted(BaseException):
+    def __init__(self, server_args):
+        super().__init__("accepted")
+        self.server_args = server_args
+
+
+class _RoutedToLLM(BaseException):
+    pass
+
+
+# --------------------------------------------------------------------------
+# network guard
+# --------------------------------------------------------------------------
+
+NETWORK_ATTEMPTS: list[str] = []
+
+
+def _is_loopback(address) -> bool:
+    host = address[0] if isinstance(address, tuple) else address
+    return isinstance(host, str) and (host in ("localhost", "", "::1", "0.0.0.0") or host.startswith("127."))
+
+
+def install_network_guard() -> None:
+    orig_connect = socket.socket.connect
+    orig_connect_ex = socket.socket.connect_ex
+
+    def connect(self, address):
+        if self.family in (socket.AF_INET, socket.AF_INET6) and not _is_loopback(address):
+            NETWORK_ATTEMPTS.append(repr(address))
+            raise OSError(101, "network blocked by h3doctor conformance recorder")
+        return orig_connect(self, address)
+
+    def connect_ex(self, address):
+        if self.family in (socket.AF_INET, socket.AF_INET6) and not _is_loopback(address):
+            NETWORK_ATTEMPTS.append(repr(address))
+            return 101
+        return orig_connect_ex(self, address)
+
+    socket.socket.connect = connect
+    socket.socket.connect_ex = connect_ex
+
+
+# --------------------------------------------------------------------------
+# one case
+# --------------------------------------------------------------------------
+
+def _stage_and_where(tb, sglang_root: str) -> tuple[str, str | None]:
+    stage = None
+    where = None
+    for frame, lineno in traceback.walk_tb(tb):
+        code = frame.f_code
+        fname = code.co_filename
+        for func, suffix, name in STAGE_MARKERS:
+            if code.co_name == func and (suffix is None or fname.endswith(suffix)):
+                if name == "model_hook" and "pipeline_configs" not in fname:
+                    continue
+                stage = name
+        if fname.startswith(sglang_root):
+            where = f"{os.path.relpath(fname, sglang_root)}:{lineno}"
+    if stage is None:
+        stage = "dispatch"
+    return stage, where
+
+
+def _argparse_message(stderr: str) -> str | None:
+    for line in reversed(stderr.splitlines()):
+        marker = ": error: "
+        if marker in line:
+            return line.split(marker, 1)[1].strip()
+    return None
+
+
+def _jsonable(v: Any) -> Any:
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    if isinstance(v, dict):
+        return {str(k): _jsonable(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple, set)):
+        return [_jsonable(x) for x in v]
+    return getattr(v, "value", None) if hasattr(v, "value") and isinstance(v.value, str) else str(v)
+
+
+def resolved_config(sa) -> dict[str, Any]:
+    """The resolved configuration fields the goldens keep (see README)."""
+    cab = dict(sa.component_attention_backends or {})
+    out = {
+        "attention_backend": _jsonable(sa.attention_backend),
+        "component_attention_backends": _jsonable(cab),
+        "performance_mode": sa.performance_mode,
+        "num_gpus": sa.num_gpus,
+        "tp": sa.tp_size,
+        "sp": sa.sp_degree,
+        "ulysses": sa.ulysses_degree,
+        "ring": sa.ring_degree,
+        "dp": sa.dp_size,
+        "cfg_parallel": bool(sa.enable_cfg_parallel),
+        "residency": {c: sa.residency_mode(c) for c in H3_COMPONENTS},
+        "quantization": sa.quantization,
+        "torch_compile": _jsonable(sa.enable_torch_compile),
+        "warmup_mode": sa.warmup_mode,
+        "pipeline_config": type(sa.pipeline_config).__name__,
+    }
+    if (sa.kv_gather_degree or 1) > 1:
+        out["kv_gather"] = sa.kv_gather_degree
+    return out
+
+
+def _import_cause(exc: BaseException) -> str | None:
+    """`Type: message` of an ImportError in the exception's cause/context chain, if any.
+
+    Such a verdict depends on which optional kernel packages are installed (flash_attn,
+    cutlass, sgl_kernel, sageattention, ...), which differs between this venv and a real
+    GPU host; the goldens mark it and the CI test does not judge it."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, ImportError):
+            return f"{type(exc).__name__}: {exc}"[:200]
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def run_case(case: dict[str, Any], workdir: Path, sglang_root: str, cli_main) -> dict[str, Any]:
+    # config files named by the case are written into the (per-process) work directory and
+    # referred to by relative name, so messages that quote the path are machine-independent
+    for cfg in case.get("files", ()):
+        (workdir / cfg["name"]).write_text(cfg["text"], encoding="utf-8")
+    os.chdir(workdir)
+    random.seed(zlib.crc32(case["id"].encode()))
+    NETWORK_ATTEMPTS.clear()
+    sys.argv = ["sglang", "serve", *case["argv"]]
+    out, err = io.StringIO(), io.StringIO()
+    result: dict[str, Any] = {"id": case["id"]}
+    exc_seen: list[BaseException] = []
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            cli_main()
+        result.update(ok=False, exc="NoLaunch", msg="sglang returned without launching", stage="dispatch")
+    except _Accepted as acc:
+        result.update(ok=True, resolved=resolved_config(acc.server_args))
+    except _RoutedToLLM:
+        result.update(ok=False, exc="RoutedToLLM", msg="sglang serve routed this launch to the LLM server",
+                      stage="dispatch")
+    except SystemExit as exc:
+        exc_seen.append(exc)
+        stage, where = _stage_and_where(exc.__traceback__, sglang_root)
+        parsed = _argparse_message(err.getvalue()) if exc.code == 2 else None
+        msg = parsed if parsed is not None else str(exc.code)
+        result.update(ok=False, exc="SystemExit", msg=msg, stage=stage, at=where)
+    except BaseException as exc:  # noqa: BLE001 - every sglang failure is a verdict
+        exc_seen.append(exc)
+        stage, where = _stage_and_where(exc.__traceback__, sglang_root)
+        msg = str(exc) if not isinstance(exc, KeyError) else repr(exc.args[0]) if exc.args else ""
+        result.update(ok=False, exc=type(exc).__name__, msg=msg, stage=stage, at=where)
+    finally:
+        for cfg in case.get("files", ()):
+            with contextlib.suppress(OSError):
+                (workdir / cfg["name"]).unlink()
+    if not result["ok"]:
+        result["code"] = STAGE_CODES.get(result["stage"], "?")
+        env = _import_cause(exc_seen[0]) if exc_seen else None
+        if env:
+            result["env"] = env
+    if NETWORK_ATTEMPTS:
+        result["network"] = list(NETWORK_ATTEMPTS)
+    return result
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--profile-json", required=True)
+    ap.add_argument("--cases", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--workdir", required=True)
+    args = ap.parse_args()
+
+    profile = json.loads(Path(args.profile_json).read_text())
+    install_network_guard()
+    sim = simhw.install(profile)
+
+    import sglang
+    import sglang.cli.main as cli_main_mod
+    import sglang.cli.serve as cli_serve
+    from sglang.multimodal_gen.runtime.entrypoints.cli import serve as diffusion_serve
+
+    facts = simhw.check_platform(profile)
+
+    def dispatch_launch(server_args):
+        raise _Accepted(server_args)
+
+    def run_llm(request):
+        raise _RoutedToLLM()
+
+    diffusion_serve.dispatch_launch = dispatch_launch
+    cli_serve._run_llm = run_llm
+    cli_serve.kill_process_tree = lambda *a, **k: None
+
+    sglang_root = str(Path(sglang.__file__).resolve().parent) + os.sep
+    workdir = Path(args.workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    cases = [json.loads(line) for line in Path(args.cases).read_text().splitlines() if line.strip()]
+    with open(args.out, "w", encoding="utf-8") as fh:
+        fh.write(json.dumps({"profile": profile["name"], "simulation": sim, "platform": facts}) + "\n")
+        for case in cases:
+            fh.write(json.dumps(run_case(case, workdir, sglang_root, cli_main_mod.main)) + "\n")
+            fh.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
