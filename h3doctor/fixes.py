@@ -73,6 +73,29 @@ class FixContext:
             tokens = [first.option, text]
         return [Edit(first.start, first.end, tokens)] + [Edit(o.start, o.end, []) for o in rest]
 
+    def op_set_key(self, flag: str, key: str, value: Any) -> list[Edit]:
+        """Set `key` inside a flag whose value is a JSON object or `k=v,...` pairs
+        (--attention-backend-config); a file path cannot be edited here (no edit)."""
+        text = self.value_of(value)
+        occs = self.occurrences(flag)
+        if not occs:
+            return [Edit(-1, -1, [flag, f"{key}={text}"])]
+        occ = occs[-1]
+        raw = " ".join(occ.values).strip()
+        if raw.startswith("{"):
+            try:
+                mapping = json.loads(raw)
+            except ValueError:
+                return []
+            mapping[key] = value if not isinstance(value, dict) else text
+            new = json.dumps(mapping, separators=(",", ":"))
+        elif "=" in raw:
+            pairs = [p for p in raw.split(",") if p.split("=", 1)[0].strip() != key]
+            new = ",".join([*pairs, f"{key}={text}"])
+        else:
+            return []
+        return [Edit(occ.start, occ.end, [f"{occ.option}={new}"] if occ.inline else [occ.option, new])]
+
     def op_set_env(self, name: str, value: Any) -> list[Edit]:
         return [Edit(ENV, ENV, [f"{name}={self.value_of(value)}"])]
 
@@ -133,6 +156,9 @@ class FixContext:
         if "remove_component" in op:
             spec = op["remove_component"]
             return self.op_remove_component(spec["flag"], spec["component"], spec.get("config_override"))
+        if "set_key" in op:
+            spec = op["set_key"]
+            return self.op_set_key(spec["flag"], spec["key"], spec["value"])
         if "set_env" in op:
             return self.op_set_env(op["set_env"]["name"], op["set_env"]["value"])
         if "strategy" in op:
