@@ -10,18 +10,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from h3doctor.argv import ParsedCommand, parse_command
+from h3doctor.conditions import evaluate, render
 from h3doctor.configfile import ConfigLoad, coerce, load_config
+from h3doctor.derivations import derive_all
 from h3doctor.families import FamilyMatch, match_family
 from h3doctor.fixes import FixContext, apply_edits
 from h3doctor.flagtable import FlagTable
 from h3doctor.hardware import HardwareFacts, apply_platform_override
-from h3doctor.inline_config import inline_config
-from h3doctor.layout import parallel_layout
-from h3doctor.resolve import Resolver, dit_runtime_backend, parse_component_backend_map
 from h3doctor.residency import H3_COMPONENTS, LAYERWISE_OFFLOAD
-from h3doctor.conditions import evaluate, render
-from h3doctor.derivations import derive_all
+from h3doctor.resolve import Resolver, dit_runtime_backend, parse_component_backend_map
 from h3doctor.ruleset import Rule
+from h3doctor.strategies import PARSE_KIND, STRATEGIES
 
 MAX_FIX_ROUNDS = 16
 RELEVANT_ENV = (
@@ -113,10 +112,6 @@ def _server_args(cmd: ParsedCommand, config: ConfigLoad | None, table: FlagTable
     return args, explicit
 
 
-_PARSE_KIND = {"ambiguous": "argparse", "arity": "argparse", "invalid_value": "argparse"}
-_BOOLEAN_WORDS = {"1": "true", "yes": "true", "on": "true", "y": "true", "0": "false", "no": "false", "off": "false", "n": "false"}
-
-
 _BACKEND_ALIASES = {"fa3": "fa", "fa4": "fa", "flash": "fa", "flash_attn": "fa", "flashattention": "fa",
                     "flash_attention": "fa", "sage": "sage_attn", "sdpa": "torch_sdpa", "torch": "torch_sdpa",
                     "xformers": "torch_sdpa", "cudnn_sdpa": "torch_cudnn_sdpa", "cudnn": "torch_cudnn_sdpa"}
@@ -181,7 +176,7 @@ def _context(cmd, config, family, hw, env, resolver, intent) -> dict[str, Any]:
     ctx.update({f"env.{k}": env.get(k) for k in RELEVANT_ENV})
     ctx.update({f"intent.{k}": v for k, v in intent.items()})
     for p in cmd.problems:
-        kind = _PARSE_KIND.get(p.kind, p.kind)
+        kind = PARSE_KIND.get(p.kind, p.kind)
         ctx.setdefault(f"parse.{kind}", []).append(p.message)
         ctx.setdefault(f"parse.{kind}_message", p.message)
     if family.family is not None:
@@ -267,72 +262,6 @@ def evaluate_launch(tokens: list[str], hw: HardwareFacts, rules: list[Rule], tab
     findings.sort(key=lambda f: (f.order, f.rule.id))
     effective = dict(resolver.a) if resolver else {}
     return Evaluation(cmd, family, hw, ctx, findings, config, effective)
-
-
-STRATEGIES = {"parallel_layout": parallel_layout}
-
-
-def _strategy_drop_unrecognized(fx: FixContext):
-    from h3doctor.fixes import Edit
-
-    edits = []
-    for p in fx.cmd.problems:
-        if p.kind == "unrecognized":
-            edits.append(Edit(p.start, p.end, [p.suggestion] + fx.cmd.args[p.start + 1 : p.end] if p.suggestion and p.suggestion.startswith("--") else []))
-    return edits
-
-
-def _strategy_expand_abbreviation(fx: FixContext):
-    from h3doctor.fixes import Edit
-
-    edits = []
-    for p in fx.cmd.problems:
-        if p.kind == "abbreviation" and p.suggestion:
-            head = fx.cmd.args[p.start]
-            tail = head.split("=", 1)[1:] if "=" in head else []
-            edits.append(Edit(p.start, p.start + 1, [p.suggestion + ("=" + tail[0] if tail else "")]))
-    return edits
-
-
-def _strategy_drop_parse_error(fx: FixContext):
-    """A4/A5: map yes/no/0/1 to true/false for booleans; drop other unparseable flags."""
-    from h3doctor.fixes import Edit
-
-    edits = []
-    for p in fx.cmd.problems:
-        if p.kind == "invalid_boolean":
-            raw = fx.cmd.args[p.end - 1].split("=", 1)[-1]
-            word = _BOOLEAN_WORDS.get(raw.strip().lower())
-            option = fx.cmd.args[p.start].split("=", 1)[0]
-            edits.append(Edit(p.start, p.end, [option, word] if word else []))
-        elif p.kind == "ambiguous" and p.option == "--model":
-            # the dispatcher read it as the model path: spell that out
-            head = fx.cmd.args[p.start]
-            edits.append(Edit(p.start, p.start + 1, ["--model-path" + head[len("--model"):]]))
-        elif p.kind in _PARSE_KIND:
-            edits.append(Edit(p.start, p.end, []))
-    return edits
-
-
-STRATEGIES["drop_parse_error"] = _strategy_drop_parse_error
-
-
-def _strategy_override_config_types(fx: FixContext):
-    """Give each mistyped --config value on the command line, where argparse converts it (the CLI wins)."""
-    edits = []
-    for mismatch in fx.context.get("config.type_mismatches") or []:
-        key = mismatch.split(":", 1)[0]
-        flag = fx.table.primary_option(key)
-        value = fx.context.get(f"args.{key}")
-        if flag and value is not None:
-            edits += fx.op_set(flag, value)
-    return edits
-
-
-STRATEGIES["override_config_types"] = _strategy_override_config_types
-STRATEGIES["inline_config"] = inline_config
-STRATEGIES["drop_unrecognized"] = _strategy_drop_unrecognized
-STRATEGIES["expand_abbreviation"] = _strategy_expand_abbreviation
 
 
 def check(tokens: list[str], hw: HardwareFacts, rules: list[Rule], table: FlagTable, env: dict[str, str],

@@ -12,13 +12,13 @@ import json
 import os
 from typing import Any, Callable
 
-from h3doctor.resolve import ATTENTION_BACKENDS
 from h3doctor.residency import (
     COMPONENT_OFFLOAD,
     LAYERWISE_OFFLOAD,
     SNAPSHOT_OFFLOAD,
     canonical_mode,
 )
+from h3doctor.resolve import ATTENTION_BACKENDS
 
 ATTENTION_ROLES = ("cross", "self")  # configs/attention_roles.py:15-17
 RETIRED_ARGS = {  # server_args.py:3814-3825, in sglang's order

@@ -1,0 +1,78 @@
+"""The named fix strategies rule files can ask for (`fix: [{strategy: NAME}]`).
+
+Each takes the FixContext of one failing rule and returns edits to the user's command. They are
+code because what they do depends on the command's problems, not on one flag: what argparse
+rejected, which words sglang did not recognise, which layout fits the GPUs.
+"""
+
+from __future__ import annotations
+
+from h3doctor.fixes import Edit, FixContext, Strategy
+from h3doctor.inline_config import inline_config
+from h3doctor.layout import parallel_layout
+
+# argv.py problem kinds that rule H3D010 reports together, as argparse's own errors
+PARSE_KIND = {"ambiguous": "argparse", "arity": "argparse", "invalid_value": "argparse"}
+_BOOLEAN_WORDS = {"1": "true", "yes": "true", "on": "true", "y": "true", "0": "false", "no": "false", "off": "false", "n": "false"}
+
+
+
+
+def _strategy_drop_unrecognized(fx: FixContext):
+    edits = []
+    for p in fx.cmd.problems:
+        if p.kind == "unrecognized":
+            edits.append(Edit(p.start, p.end, [p.suggestion] + fx.cmd.args[p.start + 1 : p.end] if p.suggestion and p.suggestion.startswith("--") else []))
+    return edits
+
+
+def _strategy_expand_abbreviation(fx: FixContext):
+    edits = []
+    for p in fx.cmd.problems:
+        if p.kind == "abbreviation" and p.suggestion:
+            head = fx.cmd.args[p.start]
+            tail = head.split("=", 1)[1:] if "=" in head else []
+            edits.append(Edit(p.start, p.start + 1, [p.suggestion + ("=" + tail[0] if tail else "")]))
+    return edits
+
+
+def _strategy_drop_parse_error(fx: FixContext):
+    """A4/A5: map yes/no/0/1 to true/false for booleans; drop other unparseable flags."""
+    edits = []
+    for p in fx.cmd.problems:
+        if p.kind == "invalid_boolean":
+            raw = fx.cmd.args[p.end - 1].split("=", 1)[-1]
+            word = _BOOLEAN_WORDS.get(raw.strip().lower())
+            option = fx.cmd.args[p.start].split("=", 1)[0]
+            edits.append(Edit(p.start, p.end, [option, word] if word else []))
+        elif p.kind == "ambiguous" and p.option == "--model":
+            # the dispatcher read it as the model path: spell that out
+            head = fx.cmd.args[p.start]
+            edits.append(Edit(p.start, p.start + 1, ["--model-path" + head[len("--model"):]]))
+        elif p.kind in PARSE_KIND:
+            edits.append(Edit(p.start, p.end, []))
+    return edits
+
+
+
+
+def _strategy_override_config_types(fx: FixContext):
+    """Give each mistyped --config value on the command line, where argparse converts it (the CLI wins)."""
+    edits = []
+    for mismatch in fx.context.get("config.type_mismatches") or []:
+        key = mismatch.split(":", 1)[0]
+        flag = fx.table.primary_option(key)
+        value = fx.context.get(f"args.{key}")
+        if flag and value is not None:
+            edits += fx.op_set(flag, value)
+    return edits
+
+
+STRATEGIES: dict[str, Strategy] = {
+    "parallel_layout": parallel_layout,
+    "inline_config": inline_config,
+    "drop_unrecognized": _strategy_drop_unrecognized,
+    "expand_abbreviation": _strategy_expand_abbreviation,
+    "drop_parse_error": _strategy_drop_parse_error,
+    "override_config_types": _strategy_override_config_types,
+}
