@@ -4,8 +4,8 @@
 Maintainer tool (see README.md beside this file). Run it with the Python that has h3doctor
 installed; it drives a throwaway venv that has the sglang wheel:
 
-    python tools/conformance/record.py --venv /tmp/flagvenv \\
-        --wheel /tmp/sgl/sglang-0.5.23-cp311-cp311-manylinux_2_34_x86_64.whl
+    python tools/conformance/record.py --venv $VENV \\
+        --wheel path/to/sglang-0.5.23-cp311-cp311-manylinux_2_34_x86_64.whl
 
 writes tests/conformance/sglang-0.5.23.jsonl (the cases and sglang's verdicts) and
 tests/conformance/sglang-0.5.23-corrected.jsonl (h3doctor's corrected command for every case
@@ -58,6 +58,25 @@ def _load_extract():
 
 class _BootstrapDone(Exception):
     pass
+
+
+_PATH_OPTIONS = {"--venv": "VENV", "--wheel": "WHEEL", "--log-dir": "LOG_DIR", "--output": "OUTPUT"}
+
+
+def _portable(argv: list[str]) -> list[str]:
+    """The command as recorded in the goldens: this machine's paths replaced by placeholders."""
+    out, i = [], 0
+    while i < len(argv):
+        opt = argv[i].split("=", 1)[0]
+        if opt in _PATH_OPTIONS:
+            out.append(f"{opt}={_PATH_OPTIONS[opt]}" if "=" in argv[i] else opt)
+            if "=" not in argv[i]:
+                out.append(_PATH_OPTIONS[opt])
+                i += 1
+        else:
+            out.append(argv[i])
+        i += 1
+    return out
 
 
 def ensure_venv(venv: str, sglang_version: str, wheel: str | None) -> Path:
@@ -279,9 +298,9 @@ def drift(other: Path, against: Path, show_messages: bool) -> int:
 # --------------------------------------------------------------------------
 
 def main(argv: list[str] | None = None) -> int:
-    argv_used = ["python", "tools/conformance/record.py", *(sys.argv[1:] if argv is None else argv)]
+    argv_used = ["python", "tools/conformance/record.py", *_portable(sys.argv[1:] if argv is None else argv)]
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--venv", default="/tmp/flagvenv", help="throwaway venv with the sglang wheel (created if missing)")
+    ap.add_argument("--venv", default=str(Path(tempfile.gettempdir()) / "h3doctor-sglang-venv"), help="throwaway venv with the sglang wheel (created if missing)")
     ap.add_argument("--wheel", help="sglang wheel to install into a new venv (else pip download)")
     ap.add_argument("--sglang-version", default=None, help="default: from --wheel, else 0.5.23")
     ap.add_argument("--seed", type=int, default=casegen.DEFAULT_SEED)

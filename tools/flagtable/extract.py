@@ -10,8 +10,8 @@ derived from the live objects is written.
 Typical use (see README.md beside this file):
 
     python3 tools/flagtable/extract.py \
-        --wheel /tmp/sgl/sglang-0.5.23-cp311-cp311-manylinux_2_34_x86_64.whl \
-        --venv /tmp/flagvenv \
+        --wheel path/to/sglang-0.5.23-cp311-cp311-manylinux_2_34_x86_64.whl \
+        --venv $VENV \
         --output h3doctor/flagdata/sglang-0.5.23.json
 
 With --venv the tool creates/updates that venv, installs the wheel with
