@@ -27,6 +27,22 @@ class ConfigLoad:
     type_mismatches: list[str] = field(default_factory=list)  # "key: 'value' (str, sglang expects int)"
 
 
+def read_json_or_yaml(path: str) -> Any:
+    """json.load for .json, yaml.safe_load otherwise, as sglang reads --config and
+    --attention-backend-config files. Any failure is a ValueError naming the file (and line)."""
+    import yaml
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh) if path.endswith(".json") else yaml.safe_load(fh)
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise ValueError(f"cannot parse {path}: {exc}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1})" if mark is not None else ""
+        raise ValueError(f"cannot parse {path}{where}: {getattr(exc, 'problem', exc)}") from None
+
+
 def load_config(path: str, *, known_fields: set[str], boolean_fields: set[str], removed: tuple[str, ...],
                 numeric_fields: dict[str, str] | None = None) -> ConfigLoad:
     load = ConfigLoad(path)
@@ -41,20 +57,9 @@ def load_config(path: str, *, known_fields: set[str], boolean_fields: set[str], 
         load.error, load.error_kind = "config file is larger than 4 MiB; h3doctor did not read it", "too_large"
         return load
     try:
-        with open(path, encoding="utf-8") as fh:
-            if path.endswith(".json"):
-                data = json.load(fh)
-            else:
-                import yaml
-
-                data = yaml.safe_load(fh)
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        load.error, load.error_kind = f"cannot parse {path}: {exc}", "malformed"
-        return load
-    except Exception as exc:  # yaml.YAMLError without importing yaml eagerly
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (line {mark.line + 1})" if mark is not None else ""
-        load.error, load.error_kind = f"cannot parse {path}{where}: {getattr(exc, 'problem', exc)}", "malformed"
+        data = read_json_or_yaml(path)
+    except ValueError as exc:
+        load.error, load.error_kind = str(exc), "malformed"
         return load
     if not isinstance(data, dict):
         # from_cli_args merges {**config, **cli} (server_args.py:3717): anything but a mapping

@@ -12,6 +12,7 @@ import json
 import os
 from typing import Any
 
+from h3doctor.configfile import read_json_or_yaml
 from h3doctor.families import Family
 from h3doctor.hardware import HardwareFacts
 from h3doctor.residency import (
@@ -97,20 +98,12 @@ def parse_attention_backend_config(value: Any) -> tuple[dict[str, Any], str | No
     if isinstance(value, dict):
         return value, None
     text = str(value)
-    if os.path.isfile(text) and text.endswith((".json", ".yaml", ".yml")):
+    if os.path.isfile(text) and text.endswith((".json", ".yaml", ".yml")):  # a file first (server_args.py:2102)
         try:
-            with open(text, encoding="utf-8") as fh:
-                if text.endswith(".json"):
-                    loaded = json.load(fh)
-                else:
-                    import yaml
-
-                    loaded = yaml.safe_load(fh)
-            return (loaded if isinstance(loaded, dict) else {}), None
-        except (OSError, ValueError, UnicodeDecodeError) as exc:
+            loaded = read_json_or_yaml(text)
+        except ValueError as exc:
             return {}, f"Could not parse attention backend config: {text} ({exc})"
-        except Exception as exc:  # yaml.YAMLError
-            return {}, f"Could not parse attention backend config: {text} ({exc})"
+        return (loaded if isinstance(loaded, dict) else {}), None
     try:
         loaded = json.loads(text)
         if isinstance(loaded, dict):
