@@ -168,6 +168,7 @@ class Resolver:
             self._auto_default_layerwise()
             self._auto_residency_after_offload()
             self._replace_cpu_offload_with_layerwise()
+        self._warmup()
         self._parallelism()
         self._attention_backend()
         self._platform_specific()
@@ -315,6 +316,21 @@ class Resolver:
                 changed = True
         if changed:
             self.a["layerwise_offload_components"] = components
+
+    def _warmup(self) -> None:
+        """server_args.py:1560-1600 (the mode's validity is rule H3D110's business)."""
+        a = self.a
+        if a.get("enable_torch_compile") and a.get("warmup_mode") is None:
+            a["warmup_mode"] = "server"
+        if (a.get("warmup_resolutions") is not None or a.get("warmup_num_frames") is not None) and a.get("warmup_mode") in (None, "off"):
+            a["warmup_mode"] = "request"
+        monolithic = str(a.get("disagg_role") or "monolithic") == "monolithic"
+        if a.get("enable_breakable_cuda_graph") and monolithic and not a.get("comfyui_mode"):
+            a["warmup_mode"] = "server"  # BCG captures its graphs during the server warmup
+        if not monolithic and a.get("warmup_mode") == "server":
+            a["warmup_mode"] = "request"
+        if a.get("warmup_mode") is None:
+            a["warmup_mode"] = "off"
 
     def _parallelism(self) -> None:
         """server_args.py:1660-1790 (catalog 1.4). H3* never auto-enable CFG parallel."""

@@ -106,3 +106,36 @@ def test_drift_report_lists_changed_verdicts(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "1 changed verdict" in out and "g1 [1xH200]" in out and "g2" not in out
     assert record.drift(old, old, show_messages=True) == 0
+
+
+def test_effective_configuration_matches_sglang_on_accepted_launches():
+    """For every launch sglang accepted, h3doctor resolves the same configuration: parallel
+    layout, attention backends (after the model hook's own defaults), per-component residency
+    (auto-tuner, 120 GiB rule, MPS defaults), quantization, compile, warmup and config class."""
+    from h3doctor.check import evaluate_launch
+
+    doctor = compare.Doctor(VERSION)
+    _, records = compare.read_jsonl(compare.goldens_path(VERSION))
+    mismatches, judged = [], 0
+    for rec in records:
+        if not rec.get("ok") or rec.get("env") or "resolved" not in rec:
+            continue
+        judged += 1
+        with compare.case_files(rec.get("files")):
+            ev = evaluate_launch(["sglang", "serve", *rec["argv"]], doctor.profile(rec["profile"]), doctor.rules,
+                                 doctor.table, {})
+        a, ctx = ev.effective, ev.context
+        ours = {
+            "attention_backend": a.get("attention_backend"), "component_attention_backends": a.get("component_attention_backends"),
+            "performance_mode": a.get("performance_mode"), "num_gpus": a.get("num_gpus"), "tp": a.get("tp_size"),
+            "sp": a.get("sp_degree"), "ulysses": a.get("ulysses_degree"), "ring": a.get("ring_degree"), "dp": a.get("dp_size"),
+            "cfg_parallel": bool(a.get("enable_cfg_parallel")), "residency": ctx.get("derived.residency"),
+            "quantization": a.get("quantization"), "torch_compile": a.get("enable_torch_compile"),
+            "warmup_mode": a.get("warmup_mode"),
+            "pipeline_config": ev.family.family.config_class if ev.family.family else None,
+        }
+        for key, theirs in rec["resolved"].items():
+            if key in ours and ours[key] != theirs:
+                mismatches.append(f"{rec['id']} [{rec['profile']}] {key}: sglang {theirs!r}, h3doctor {ours[key]!r}")
+    assert judged >= 400
+    assert mismatches == [], "\n".join(mismatches[:50])
