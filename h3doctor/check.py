@@ -179,6 +179,12 @@ def _context(cmd, config, family, hw, env, resolver, intent) -> dict[str, Any]:
         kind = PARSE_KIND.get(p.kind, p.kind)
         ctx.setdefault(f"parse.{kind}", []).append(p.message)
         ctx.setdefault(f"parse.{kind}_message", p.message)
+        # argparse classifies every option before it consumes any value, so an ambiguous
+        # abbreviation is met first; the others in argv order (parse_known_args)
+        position = -1 if p.kind == "ambiguous" else p.start
+        if position < ctx.get(f"parse.{kind}_position", float("inf")):
+            ctx[f"parse.{kind}_position"] = position
+            ctx[f"parse.{kind}_message"] = p.message
     if family.family is not None:
         ctx["derived.config_class"] = family.family.config_class
     if config is not None:
@@ -259,7 +265,7 @@ def evaluate_launch(tokens: list[str], hw: HardwareFacts, rules: list[Rule], tab
         severity = rule.severity if verdict else "warning"
         unknown = sorted(unknowns) if verdict is None else []
         findings.append(Finding(rule, render(rule.message, ctx), severity, rule.order_for(key), unknown))
-    findings.sort(key=lambda f: (f.order, f.rule.id))
+    findings.sort(key=lambda f: (f.order, ctx.get(f.rule.position, 0) if f.rule.position else 0, f.rule.id))
     effective = dict(resolver.a) if resolver else {}
     return Evaluation(cmd, family, hw, ctx, findings, config, effective)
 

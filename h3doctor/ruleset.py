@@ -52,6 +52,7 @@ class Rule:
     examples: tuple[dict[str, Any], ...]
     path: str
     raw: dict[str, Any]
+    position: str | None = None
 
     def order_for(self, family: str | None) -> int:
         return self.order_by_family.get(family or "", self.order)
@@ -148,6 +149,7 @@ def _rule_from(data: dict[str, Any], path: Path) -> Rule:
         when=data["when"], message=data["message"], why=data["why"],
         fix=None if fix == "none" else tuple(fix), fix_note=data.get("fix_note", ""),
         gives_up=data.get("gives_up", ""), examples=tuple(data["examples"]), path=str(path), raw=data,
+        position=data.get("position"),
     )
 
 
