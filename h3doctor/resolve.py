@@ -168,6 +168,10 @@ class Resolver:
             self._auto_default_layerwise()
             self._auto_residency_after_offload()
             self._replace_cpu_offload_with_layerwise()
+        if self.a.get("enable_breakable_cuda_graph") is None:
+            # server_args.py:830-833: the default is on only for pipelines that opt in, and H3*
+            # list none (bcg_default_pipeline_class_names is empty)
+            self.a["enable_breakable_cuda_graph"] = False
         self._warmup()
         self._parallelism()
         self._attention_backend()
