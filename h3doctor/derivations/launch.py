@@ -44,11 +44,16 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+_FAILED: list[str] = []  # derivations that raised during the current derive() call
+
+
 def _safe(fn: Callable[..., Any], *args: Any, default: Any = None) -> Any:
-    """Run one derivation; a value of an unexpected type (a --config surprise) yields the default."""
+    """Run one derivation; a value of an unexpected type (a --config surprise) yields the default.
+    The failure is not silent: derive() reports it, and rule H3D991 says what could not be checked."""
     try:
         return fn(*args)
-    except Exception:  # noqa: BLE001 - a derivation must never break the check
+    except Exception as exc:  # noqa: BLE001 - a derivation must never break the check
+        _FAILED.append(f"{fn.__name__.lstrip('_')}: {type(exc).__name__}: {exc}")
         return default
 
 
@@ -500,7 +505,14 @@ def _m11_probe(t: str | None, valid: bool, hw: Any) -> tuple[str | None, bool]:
     return None, False  # MPS and CPU resolve every backend to torch_sdpa
 
 
+def _numa_node_count(a: dict[str, Any]) -> int | None:
+    """C21 takes len(numa_node) (server_args.py:4121); a --config scalar raises TypeError there too."""
+    numa = a.get("numa_node")
+    return None if numa is None else len(numa)
+
+
 def derive(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
+    _FAILED.clear()
     a = r.a
     out: dict[str, Any] = {}
 
@@ -561,8 +573,7 @@ def derive(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     out["derived.component_direct_gpu_bad"] = component
     nnodes = a.get("nnodes")
     out["derived.local_num_gpus"] = a["num_gpus"] // nnodes if _is_int(nnodes) and nnodes > 0 and _is_int(a.get("num_gpus")) else None
-    numa = a.get("numa_node")
-    out["derived.numa_node_count"] = len(numa) if isinstance(numa, (list, tuple)) else None
+    out["derived.numa_node_count"] = _safe(_numa_node_count, a)
     out["derived.hsdp_error"] = _safe(_hsdp_error, a)
     out["derived.dp_size_error"] = _dp_size_error(a)
     out["derived.batching_error"] = _safe(_batching_error, a)
@@ -589,5 +600,6 @@ def derive(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     out["derived.string_false_keys"] = out["derived.config_string_false_keys"] + [
         f"attention_backend_config.{k}" for k in false_keys
     ]
+    out["derived.derivation_errors"] = list(_FAILED)
     return out
 
