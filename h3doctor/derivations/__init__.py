@@ -15,7 +15,16 @@ MODULES = (launch, runtime, checkpoint)
 
 
 def derive_all(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
+    """Every module's values; a module that fails is reported (rule H3D991), never silent."""
     out: dict[str, Any] = {}
+    errors: list[str] = []
     for module in MODULES:
-        out.update(module.derive(r, hw, {**ctx, **out}))
+        try:
+            values = module.derive(r, hw, {**ctx, **out})
+        except Exception as exc:  # noqa: BLE001 - one module's surprise must not hide the others
+            errors.append(f"{module.__name__.rsplit('.', 1)[-1]}: {type(exc).__name__}: {exc}")
+            continue
+        errors += values.pop("derived.derivation_errors", [])
+        out.update(values)
+    out["derived.derivation_errors"] = errors
     return out
