@@ -74,16 +74,17 @@ class HardwareFacts:
 
 def builtin_profile_names() -> list[str]:
     return sorted(
-        p.name.removesuffix(".yaml")
+        p.name.removesuffix(".json")
         for p in resources.files("h3doctor.profiles").iterdir()
-        if p.name.endswith(".yaml")
+        if p.name.endswith(".json")
     )
 
 
 def _read_profile_text(name_or_path: str) -> tuple[str, str]:
-    builtin = resources.files("h3doctor.profiles").joinpath(f"{name_or_path}.yaml")
+    # built-in profiles are JSON so that a check on one never imports a YAML parser
+    builtin = resources.files("h3doctor.profiles").joinpath(f"{name_or_path}.json")
     if "/" not in name_or_path and builtin.is_file():
-        return builtin.read_text(encoding="utf-8"), f"builtin:{name_or_path}"
+        return builtin.read_text(encoding="utf-8"), f"builtin:{name_or_path}.json"
     path = Path(name_or_path)
     if not path.is_file():
         names = ", ".join(builtin_profile_names())
@@ -104,14 +105,21 @@ def load_profile(name_or_path: str) -> HardwareFacts:
 
 
 def _parse_profile(text: str, origin: str) -> dict[str, Any]:
-    import yaml
+    if origin.endswith(".json"):
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            line = getattr(exc, "lineno", None)
+            raise UsageError(f"malformed profile: {exc}", location=f"{origin}:{line}" if line else origin) from None
+    else:
+        import yaml
 
-    try:
-        data = json.loads(text) if origin.endswith(".json") else yaml.safe_load(text)
-    except (ValueError, yaml.YAMLError) as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{origin}:{mark.line + 1}" if mark is not None else origin
-        raise UsageError(f"malformed profile: {getattr(exc, 'problem', None) or exc}", location=where) from None
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            where = f"{origin}:{mark.line + 1}" if mark is not None else origin
+            raise UsageError(f"malformed profile: {getattr(exc, 'problem', None) or exc}", location=where) from None
     if not isinstance(data, dict):
         raise UsageError("a profile must be a mapping of fact names to values", location=origin)
     return data

@@ -13,18 +13,14 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from h3doctor.conditions import paths_of, placeholders
 from h3doctor.errors import RuleFileError
 from h3doctor.paths import cache_dir
-from h3doctor.yamlpos import yaml_line
 
 RULES_DIR_ENV = "H3DOCTOR_RULES_DIR"
 MAX_RULE_FILE_BYTES = 256 * 1024
 _CONTEXT_ROOTS = ("args", "hw", "env", "derived", "parse", "events", "intent", "config", "family", "entry", "explicit")
 
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @dataclass(frozen=True)
@@ -106,11 +102,16 @@ def rules_dir() -> Path:
 
 
 def _load_file(path: Path, validator: Any) -> Rule:
+    # PyYAML is imported only here, on a rules-cache miss: a cached check never pays for it
+    import yaml
+
+    from h3doctor.yamlpos import yaml_line
+
     if path.stat().st_size > MAX_RULE_FILE_BYTES:
         raise RuleFileError("rule file is larger than 256 KiB", location=str(path))
     text = path.read_text(encoding="utf-8")
     try:
-        data = yaml.load(text, Loader=_Loader)
+        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark else str(path)
@@ -128,6 +129,8 @@ def _load_file(path: Path, validator: Any) -> Rule:
 
 
 def _check_paths(path: Path, text: str, data: dict[str, Any]) -> None:
+    from h3doctor.yamlpos import yaml_line
+
     used = paths_of(data["when"]) + placeholders(data["message"])
     for p in used:
         if p.split(".")[0] not in _CONTEXT_ROOTS:
