@@ -189,14 +189,28 @@ def main() -> None:
     except KeyboardInterrupt:
         sys.exit(130)
     except Exception as exc:  # click usage errors and anything unexpected
-        import click
-
-        if isinstance(exc, click.exceptions.ClickException):
+        click_error, abort = _click_exception_types()
+        if isinstance(exc, click_error):
             exc.show()
-            sys.exit(int(ExitCode.USAGE))
-        if isinstance(exc, click.exceptions.Abort):
+            sys.exit(int(getattr(exc, "exit_code", ExitCode.USAGE) or 0))
+        if isinstance(exc, abort):
             sys.exit(130)
         if os.environ.get("H3DOCTOR_DEBUG"):
             raise
         sys.stderr.write(f"internal error: {type(exc).__name__}: {exc}\n(set H3DOCTOR_DEBUG=1 for the traceback)\n")
         sys.exit(int(ExitCode.INTERNAL))
+
+
+def _click_exception_types() -> tuple[tuple[type, ...], tuple[type, ...]]:
+    """Typer 0.26+ vendors click as typer._click; older Typer uses click itself."""
+    errors: list[type] = []
+    aborts: list[type] = []
+    for name in ("typer._click.exceptions", "click.exceptions"):
+        try:
+            module = __import__(name, fromlist=["ClickException", "Abort"])
+        except ImportError:
+            continue
+        errors.append(module.ClickException)
+        if hasattr(module, "Abort"):
+            aborts.append(module.Abort)
+    return tuple(errors), tuple(aborts)

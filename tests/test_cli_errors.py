@@ -95,3 +95,12 @@ def test_no_fix_still_fixes_the_rest_and_shows_the_nearest_launch(cli):
     assert data["nearest_argv"] == ["sglang", "serve", "MiniMaxAI/MiniMax-H3", "--num-gpus", "1", "--ring-degree", "1",
                                     "--model-variant", "hybrid"]
     assert any(g.startswith("H3D405") for g in data["gives_up"])
+
+
+def test_bad_h3doctor_options_are_usage_errors(cli):
+    for args in (("check", "--format", "xml", "--", "sglang", "serve", "MiniMaxAI/MiniMax-H3"),
+                 ("check", "--profile", "4xH200", "--request-steps", "abc", "--", "sglang", "serve", "MiniMaxAI/MiniMax-H3"),
+                 ("rule",)):
+        code, _, err = cli(*args, json_output=False)
+        assert code == 2, (args, err)
+        assert "Error:" in err and "Traceback" not in err and "internal error" not in err
