@@ -298,4 +298,10 @@ def derive(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
         "task": "t2va", "width": 1344, "height": 768, "fps": 24, "frame_count": 124,
         "num_inference_steps": 50, "flow_shift": 12.0, "audio_flow_shift": 3.0,
     }  # release_metadata.py:25-34
+    # L25 (derived in the catalog): a role-qualified transformer override is never applied, because
+    # the H3 DiT picks its attention lazily and records no per-role selection at load (selector.py:223)
+    out["derived.transformer_role_overrides"] = sorted(
+        f"{k}={v}" for k, v in (a.get("component_attention_backends") or {}).items()
+        if str(k).startswith("transformer.")
+    )
     return out
