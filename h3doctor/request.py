@@ -29,7 +29,7 @@ class CheckRequest:
 def run(request: CheckRequest) -> CheckResult:
     from h3doctor.check import check
     from h3doctor.flagtable import DEFAULT_SGLANG_VERSION, load_flag_table
-    from h3doctor.ruleset import load_rules
+    from h3doctor.ruleset import load_rules, version_in_range
 
     tokens, env, profile, version, intent = list(request.tokens), dict(os.environ), request.profile, request.sglang_version, dict(request.intent)
     if request.recipe:
@@ -48,6 +48,9 @@ def run(request: CheckRequest) -> CheckResult:
     hw = _hardware(profile, tokens, env, request.use_probe_cache)
     table = load_flag_table(version or DEFAULT_SGLANG_VERSION)
     rules = load_rules(Path(request.rules_dir) if request.rules_dir else None)
+    if not any(version_in_range(table.sglang_version, r.versions) for r in rules):
+        # a release with a parser table but no verified rules would pass everything: refuse
+        raise UsageError(f"no rule is verified for sglang {table.sglang_version}; h3doctor cannot judge that release yet")
     return check(tokens, hw, rules, table, env, intent)
 
 

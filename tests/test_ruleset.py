@@ -82,3 +82,11 @@ def test_cli_exit_code_for_a_malformed_rule_dir(tmp_path, cli):
     (target / "H3D305.yaml").write_text("id: H3D305\n")
     code, out, err = cli("check", "--rules-dir", str(target), "--profile", "4xH200", "--", "sglang", "serve", "MiniMaxAI/MiniMax-H3")
     assert code == 2 and "H3D305.yaml" in err and "Traceback" not in err
+
+
+def test_a_release_without_verified_rules_is_refused(tmp_path, cli):
+    target = _copy_rules(tmp_path)
+    for path in target.glob("*.yaml"):
+        path.write_text(path.read_text().replace('versions: "==0.5.23"', 'versions: "==0.5.99"'))
+    code, _, err = cli("check", "--rules-dir", str(target), "--profile", "4xH200", "--", "sglang", "serve", "MiniMaxAI/MiniMax-H3")
+    assert code == 2 and "no rule is verified for sglang 0.5.23" in err
