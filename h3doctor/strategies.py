@@ -68,6 +68,19 @@ def _strategy_override_config_types(fx: FixContext):
     return edits
 
 
+def _strategy_drop_layerwise_unsupported(fx: FixContext):
+    """Drop the words naming non-layerwise components from --layerwise-offload-components (L24)."""
+    bad = set(fx.context.get("derived.layerwise_unsupported_components") or ())
+    edits = []
+    for occ in fx.occurrences("--layerwise-offload-components"):
+        kept = [w for v in occ.values for w in v.split(",") if w.strip() and w.strip().lower() not in bad]
+        if len(kept) == sum(len([w for w in v.split(",") if w.strip()]) for v in occ.values):
+            continue
+        tokens = ([f"{occ.option}={','.join(kept)}"] if occ.inline else [occ.option, *kept]) if kept else []
+        edits.append(Edit(occ.start, occ.end, tokens))
+    return edits
+
+
 STRATEGIES: dict[str, Strategy] = {
     "parallel_layout": parallel_layout,
     "inline_config": inline_config,
@@ -75,4 +88,5 @@ STRATEGIES: dict[str, Strategy] = {
     "expand_abbreviation": _strategy_expand_abbreviation,
     "drop_parse_error": _strategy_drop_parse_error,
     "override_config_types": _strategy_override_config_types,
+    "drop_layerwise_unsupported": _strategy_drop_layerwise_unsupported,
 }

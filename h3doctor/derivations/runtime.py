@@ -304,4 +304,10 @@ def derive(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
         f"{k}={v}" for k, v in (a.get("component_attention_backends") or {}).items()
         if str(k).startswith("transformer.")
     )
+    # L24: the H3 pipeline also loads `processor` and `tokenizer` (minimax_h3_pipeline.py:45-56),
+    # which are not layerwise-offloadable modules; selecting one explicitly fails after the download
+    # (layerwise_offload.py:3566-3575). Other unknown names are simply never loaded.
+    chosen = set(normalize_layerwise(a.get("layerwise_offload_components")) or ()) if "layerwise_offload_components" in explicit else set()
+    chosen |= {c for c, mode in (a.get("component_residency") or {}).items() if mode == LAYERWISE_OFFLOAD}
+    out["derived.layerwise_unsupported_components"] = sorted(chosen & {"processor", "tokenizer"})
     return out
