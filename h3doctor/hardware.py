@@ -97,10 +97,15 @@ def _read_profile_text(name_or_path: str) -> tuple[str, str]:
         raise UsageError(f"cannot read profile: {exc}", location=str(path)) from None
 
 
+def profile_mapping(name_or_path: str) -> tuple[dict[str, Any], str]:
+    """The raw mapping of a built-in profile or a profile file, and where it came from."""
+    text, origin = _read_profile_text(name_or_path)
+    return _parse_profile(text, origin), origin
+
+
 def load_profile(name_or_path: str) -> HardwareFacts:
     """A built-in profile name (e.g. `4xH200`) or a YAML/JSON profile file."""
-    text, origin = _read_profile_text(name_or_path)
-    data = _parse_profile(text, origin)
+    data, origin = profile_mapping(name_or_path)
     return facts_from_mapping(data, origin)
 
 

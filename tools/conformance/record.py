@@ -112,12 +112,10 @@ def ensure_venv(venv: str, sglang_version: str, wheel: str | None) -> Path:
 # --------------------------------------------------------------------------
 
 def _profile_mapping(name: str) -> dict[str, Any]:
-    import yaml
-    from importlib import resources
+    from h3doctor.hardware import profile_mapping
 
-    data = yaml.safe_load(resources.files("h3doctor.profiles").joinpath(f"{name}.yaml").read_text())
-    data["name"] = name
-    return data
+    data, _ = profile_mapping(name)
+    return {**data, "name": name}
 
 
 def worker_env(tmp: Path) -> dict[str, str]:
