@@ -10,8 +10,5 @@ from h3doctor.safetensors_header import checkpoint_formats
 def derive(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     a = r.a
     path = (a.get("component_weights_paths") or {}).get("transformer") or a.get("transformer_weights_path")
-    formats, how = (None, "no transformer weights override") if not path else checkpoint_formats(str(path))
-    return {
-        "derived.transformer_weights_formats": sorted(formats) if formats is not None else None,
-        "derived.transformer_weights_inspection": how,
-    }
+    formats, _how = (None, "") if not path else checkpoint_formats(str(path))
+    return {"derived.transformer_weights_formats": sorted(formats) if formats is not None else None}

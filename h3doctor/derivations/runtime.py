@@ -225,8 +225,6 @@ def derive(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     paths = a.get("component_paths") or {}
     encoder = paths.get("text_encoder")
     size = _named_size_b(encoder)
-    out["derived.text_encoder_replacement"] = encoder
-    out["derived.text_encoder_named_size_b"] = size
     out["derived.text_encoder_needs_projection"] = (
         None if encoder is None or "conditioning_projection" in paths
         else ("yes" if size is not None and size < H3_TEXT_ENCODER_SIZE_B
