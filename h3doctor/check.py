@@ -87,11 +87,10 @@ def _server_args(cmd: ParsedCommand, config: ConfigLoad | None, table: FlagTable
     if config is not None and config.error is None:
         args.update(config.values)
         explicit |= set(config.values)
-        for mismatch in config.type_mismatches:  # reported by a rule; coerced so the check goes on
-            key = mismatch.split(":", 1)[0]
+        for key, expected in config.type_mismatches.items():  # reported by a rule; coerced so the check goes on
             if key in cmd.provided:
                 continue
-            converted = coerce(args[key], table.by_dest[key].type)
+            converted = coerce(args[key], expected)
             args[key] = table.default_of(key) if converted is None else converted
     cli = {k: v for k, v in cmd.provided.items() if k != "config"}
     args.update(cli)
@@ -200,7 +199,9 @@ def _context(cmd, config, family, hw, env, resolver, intent) -> dict[str, Any]:
             if isinstance(value, dict):
                 ctx[f"config.map.{key}"] = sorted(str(k).replace("-", "_") for k in value)
         # the command line wins over the file, so a value typed there is no longer mistyped
-        ctx["config.type_mismatches"] = [m for m in config.type_mismatches if m.split(":", 1)[0] not in cmd.provided]
+        mistyped = [key for key in config.type_mismatches if key not in cmd.provided]
+        ctx["config.mistyped_keys"] = mistyped
+        ctx["config.type_mismatches"] = [config.describe_mismatch(key) for key in mistyped]
     if resolved:  # last, so derivations can read every other root
         ctx.update(derive_all(resolver, hw, ctx))
     return ctx

@@ -24,7 +24,11 @@ class ConfigLoad:
     string_booleans: list[str] = field(default_factory=list)
     ignored_keys: list[str] = field(default_factory=list)
     removed_keys: list[str] = field(default_factory=list)
-    type_mismatches: list[str] = field(default_factory=list)  # "key: 'value' (str, sglang expects int)"
+    type_mismatches: dict[str, str] = field(default_factory=dict)  # key -> the type sglang expects (int/float)
+
+    def describe_mismatch(self, key: str) -> str:
+        value = self.values[key]
+        return f"{key}: {value!r} ({type(value).__name__}; sglang expects {self.type_mismatches[key]})"
 
 
 def read_json_or_yaml(path: str) -> Any:
@@ -74,7 +78,7 @@ def load_config(path: str, *, known_fields: set[str], boolean_fields: set[str], 
             load.string_booleans.append(key)
         expected = (numeric_fields or {}).get(key)
         if expected and not _is_number(value, expected):
-            load.type_mismatches.append(f"{key}: {value!r} ({type(value).__name__}; sglang expects {expected})")
+            load.type_mismatches[key] = expected
         if key not in known_fields:
             load.ignored_keys.append(key)
         load.values[key] = value

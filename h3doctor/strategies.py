@@ -16,8 +16,6 @@ PARSE_KIND = {"ambiguous": "argparse", "arity": "argparse", "invalid_value": "ar
 _BOOLEAN_WORDS = {"1": "true", "yes": "true", "on": "true", "y": "true", "0": "false", "no": "false", "off": "false", "n": "false"}
 
 
-
-
 def _strategy_drop_unrecognized(fx: FixContext):
     edits = []
     for p in fx.cmd.problems:
@@ -54,13 +52,10 @@ def _strategy_drop_parse_error(fx: FixContext):
     return edits
 
 
-
-
 def _strategy_override_config_types(fx: FixContext):
     """Give each mistyped --config value on the command line, where argparse converts it (the CLI wins)."""
     edits = []
-    for mismatch in fx.context.get("config.type_mismatches") or []:
-        key = mismatch.split(":", 1)[0]
+    for key in fx.context.get("config.mistyped_keys") or []:
         flag = fx.table.primary_option(key)
         value = fx.context.get(f"args.{key}")
         if flag and value is not None:
