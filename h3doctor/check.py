@@ -17,8 +17,7 @@ from h3doctor.families import FamilyMatch, match_family
 from h3doctor.fixes import FixContext, apply_edits
 from h3doctor.flagtable import FlagTable
 from h3doctor.hardware import HardwareFacts, apply_platform_override
-from h3doctor.residency import H3_COMPONENTS, LAYERWISE_OFFLOAD
-from h3doctor.resolve import Resolver, dit_runtime_backend, parse_component_backend_map
+from h3doctor.resolve import Resolver, parse_component_backend_map
 from h3doctor.ruleset import Rule
 from h3doctor.strategies import PARSE_KIND, STRATEGIES
 
@@ -111,57 +110,6 @@ def _server_args(cmd: ParsedCommand, config: ConfigLoad | None, table: FlagTable
     return args, explicit
 
 
-_BACKEND_ALIASES = {"fa3": "fa", "fa4": "fa", "flash": "fa", "flash_attn": "fa", "flashattention": "fa",
-                    "flash_attention": "fa", "sage": "sage_attn", "sdpa": "torch_sdpa", "torch": "torch_sdpa",
-                    "xformers": "torch_sdpa", "cudnn_sdpa": "torch_cudnn_sdpa", "cudnn": "torch_cudnn_sdpa"}
-
-
-def suggest_backend(name: Any) -> str:
-    """The valid backend a mistyped --attention-backend most likely meant (default: fa)."""
-    import difflib
-
-    from h3doctor.resolve import ATTENTION_BACKENDS
-
-    key = str(name).strip().lower().replace("-", "_")
-    if key in _BACKEND_ALIASES:
-        return _BACKEND_ALIASES[key]
-    if key in ATTENTION_BACKENDS:
-        return key
-    close = difflib.get_close_matches(key, ATTENTION_BACKENDS, n=1, cutoff=0.8)
-    return close[0] if close else "fa"
-
-
-def _derived(r: Resolver, hw: HardwareFacts) -> dict[str, Any]:
-    a = r.a
-    t, t_valid = r.transformer_backend()
-    dp, tp = a.get("dp_size"), a.get("tp_size")
-    cfg = a.get("cfg_parallel_degree") or 1
-    cfg_on = bool(a.get("enable_cfg_parallel"))
-    residency = {c: r.res.mode(c) for c in H3_COMPONENTS}
-    runtime = dit_runtime_backend(t if t_valid else None, hw)
-    return {
-        "derived.transformer_backend": t,
-        "derived.transformer_backend_valid": t_valid,
-        "derived.dit_backend": runtime,
-        "derived.fa_really_runs": dit_runtime_backend("fa", hw) == "fa" if hw.platform == "cuda" and hw.cc_major is not None else False,
-        "derived.residency": residency,
-        **{f"derived.residency_{c}": m for c, m in residency.items()},
-        "derived.mps_layerwise_missing": [c for c in H3_COMPONENTS if residency[c] != LAYERWISE_OFFLOAD],
-        "derived.dit_layerwise_selected": residency["transformer"] == LAYERWISE_OFFLOAD,
-        "derived.dp_tp_cfg": dp * tp * (cfg if cfg_on else 1),
-        "derived.cfg_factor_text": f" * {cfg}" if cfg_on else "",
-        # resolution already turned unset degrees into 1; an explicit 0 stays 0, as in sglang's C28
-        "derived.ring_x_ulysses": a.get("ring_degree") * a.get("ulysses_degree"),
-        "derived.world_needed": dp * cfg * a.get("sp_degree") * tp,
-        "derived.tp_local_heads": 56 // tp if tp and 56 % tp == 0 else None,
-        "derived.transformer_backend_upper": str(a.get("attention_backend")).strip().upper(),
-        # an f-string of AttentionBackendEnum prints name.lower() (platforms/interface.py:56-57)
-        "derived.transformer_backend_enum": t if t else "None",
-        "derived.attention_backend_suggestion": suggest_backend(a.get("attention_backend")),
-        "derived.abc_vdn_dense_smoke": bool((a.get("attention_backend_config") or {}).get("vdn_h3_dense_smoke")),
-    }
-
-
 def _context(cmd, config, family, hw, env, resolver, intent) -> dict[str, Any]:
     ctx: dict[str, Any] = {"family": family.family.key if family.family else None, "entry": cmd.entry}
     resolved = resolver is not None and "resolution_error" not in resolver.events
@@ -169,8 +117,6 @@ def _context(cmd, config, family, hw, env, resolver, intent) -> dict[str, Any]:
         ctx.update({f"args.{k}": v for k, v in resolver.a.items()})
         ctx.update({f"events.{k}": v for k, v in resolver.events.items()})
         ctx["explicit"] = sorted(resolver.explicit)
-    if resolved:
-        ctx.update(_derived(resolver, hw))
     ctx.update({f"hw.{k}": v for k, v in hw.as_dict().items()})
     ctx.update({f"env.{k}": env.get(k) for k in RELEVANT_ENV})
     ctx.update({f"intent.{k}": v for k, v in intent.items()})
@@ -184,8 +130,6 @@ def _context(cmd, config, family, hw, env, resolver, intent) -> dict[str, Any]:
         if position < ctx.get(f"parse.{kind}_position", float("inf")):
             ctx[f"parse.{kind}_position"] = position
             ctx[f"parse.{kind}_message"] = p.message
-    if family.family is not None:
-        ctx["derived.config_class"] = family.family.config_class
     if config is not None:
         ctx["config.path"] = config.path
         ctx["config.error"] = config.error

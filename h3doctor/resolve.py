@@ -48,6 +48,25 @@ def _truthy(value: Any) -> bool:
     return bool(value)
 
 
+# What people type for a backend -> the enum name they meant (for fixes of M4)
+BACKEND_ALIASES = {"fa3": "fa", "fa4": "fa", "flash": "fa", "flash_attn": "fa", "flashattention": "fa",
+                    "flash_attention": "fa", "sage": "sage_attn", "sdpa": "torch_sdpa", "torch": "torch_sdpa",
+                    "xformers": "torch_sdpa", "cudnn_sdpa": "torch_cudnn_sdpa", "cudnn": "torch_cudnn_sdpa"}
+
+
+def suggest_backend(name: Any) -> str:
+    """The valid backend a mistyped --attention-backend most likely meant (default: fa)."""
+    import difflib
+
+    key = str(name).strip().lower().replace("-", "_")
+    if key in BACKEND_ALIASES:
+        return BACKEND_ALIASES[key]
+    if key in ATTENTION_BACKENDS:
+        return key
+    close = difflib.get_close_matches(key, ATTENTION_BACKENDS, n=1, cutoff=0.8)
+    return close[0] if close else "fa"
+
+
 def _enum_name(name: Any) -> str | None:
     """AttentionBackendEnum[str(x).strip().upper()], or None for KeyError (catalog M4)."""
     key = str(name).strip().upper()
