@@ -94,9 +94,6 @@ class ParsedCommand:
     model_positional_index: int | None = None  # index into args
     model_type: str = "auto"  # sglang serve's --model-type (removed before parsing)
 
-    def occurrences_of(self, dest: str) -> list[Occurrence]:
-        return [o for o in self.occurrences if o.dest == dest]
-
 
 def split_command(tokens: list[str]) -> tuple[int, str, bool, dict[str, str]]:
     """Find where the flags start. Returns (prefix length, entry point, program given, env)."""

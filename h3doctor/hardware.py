@@ -7,7 +7,6 @@ of None means *unknown*, and rules that need it report "cannot verify" instead o
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import asdict, dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -181,7 +180,3 @@ def apply_platform_override(facts: HardwareFacts, env: dict[str, str]) -> Hardwa
     from dataclasses import replace
 
     return replace(facts, platform=override, source=f"{facts.source} + SGLANG_DIFFUSION_PLATFORM_OVERRIDE")
-
-
-def process_env() -> dict[str, str]:
-    return dict(os.environ)

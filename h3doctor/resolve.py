@@ -44,10 +44,6 @@ H3_TP_DIMENSIONS = {  # dits/minimax_h3.py:2152-2163: the base arch's dimensions
 }
 
 
-def _truthy(value: Any) -> bool:
-    return bool(value)
-
-
 # What people type for a backend -> the enum name they meant (for fixes of M4)
 BACKEND_ALIASES = {"fa3": "fa", "fa4": "fa", "flash": "fa", "flash_attn": "fa", "flashattention": "fa",
                     "flash_attention": "fa", "sage": "sage_attn", "sdpa": "torch_sdpa", "torch": "torch_sdpa",
@@ -230,7 +226,7 @@ class Resolver:
             # H3* do not enable compile in speed mode and never auto-enable FSDP (minimax_h3.py:84-96).
             self._set_gpu_resident_defaults(use_fsdp=False)
         elif mode == "memory":
-            if _truthy(self.a.get("use_fsdp_inference")):
+            if bool(self.a.get("use_fsdp_inference")):
                 self._set_gpu_resident_defaults(use_fsdp=True)
                 if self.a.get("layerwise_offload_components") is None and self.cuda:
                     self.a["layerwise_offload_components"] = self._default_layerwise_components() or None
@@ -279,7 +275,7 @@ class Resolver:
         if (
             not self.cpu
             and not self.cache_dit
-            and not _truthy(self.a.get("use_fsdp_inference"))
+            and not bool(self.a.get("use_fsdp_inference"))
             and self.res.explicit_mode("transformer") is None
             and self.a["performance_mode"] in ("auto", "memory")
         ):
@@ -326,7 +322,7 @@ class Resolver:
         if (
             not self.cuda
             or self.cache_dit
-            or _truthy(self.a.get("use_fsdp_inference"))
+            or bool(self.a.get("use_fsdp_inference"))
             or self.a.get("layerwise_offload_components") is not None
             or self.a.get("dit_layerwise_offload") is True
         ):
@@ -499,8 +495,8 @@ class Resolver:
                 and not a["component_attention_backends"].get("transformer")  # an invalid override is not "unset"
                 and self.cuda
                 and self.hw.cc_int in VSA_H3_CAPABILITIES
-                and not _truthy(a.get("enable_torch_compile"))
-                and not _truthy(a.get("enable_breakable_cuda_graph"))
+                and not bool(a.get("enable_torch_compile"))
+                and not bool(a.get("enable_breakable_cuda_graph"))
                 and int(a.get("ring_degree") or 1) <= 1
             ):
                 a["component_attention_backends"]["transformer"] = "video_sparse_attn_h3"
