@@ -287,33 +287,32 @@ class Collector:
         except Exception as exc:
             self.record("npu", {"error": _err(exc) if not isinstance(exc, AttributeError) else "torch has no npu module (torch_npu not loaded)"})
 
-    def amdsmi(self) -> None:
-        self.begin("amdsmi.amdsmi_init()")
+    def _library_count(self, step: str, module_name: str, init: str, count: str, shutdown: str, unit: str,
+                       report_missing: bool = False) -> None:
+        """Initialise a vendor management library, count its devices, shut it down (sglang's probes)."""
+        self.begin(f"{module_name}.{init}()")
         try:
-            import amdsmi
-
-            amdsmi.amdsmi_init()
+            module = __import__(module_name)
+            getattr(module, init)()
             try:
-                count = len(amdsmi.amdsmi_get_processor_handles())
+                found = getattr(module, count)()
+                n = len(found) if isinstance(found, (list, tuple)) else int(found)
             finally:
-                amdsmi.amdsmi_shut_down()
-            self.record("amdsmi", {"available": count > 0, "count": count, "why": f"{count} processor(s)"})
+                getattr(module, shutdown)()
+            self.record(step, {"available": n > 0, "count": n, "why": f"{n} {unit}(s)"})
         except Exception as exc:
-            self.record("amdsmi", {"available": False, "why": f"unavailable ({_err(exc)})", "missing": isinstance(exc, ImportError)})
+            data = {"available": False, "why": f"unavailable ({_err(exc)})"}
+            if report_missing:
+                data["missing"] = isinstance(exc, ImportError)
+            self.record(step, data)
+
+    def amdsmi(self) -> None:
+        self._library_count("amdsmi", "amdsmi", "amdsmi_init", "amdsmi_get_processor_handles", "amdsmi_shut_down",
+                            "processor", report_missing=True)
 
     def musa(self) -> None:
-        self.begin("pymtml.mtmlLibraryInit()")
-        try:
-            import pymtml
-
-            pymtml.mtmlLibraryInit()
-            try:
-                count = int(pymtml.mtmlLibraryCountDevice())
-            finally:
-                pymtml.mtmlLibraryShutDown()
-            self.record("musa", {"available": count > 0, "count": count, "why": f"{count} device(s)"})
-        except Exception as exc:
-            self.record("musa", {"available": False, "why": f"unavailable ({_err(exc)})"})
+        self._library_count("musa", "pymtml", "mtmlLibraryInit", "mtmlLibraryCountDevice", "mtmlLibraryShutDown",
+                            "device")
 
     def nvml(self) -> None:
         try:
