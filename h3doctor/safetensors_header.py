@@ -9,6 +9,7 @@ safetensors package: the header is 8 bytes of length, then JSON; tensor bytes fo
 
 from __future__ import annotations
 
+import functools
 import json
 import struct
 from pathlib import Path
@@ -38,8 +39,15 @@ def _header(fh) -> tuple[dict, int]:
     return header, 8 + length
 
 
-def file_formats(path: Path) -> set[str]:
+def file_formats(path: Path) -> frozenset[str]:
     """The Comfy quantization formats (e.g. convrot_w4a4, asym_w4a8_int8, mxfp8) one file declares."""
+    stat = path.stat()
+    return _file_formats(str(path), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=512)
+def _file_formats(path: str, _mtime_ns: int, _size: int) -> frozenset[str]:
+    # cached by path and stat: the fix loop re-checks the launch several times per run
     formats: set[str] = set()
     with open(path, "rb") as fh:
         header, data_start = _header(fh)
@@ -66,7 +74,7 @@ def file_formats(path: Path) -> set[str]:
                 continue
             if isinstance(marker, dict) and marker.get("format"):
                 formats.add(str(marker["format"]))
-    return formats
+    return frozenset(formats)
 
 
 def checkpoint_formats(path_text: str) -> tuple[set[str] | None, str]:
