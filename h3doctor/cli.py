@@ -58,7 +58,7 @@ def check(
     request_steps: Annotated[Optional[int], typer.Option("--request-steps", help="num_inference_steps you will request (AdaLN plan checks, catalog R8).")] = None,
     argv: Annotated[Optional[List[str]], typer.Argument(help="sglang flags, or `-- sglang serve MODEL [flags]`.")] = None,
 ) -> None:
-    from h3doctor import report
+    from h3doctor.output import json_report as report
     from h3doctor.request import CheckRequest, run
 
     result = run(CheckRequest(
@@ -69,7 +69,7 @@ def check(
     if format is Format.json:
         sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
     else:
-        from h3doctor.render import text_report
+        from h3doctor.output.text import text_report
 
         text_report(result, _console(), sys.stdout, show_config=show_config, effective=data["effective_config"])
     raise typer.Exit(int(ExitCode.FINDINGS) if report.exit_failing(result, fail_on.value) else int(ExitCode.OK))
@@ -82,7 +82,7 @@ def rules_cmd(
 ) -> None:
     from pathlib import Path
 
-    from h3doctor.ruleset import load_rules
+    from h3doctor.engine.ruleset import load_rules
 
     rules = load_rules(Path(rules_dir) if rules_dir else None)
     if format is Format.json:
@@ -101,7 +101,7 @@ def rule_cmd(
     import difflib
     from pathlib import Path
 
-    from h3doctor.ruleset import load_rules
+    from h3doctor.engine.ruleset import load_rules
 
     rules = load_rules(Path(rules_dir) if rules_dir else None)
     match = next((r for r in rules if rule_id.upper() == r.id or rule_id == r.name), None)
@@ -129,8 +129,8 @@ def rule_cmd(
 def coverage_cmd(
     write: Annotated[Optional[str], typer.Option("--write", help="Write the table to this file instead of printing it.")] = None,
 ) -> None:
-    from h3doctor.coverage import markdown
-    from h3doctor.ruleset import load_rules
+    from h3doctor.engine.coverage import markdown
+    from h3doctor.engine.ruleset import load_rules
 
     text = markdown(load_rules())
     if write:
@@ -148,7 +148,7 @@ def probe_cmd(
     timeout: Annotated[Optional[float], typer.Option("--timeout", help="Seconds the torch/driver probe may take (default 30, or H3DOCTOR_PROBE_TIMEOUT).")] = None,
     save_profile: Annotated[Optional[str], typer.Option("--save-profile", help="Also write this host as a profile file for --profile FILE.")] = None,
 ) -> None:
-    from h3doctor.probe import probe, profile_text, render_text
+    from h3doctor.host.probe import probe, profile_text, render_text
 
     result = probe(dict(os.environ), use_cache=not no_cache, refresh=refresh, timeout=timeout)
     if save_profile:
@@ -168,7 +168,7 @@ def probe_cmd(
 
 @app.command("profiles", help="List the built-in hardware profiles.")
 def profiles_cmd() -> None:
-    from h3doctor.hardware import builtin_profile_names, load_profile
+    from h3doctor.host.profiles import builtin_profile_names, load_profile
 
     for name in builtin_profile_names():
         sys.stdout.write(f"{name:<10} {load_profile(name).description}\n")

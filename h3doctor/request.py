@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from h3doctor.check import CheckResult
+from h3doctor.engine.results import CheckResult
 from h3doctor.errors import UsageError
 
 
@@ -27,13 +27,13 @@ class CheckRequest:
 
 
 def run(request: CheckRequest) -> CheckResult:
-    from h3doctor.check import check
-    from h3doctor.flagtable import DEFAULT_SGLANG_VERSION, load_flag_table
-    from h3doctor.ruleset import load_rules, version_in_range
+    from h3doctor.engine.check import check
+    from h3doctor.engine.ruleset import load_rules, version_in_range
+    from h3doctor.sglang.flagtable import DEFAULT_SGLANG_VERSION, load_flag_table
 
     tokens, env, profile, version, intent = list(request.tokens), dict(os.environ), request.profile, request.sglang_version, dict(request.intent)
     if request.recipe:
-        from h3doctor.recipe import load_recipe
+        from h3doctor.inputs.recipe import load_recipe
 
         recipe = load_recipe(request.recipe)
         if tokens:
@@ -56,9 +56,11 @@ def run(request: CheckRequest) -> CheckResult:
 
 def _hardware(profile: str | None, tokens: list[str], env: dict[str, str], use_cache: bool):
     if profile is not None:
-        from h3doctor.hardware import load_profile
+        from h3doctor.host.profiles import load_profile
 
         return load_profile(profile)
-    from h3doctor.probe import facts_for_check
+    from h3doctor.host.probe import facts_for_check
+    from h3doctor.sglang.argv import split_command
 
-    return facts_for_check(tokens, env, use_cache=use_cache)
+    _n, _entry, _given, command_env = split_command(tokens)
+    return facts_for_check({**env, **command_env}, use_cache=use_cache)

@@ -6,7 +6,7 @@ import shlex
 
 import pytest
 
-from h3doctor.argv import parse_command
+from h3doctor.sglang.argv import parse_command
 
 
 def parse(table, command: str):

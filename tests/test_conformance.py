@@ -112,7 +112,7 @@ def test_effective_configuration_matches_sglang_on_accepted_launches():
     """For every launch sglang accepted, h3doctor resolves the same configuration: parallel
     layout, attention backends (after the model hook's own defaults), per-component residency
     (auto-tuner, 120 GiB rule, MPS defaults), quantization, compile, warmup and config class."""
-    from h3doctor.check import evaluate_launch
+    from h3doctor.engine.check import evaluate_launch
 
     doctor = compare.Doctor(VERSION)
     _, records = compare.read_jsonl(compare.goldens_path(VERSION))

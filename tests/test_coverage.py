@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from h3doctor.coverage import catalog, launch_stage_share, markdown, not_encoded, table
+from h3doctor.engine.coverage import (
+    catalog,
+    launch_stage_share,
+    markdown,
+    not_encoded,
+    table,
+)
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "coverage.md"
 

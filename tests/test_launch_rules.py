@@ -8,8 +8,9 @@ import shlex
 
 import pytest
 
-from h3doctor.check import check
-from h3doctor.hardware import facts_from_mapping, load_profile
+from h3doctor.engine.check import check
+from h3doctor.facts import facts_from_mapping
+from h3doctor.host.profiles import load_profile
 
 H = "sglang serve MiniMaxAI/MiniMax-H3"
 

@@ -25,15 +25,15 @@ def test_wheel_carries_every_rule_and_data_file(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     shipped = {Path(n).name for n in names if n.startswith("h3doctor/_rules/") and n.endswith(".yaml")}
     assert shipped == {p.name for p in (REPO / "rules").glob("*.yaml")}
-    for data in ("h3doctor/flagdata/sglang-0.5.23.json", "h3doctor/schema/rule.schema.json",
-                 "h3doctor/profiles/4xH200.json", "h3doctor/data/catalog-0.5.23.tsv"):
+    for data in ("h3doctor/sglang/flagdata/sglang-0.5.23.json", "h3doctor/schema/rule.schema.json",
+                 "h3doctor/host/builtin_profiles/4xH200.json", "h3doctor/engine/catalog/catalog-0.5.23.tsv"):
         assert data in names
 
 
 def test_installed_wheel_finds_its_packaged_rules(wheel, tmp_path):
     site = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(site)
-    code = ("import h3doctor.ruleset as r; d = r.rules_dir(); print(d); "
+    code = ("import h3doctor.engine.ruleset as r; d = r.rules_dir(); print(d); "
             "assert d.name == '_rules' and 'site' in str(d), d; print(len(r.load_rules(use_cache=False)))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
                           env={"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"}, timeout=60)

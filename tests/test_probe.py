@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from h3doctor import probe as probe_mod
-from h3doctor.hardware import load_profile
-from h3doctor.probe import build, map_visible, probe, profile_text
+from h3doctor.host import probe as probe_mod
+from h3doctor.host.probe import build, map_visible, probe, profile_text
+from h3doctor.host.profiles import load_profile
 
 GIB = 1 << 30
 
@@ -505,7 +505,7 @@ def test_hanging_driver_answers_within_timeout(tmp_path, env):
     assert r.facts.platform is None and r.facts.gpu_count is None
     assert "torch.cuda.is_available()" in r.reasons["platform"]
     assert r.facts.ffmpeg is True  # read in this process, not the child
-    assert probe_mod.probecache.load(env, probe_mod.probecache.key_parts(env))[0] is None  # never cached
+    assert probe_mod.probe_cache.load(env, probe_mod.probe_cache.key_parts(env))[0] is None  # never cached
 
 
 def test_hang_after_nvml_keeps_what_nvml_said(tmp_path, env):

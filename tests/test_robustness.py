@@ -8,8 +8,8 @@ from __future__ import annotations
 import random
 import shlex
 
-from h3doctor.check import check
-from h3doctor.hardware import builtin_profile_names, load_profile
+from h3doctor.engine.check import check
+from h3doctor.host.profiles import builtin_profile_names, load_profile
 
 VALUES = ["0", "1", "-1", "2", "4", "8", "true", "false", "fa", "sage_attn", "x", "", "=", "a=b", '{"a":1}', "[1]",
           "transformer=fa", "all=resident", "dit,vae", "none", "7", "3.5", "nan", "--", "-"]

@@ -10,10 +10,10 @@ from dataclasses import replace
 import pytest
 import yaml
 
-from h3doctor.check import check
-from h3doctor.flagtable import load_flag_table
-from h3doctor.hardware import load_profile
-from h3doctor.ruleset import load_rules
+from h3doctor.engine.check import check
+from h3doctor.engine.ruleset import load_rules
+from h3doctor.host.profiles import load_profile
+from h3doctor.sglang.flagtable import load_flag_table
 
 RULES = load_rules()
 CASES = [(rule, ex) for rule in RULES for ex in rule.examples]

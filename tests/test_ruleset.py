@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from h3doctor.conditions import placeholders
+from h3doctor.engine.conditions import placeholders
+from h3doctor.engine.ruleset import load_rules, rules_dir
 from h3doctor.errors import ExitCode, RuleFileError
-from h3doctor.ruleset import load_rules, rules_dir
 
 CONTEXT_ROOTS = ("args", "hw", "env", "derived", "parse", "events", "intent", "config")
 

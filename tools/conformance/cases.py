@@ -24,7 +24,7 @@ GENERATOR_VERSION = 1
 DEFAULT_SEED = 20260523
 DEFAULT_COUNT = 1680
 
-# built-in h3doctor profiles (h3doctor/profiles/*.yaml) and their visible GPU count
+# built-in h3doctor profiles (h3doctor/host/builtin_profiles/*.json) and their visible GPU count
 PROFILES = {
     "1xH200": 1, "4xH200": 4, "8xH200": 8, "1xH100": 1, "8xH100": 8, "1xA100": 1, "1xL40S": 1,
     "1xRTX5090": 1, "4xB200": 4, "m3-max": 1, "m4-pro": 1, "cpu": 0,

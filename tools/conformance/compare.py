@@ -112,22 +112,22 @@ class Doctor:
     """h3doctor with its shipped rules and the 0.5.23 flag table, profiles cached."""
 
     def __init__(self, version: str = "0.5.23"):
-        from h3doctor.flagtable import load_flag_table
-        from h3doctor.ruleset import load_rules
+        from h3doctor.engine.ruleset import load_rules
+        from h3doctor.sglang.flagtable import load_flag_table
 
         self.table = load_flag_table(version)
         self.rules = load_rules()
         self._profiles: dict[str, Any] = {}
 
     def profile(self, name: str):
-        from h3doctor.hardware import load_profile
+        from h3doctor.host.profiles import load_profile
 
         if name not in self._profiles:
             self._profiles[name] = load_profile(name)
         return self._profiles[name]
 
     def run(self, case: dict[str, Any]) -> Outcome:
-        from h3doctor.check import check
+        from h3doctor.engine.check import check
 
         tokens = ["sglang", "serve", *case["argv"]]
         with case_files(case.get("files")):

@@ -112,7 +112,7 @@ def ensure_venv(venv: str, sglang_version: str, wheel: str | None) -> Path:
 # --------------------------------------------------------------------------
 
 def _profile_mapping(name: str) -> dict[str, Any]:
-    from h3doctor.hardware import profile_mapping
+    from h3doctor.host.profiles import profile_mapping
 
     data, _ = profile_mapping(name)
     return {**data, "name": name}

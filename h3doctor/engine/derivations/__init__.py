@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from h3doctor.derivations import checkpoint, core, launch, runtime
+from h3doctor.engine.derivations import checkpoint, core, launch, runtime
 
 MODULES = (core, launch, runtime, checkpoint)
 

@@ -1,7 +1,7 @@
 """The probe's pure part: observations of the child process and of this process -> facts, one
 report line per fact, and a reason for every fact that is unknown or does not apply.
 
-No I/O here; the tests drive `build` with faked observations (see h3doctor/probe.py for where
+No I/O here; the tests drive `build` with faked observations (see host/probe.py for where
 the observations come from).
 """
 
@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from h3doctor import __version__
-from h3doctor.hardware import HardwareFacts
-from h3doctor.probe_child import GIB, detect_platform, override_of, parse_visible
+from h3doctor.facts import HardwareFacts
+from h3doctor.host.probe_child import GIB, detect_platform, override_of, parse_visible
 
 SCHEMA_VERSION = 1
 SUPPORTED_SGLANG = "0.5.23"

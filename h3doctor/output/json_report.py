@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from h3doctor import __version__
-from h3doctor.check import CheckResult, Finding
+from h3doctor.engine.results import CheckResult, Finding
 
 SCHEMA_VERSION = 1
 STAGE_TITLES = {

@@ -1,6 +1,6 @@
 """The probe's child process: the only place h3doctor imports torch (and NVML, amdsmi).
 
-Run as `python -m h3doctor.probe_child`. It walks sglang 0.5.23's platform detection
+Run as `python -m h3doctor.host.probe_child`. It walks sglang 0.5.23's platform detection
 (multimodal_gen/runtime/platforms/__init__.py: SGLANG_DIFFUSION_PLATFORM_OVERRIDE, then the
 built-in probes in the order mps, xpu, rocm, cuda, npu, musa, cpu) and then reads the device
 facts of the platform it found. It writes JSON lines on stdout, flushed one at a time:
@@ -10,7 +10,7 @@ facts of the platform it found. It writes JSON lines on stdout, flushed one at a
     {"done": true}                   the end
 
 so that the parent, which kills this process at its timeout, still has every observation made
-before the hang and knows which step hung. Observations are raw; `h3doctor.probe` turns them
+before the hang and knows which step hung. Observations are raw; `h3doctor.host.probe` turns them
 into facts. `next_step` and `detect_platform` are pure and shared by both processes.
 
 Only the standard library is imported at module level: the parent imports this module too.

@@ -1,4 +1,8 @@
-"""Hardware as facts: what sglang's platform layer would report, from a profile or a live probe (probe.py).
+"""Hardware as facts: what sglang's platform layer would report, from a profile (host/profiles.py) or a
+live probe (host/probe.py).
+
+Ground floor: the sglang model, the rule engine and the probe all read this type, so it imports
+nothing but `errors`.
 
 Rules never look at where a fact came from; they read the fields of `HardwareFacts`. A value
 of None means *unknown*, and rules that need it report "cannot verify" instead of passing.
@@ -6,16 +10,12 @@ of None means *unknown*, and rules that need it report "cannot verify" instead o
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
-from importlib import resources
-from pathlib import Path
 from typing import Any
 
 from h3doctor.errors import UsageError
 
 PLATFORMS = ("cuda", "rocm", "mps", "cpu", "xpu", "npu", "musa")
-MAX_PROFILE_BYTES = 1 << 20
 
 _PROFILE_KEYS: dict[str, tuple[type, ...]] = {
     "description": (str,),
@@ -71,64 +71,6 @@ class HardwareFacts:
         return data
 
 
-def builtin_profile_names() -> list[str]:
-    return sorted(
-        p.name.removesuffix(".json")
-        for p in resources.files("h3doctor.profiles").iterdir()
-        if p.name.endswith(".json")
-    )
-
-
-def _read_profile_text(name_or_path: str) -> tuple[str, str]:
-    # built-in profiles are JSON so that a check on one never imports a YAML parser
-    builtin = resources.files("h3doctor.profiles").joinpath(f"{name_or_path}.json")
-    if "/" not in name_or_path and builtin.is_file():
-        return builtin.read_text(encoding="utf-8"), f"builtin:{name_or_path}.json"
-    path = Path(name_or_path)
-    if not path.is_file():
-        names = ", ".join(builtin_profile_names())
-        raise UsageError(f"no such hardware profile {name_or_path!r}; built-in profiles: {names}")
-    if path.stat().st_size > MAX_PROFILE_BYTES:
-        raise UsageError("profile file is larger than 1 MiB", location=str(path))
-    try:
-        return path.read_text(encoding="utf-8"), str(path)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read profile: {exc}", location=str(path)) from None
-
-
-def profile_mapping(name_or_path: str) -> tuple[dict[str, Any], str]:
-    """The raw mapping of a built-in profile or a profile file, and where it came from."""
-    text, origin = _read_profile_text(name_or_path)
-    return _parse_profile(text, origin), origin
-
-
-def load_profile(name_or_path: str) -> HardwareFacts:
-    """A built-in profile name (e.g. `4xH200`) or a YAML/JSON profile file."""
-    data, origin = profile_mapping(name_or_path)
-    return facts_from_mapping(data, origin)
-
-
-def _parse_profile(text: str, origin: str) -> dict[str, Any]:
-    if origin.endswith(".json"):
-        try:
-            data = json.loads(text)
-        except ValueError as exc:
-            line = getattr(exc, "lineno", None)
-            raise UsageError(f"malformed profile: {exc}", location=f"{origin}:{line}" if line else origin) from None
-    else:
-        import yaml
-
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f"{origin}:{mark.line + 1}" if mark is not None else origin
-            raise UsageError(f"malformed profile: {getattr(exc, 'problem', None) or exc}", location=where) from None
-    if not isinstance(data, dict):
-        raise UsageError("a profile must be a mapping of fact names to values", location=origin)
-    return data
-
-
 def facts_from_mapping(data: dict[str, Any], origin: str) -> HardwareFacts:
     unknown = sorted(set(data) - set(_PROFILE_KEYS) - {"name", "sources", "source"})
     if unknown:
@@ -170,13 +112,3 @@ def facts_from_mapping(data: dict[str, Any], origin: str) -> HardwareFacts:
 def _valid_cc(cc: str) -> bool:
     major, dot, minor = cc.partition(".")
     return bool(dot) and major.isdigit() and minor.isdigit()
-
-
-def apply_platform_override(facts: HardwareFacts, env: dict[str, str]) -> HardwareFacts:
-    """SGLANG_DIFFUSION_PLATFORM_OVERRIDE wins over detection (catalog 3.2 step 1)."""
-    override = (env.get("SGLANG_DIFFUSION_PLATFORM_OVERRIDE") or "").strip().lower()
-    if not override or override == facts.platform or override not in PLATFORMS:
-        return facts
-    from dataclasses import replace
-
-    return replace(facts, platform=override, source=f"{facts.source} + SGLANG_DIFFUSION_PLATFORM_OVERRIDE")

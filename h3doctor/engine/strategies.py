@@ -7,9 +7,8 @@ rejected, which words sglang did not recognise, which layout fits the GPUs.
 
 from __future__ import annotations
 
-from h3doctor.fixes import Edit, FixContext, Strategy
-from h3doctor.inline_config import inline_config
-from h3doctor.layout import parallel_layout
+from h3doctor.engine.fixes import Edit, FixContext, Strategy, inline_config
+from h3doctor.engine.layout import parallel_layout
 
 # argv.py problem kinds that rule H3D010 reports together, as argparse's own errors
 PARSE_KIND = {"ambiguous": "argparse", "arity": "argparse", "invalid_value": "argparse"}

@@ -8,8 +8,8 @@ from typing import Any, TextIO
 from rich.console import Console
 from rich.markup import escape
 
-from h3doctor.check import CheckResult
-from h3doctor.report import STAGE_TITLES
+from h3doctor.engine.results import CheckResult
+from h3doctor.output.json_report import STAGE_TITLES
 
 _MARK = {"error": "[bold red]✗[/]", "warning": "[yellow]![/]", "info": "[blue]i[/]"}
 

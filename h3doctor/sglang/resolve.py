@@ -12,10 +12,10 @@ import json
 import os
 from typing import Any
 
-from h3doctor.configfile import read_json_or_yaml
-from h3doctor.families import Family
-from h3doctor.hardware import HardwareFacts
-from h3doctor.residency import (
+from h3doctor.facts import HardwareFacts
+from h3doctor.sglang.configfile import read_json_or_yaml
+from h3doctor.sglang.families import Family
+from h3doctor.sglang.residency import (
     LAYERWISE_OFFLOAD,
     Residency,
     ResidencyError,

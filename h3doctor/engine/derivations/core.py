@@ -6,8 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from h3doctor.residency import H3_COMPONENTS, LAYERWISE_OFFLOAD
-from h3doctor.resolve import H3_ATTENTION_HEADS, dit_runtime_backend, suggest_backend
+from h3doctor.sglang.residency import H3_COMPONENTS, LAYERWISE_OFFLOAD
+from h3doctor.sglang.resolve import (
+    H3_ATTENTION_HEADS,
+    dit_runtime_backend,
+    suggest_backend,
+)
 
 
 def derive(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:

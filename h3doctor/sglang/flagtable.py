@@ -1,6 +1,6 @@
 """sglang's diffusion argument parser as data: one generated JSON table per sglang release.
 
-The tables under ``h3doctor/flagdata/`` are generated from sglang's own parser by
+The tables under ``h3doctor/sglang/flagdata/`` are generated from sglang's own parser by
 ``tools/flagtable/extract.py``; this module only reads them.
 """
 
@@ -118,11 +118,11 @@ def _action_from_json(raw: dict[str, Any]) -> FlagAction:
 def load_flag_table(sglang_version: str = DEFAULT_SGLANG_VERSION) -> FlagTable:
     name = f"sglang-{sglang_version}.json"
     try:
-        text = resources.files("h3doctor.flagdata").joinpath(name).read_text(encoding="utf-8")
+        text = resources.files("h3doctor.sglang.flagdata").joinpath(name).read_text(encoding="utf-8")
     except FileNotFoundError:
         known = sorted(
             p.name.removeprefix("sglang-").removesuffix(".json")
-            for p in resources.files("h3doctor.flagdata").iterdir()
+            for p in resources.files("h3doctor.sglang.flagdata").iterdir()
             if p.name.endswith(".json")
         )
         raise UsageError(

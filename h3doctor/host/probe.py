@@ -2,12 +2,12 @@
 
 Three sources, kept apart:
 
-* the child process (`h3doctor.probe_child`, run with a timeout): torch, NVML, amdsmi, CUDA
+* the child process (`h3doctor.host.probe_child`, run with a timeout): torch, NVML, amdsmi, CUDA
   init. Everything that can hang or crash happens there; this process never imports torch.
-  Its observations are cached (`h3doctor.probecache`).
+  Its observations are cached (`h3doctor.host.probe_cache`).
 * this process, on every run: package facts from package metadata and import specs (never an
   import), ffmpeg/ffprobe on PATH, host memory.
-* `build` (h3doctor/probe_facts.py), a pure function from both to facts, one report line per fact, and a reason for
+* `build` (host/probe_facts.py), a pure function from both to facts, one report line per fact, and a reason for
   every fact that is unknown or not applicable. The tests drive it with faked observations.
 
 A fact is None when it could not be read (status "unknown") or does not apply to the platform
@@ -26,9 +26,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from h3doctor import __version__, probecache
-from h3doctor.hardware import HardwareFacts
-from h3doctor.probe_facts import (  # noqa: F401 - build/map_visible/ProbeResult are this module's API too
+from h3doctor import __version__
+from h3doctor.facts import HardwareFacts
+from h3doctor.host import probe_cache
+from h3doctor.host.probe_facts import (  # noqa: F401 - build/map_visible/ProbeResult are this module's API too
     FA_MODULE,
     FA_MODULE_DEPS,
     PROFILE_FACTS,
@@ -58,10 +59,10 @@ def run_child(env: dict[str, str], timeout: float) -> tuple[dict[str, Any], dict
     start = time.perf_counter()
     out: list[str] = []
     err: list[str] = []
-    package_parent = str(Path(__file__).resolve().parent.parent)
+    package_parent = str(Path(__file__).resolve().parents[2])
     try:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "h3doctor.probe_child"],
+            [sys.executable, "-m", "h3doctor.host.probe_child"],
             cwd=package_parent,  # `-m` puts the cwd first on sys.path: never the user's directory
             env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             text=True, encoding="utf-8", errors="replace", start_new_session=os.name == "posix",
@@ -207,19 +208,19 @@ def host_facts(env: dict[str, str]) -> dict[str, Any]:
         "host_total": mem_total,
         "host_available": mem_avail,
         "host_memory_source": mem_source,
-        "sglang_version": probecache.dist_version("sglang"),
-        "torch_version": probecache.dist_version("torch"),
+        "sglang_version": probe_cache.dist_version("sglang"),
+        "torch_version": probe_cache.dist_version("torch"),
         "torch_spec": locate("torch") is not None,
         "sglang_spec": locate("sglang") is not None,
         "fa_module": locate(FA_MODULE) is not None,
         "fa_module_missing_deps": [d for d in FA_MODULE_DEPS if locate(d) is None],
         "sgl_kernel": locate("sgl_kernel") is not None,
         "sgl_kernel_flash_attn": locate("sgl_kernel.flash_attn") is not None,
-        "sgl_kernel_version": probecache.dist_version("sgl-kernel"),
+        "sgl_kernel_version": probe_cache.dist_version("sgl-kernel"),
         "cutlass": locate("cutlass") is not None,
         "kernels_hub": locate("kernels") is not None,
         "use_sgl_fa3_kernel": fa3_sgl,
-        "driver_file": probecache.driver_version(),
+        "driver_file": probe_cache.driver_version(),
     }
 
 
@@ -265,9 +266,9 @@ def probe(env: dict[str, str] | None = None, *, use_cache: bool = True, refresh:
     host = host_facts(env)
     entry = None
     cache_why = "cache not used (--no-cache)"
-    parts = probecache.key_parts(env) if use_cache else None
+    parts = probe_cache.key_parts(env) if use_cache else None
     if parts is not None and not refresh:
-        entry, cache_why = probecache.load(env, parts)
+        entry, cache_why = probe_cache.load(env, parts)
     elif refresh:
         cache_why = "refresh requested"
     if entry is not None:
@@ -280,7 +281,7 @@ def probe(env: dict[str, str] | None = None, *, use_cache: bool = True, refresh:
         run.update({"cached": False, "cache_age_s": None, "cache": cache_why, "child_elapsed_s": run.get("elapsed_s")})
         run["cache_file"] = None
         if parts is not None and run.get("outcome") == "ok":  # a hang or crash is never cached
-            run["cache_file"] = probecache.store(env, parts, obs, {k: run[k] for k in ("outcome", "elapsed_s") if k in run})
+            run["cache_file"] = probe_cache.store(env, parts, obs, {k: run[k] for k in ("outcome", "elapsed_s") if k in run})
     run["timeout_s"] = timeout
     result = build(obs, run, host, env)
     run["elapsed_s"] = round(time.perf_counter() - start, 3)
@@ -339,14 +340,13 @@ def _show(value: Any) -> str:
     return str(value)
 
 
-def facts_for_check(tokens: list[str], env: dict[str, str], *, use_cache: bool = True) -> HardwareFacts:
+def facts_for_check(env: dict[str, str], *, use_cache: bool = True) -> HardwareFacts:
     """The hardware for `check` without --profile: this host, probed with the environment the
-    launch would have (the `VAR=value` words in front of the command count, e.g. CUDA_VISIBLE_DEVICES)."""
-    from h3doctor.argv import split_command
+    launch would have (the caller adds the `VAR=value` words in front of the command, e.g.
+    CUDA_VISIBLE_DEVICES)."""
     from h3doctor.errors import UsageError
 
-    _n, _entry, _given, command_env = split_command(tokens)
-    result = probe({**env, **command_env}, use_cache=use_cache)
+    result = probe(env, use_cache=use_cache)
     if result.facts.platform is None:
         raise UsageError(
             "cannot tell which platform sglang would use on this host: " + result.line("platform").reason,

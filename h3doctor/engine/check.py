@@ -5,66 +5,27 @@ Pure: no printing, no exit codes. The CLI renders what this returns.
 
 from __future__ import annotations
 
-import shlex
-from dataclasses import dataclass, field
 from typing import Any
 
-from h3doctor.argv import ParsedCommand, parse_command
-from h3doctor.conditions import evaluate, render
-from h3doctor.configfile import ConfigLoad, coerce, load_config
-from h3doctor.derivations import derive_all
-from h3doctor.families import FamilyMatch, match_family
-from h3doctor.fixes import FixContext, apply_edits
-from h3doctor.flagtable import FlagTable
-from h3doctor.hardware import HardwareFacts, apply_platform_override
-from h3doctor.resolve import Resolver, parse_component_backend_map
-from h3doctor.ruleset import Rule
-from h3doctor.strategies import PARSE_KIND, STRATEGIES
+from h3doctor.engine.conditions import evaluate, render
+from h3doctor.engine.derivations import derive_all
+from h3doctor.engine.fixes import FixContext, apply_edits
+from h3doctor.engine.results import CheckResult, Evaluation, Finding
+from h3doctor.engine.ruleset import Rule
+from h3doctor.engine.strategies import PARSE_KIND, STRATEGIES
+from h3doctor.facts import HardwareFacts
+from h3doctor.sglang.argv import ParsedCommand, parse_command
+from h3doctor.sglang.configfile import ConfigLoad, coerce, load_config
+from h3doctor.sglang.families import FamilyMatch, match_family
+from h3doctor.sglang.flagtable import FlagTable
+from h3doctor.sglang.platform import apply_platform_override
+from h3doctor.sglang.resolve import Resolver, parse_component_backend_map
 
 MAX_FIX_ROUNDS = 16
 RELEVANT_ENV = (
     "SGLANG_DIFFUSION_PLATFORM_OVERRIDE", "SGLANG_CACHE_DIT_ENABLED", "SGLANG_DIFFUSION_MINIMAX_H3_ADALN_GPU_PLANS",
     "SGLANG_USE_SGL_FA3_KERNEL", "SGLANG_DIFFUSION_DISABLE_AUTO_RESIDENCY", "CUDA_VISIBLE_DEVICES", "SGLANG_CACHE_DIR",
 )
-
-
-@dataclass
-class Finding:
-    rule: Rule
-    message: str
-    severity: str
-    order: int
-    unknown_facts: list[str] = field(default_factory=list)
-
-    @property
-    def cannot_verify(self) -> bool:
-        return bool(self.unknown_facts)
-
-
-@dataclass
-class Evaluation:
-    cmd: ParsedCommand
-    family: FamilyMatch
-    hardware: HardwareFacts
-    context: dict[str, Any]
-    findings: list[Finding]
-    config: ConfigLoad | None
-    effective: dict[str, Any]
-
-
-@dataclass
-class CheckResult:
-    evaluation: Evaluation
-    corrected_argv: list[str] | None
-    fix_status: str  # clean | fixed | no-fix | not-converged
-    fix_notes: list[str]
-    gives_up: list[str]
-    nearest_argv: list[str] | None = None  # with no-fix: every fixable finding fixed
-    unfixable: list[str] = field(default_factory=list)  # rule IDs no change of flags fixes
-
-    @property
-    def corrected_command(self) -> str | None:
-        return shlex.join(self.corrected_argv) if self.corrected_argv is not None else None
 
 
 def _config_for(cmd: ParsedCommand, table: FlagTable) -> ConfigLoad | None:
@@ -209,7 +170,7 @@ def evaluate_launch(tokens: list[str], hw: HardwareFacts, rules: list[Rule], tab
         # known facts is a plain finding, whatever else it could not read.
         severity = rule.severity if verdict else "warning"
         unknown = sorted(unknowns) if verdict is None else []
-        findings.append(Finding(rule, render(rule.message, ctx), severity, rule.order_for(key), unknown))
+        findings.append(Finding(rule, render(rule.message, ctx), severity, rule.order_for(key), tuple(unknown)))
     findings.sort(key=lambda f: (f.order, ctx.get(f.rule.position, 0) if f.rule.position else 0, f.rule.id))
     effective = dict(resolver.a) if resolver else {}
     return Evaluation(cmd, family, hw, ctx, findings, config, effective)

@@ -12,13 +12,13 @@ import json
 import os
 from typing import Any, Callable
 
-from h3doctor.residency import (
+from h3doctor.sglang.residency import (
     COMPONENT_OFFLOAD,
     LAYERWISE_OFFLOAD,
     SNAPSHOT_OFFLOAD,
     canonical_mode,
 )
-from h3doctor.resolve import ATTENTION_BACKENDS
+from h3doctor.sglang.resolve import ATTENTION_BACKENDS
 
 ATTENTION_ROLES = ("cross", "self")  # configs/attention_roles.py:15-17
 RETIRED_ARGS = {  # server_args.py:3814-3825, in sglang's order
@@ -79,7 +79,7 @@ def _config_removed_message(r: Any) -> str | None:
 def _string_false_config_keys(r: Any) -> list[str]:
     """StoreBoolean fields whose effective value is a string meaning false. The command line
     always yields a bool for these, so a string is a --config value sglang did not convert."""
-    from h3doctor.flagtable import load_flag_table
+    from h3doctor.sglang.flagtable import load_flag_table
 
     booleans = {a.dest for a in load_flag_table().actions if a.action == "store_boolean"}
     return sorted(

@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 from typing import Any, Callable
 
-from h3doctor.argv import Occurrence, ParsedCommand
-from h3doctor.conditions import evaluate
-from h3doctor.flagtable import FlagTable
+from h3doctor.engine.conditions import evaluate
+from h3doctor.sglang.argv import Occurrence, ParsedCommand
+from h3doctor.sglang.flagtable import FlagTable
 
 Strategy = Callable[["FixContext"], list["Edit"]]
 
@@ -109,8 +109,6 @@ class FixContext:
             if self._is_boolean(flag):
                 return self.op_set(flag, "false")
             # No flag unsets a --config value: pass the file's other settings as flags instead.
-            from h3doctor.inline_config import inline_config
-
             self.notes.append(f"`{self.dest_of(flag)}` is set in the --config file, which no flag can unset: "
                               "the corrected command passes the file's other settings as flags (or edit the file)")
             return edits + inline_config(self, exclude=frozenset({self.dest_of(flag)}))
@@ -232,3 +230,65 @@ def _with_env(prefix: list[str], env_edits: list[Edit]) -> list[str]:
         else:
             prefix.insert(0, word)
     return prefix
+
+
+# --- inline_config: replace `--config FILE` by the file's settings as command-line flags.
+# Used where sglang refuses the file itself (A8: retired keys) and where a fix must unset a value
+# only the file gives. The command line is what sglang would have built from the file
+# ({**config, **cli}, the CLI winning), so flags the user also typed are left alone; retired keys
+# are translated to their replacements. It lives beside FixContext because both the `remove`
+# operation and a named strategy use it.
+
+# server_args.py:3814-3825, with the value each replacement takes
+_RETIRED = {
+    "decoder_tp": lambda v: ("decoder_sp", v),
+    "warmup": lambda v: ("warmup_mode", "request" if v else "off"),
+    "server_warmup": lambda v: ("warmup_mode", "server" if v else "off"),
+}
+_DYNAMIC_MAPS = ("component_paths", "component_weights_paths", "component_quantizations", "component_precisions")
+
+
+def _words(fx: FixContext, key: str, value: Any) -> list[str] | None:
+    """The flag words for one setting, or None when it has no command-line form."""
+    if key in _DYNAMIC_MAPS and isinstance(value, dict):
+        prefix = "--" + key.replace("_", "-")
+        return [w for c, v in value.items() for w in (f"{prefix}.{c}", str(v))]
+    flag = fx.table.primary_option(key)
+    action = fx.table.by_dest.get(key)
+    if flag is None or action is None:
+        return None
+    if action.action == "store_boolean":
+        return [flag, "true" if value else "false"]
+    if action.action in ("store_true", "store_false"):
+        return [flag] if bool(value) == (action.action == "store_true") else []
+    if isinstance(value, dict):
+        entries = [f"{k}={v}" for k, v in value.items()]
+        return [flag, *entries] if action.nargs in ("+", "*") else [flag, ",".join(entries)]
+    if isinstance(value, list):
+        return [flag, *map(str, value)] if action.nargs in ("+", "*") else [flag, ",".join(map(str, value))]
+    return [flag, str(value)]
+
+
+def inline_config(fx: FixContext, exclude: frozenset[str] = frozenset()) -> list[Edit]:
+    """Replace --config FILE by its settings as flags, leaving out `exclude` (the ones to unset)."""
+    occs = fx.occurrences("--config")
+    path = fx.context.get("config.path")
+    values: dict[str, Any] = {k: v for k, v in (fx.context.get("config.values") or {}).items() if k not in exclude}
+    if not occs or not path or not (values or exclude):
+        return []  # nothing read from the file: dropping it would lose its settings
+    words: list[str] = []
+    typed = set(fx.cmd.provided) | set(fx.cmd.dynamic)
+    for key, value in values.items():
+        if key in _RETIRED:
+            retired = key
+            key, value = _RETIRED[key](value)
+            fx.notes.append(f"--config: retired `{retired}` replaced by --{key.replace('_', '-')} {value}")
+        if key in typed or value is None:
+            continue
+        flag_words = _words(fx, key, value)
+        if flag_words is None:
+            fx.notes.append(f"--config: `{key}` has no command-line flag; it is dropped with the file")
+            continue
+        words += flag_words
+    first = occs[0]
+    return [Edit(first.start, first.end, words)] + [Edit(o.start, o.end, []) for o in occs[1:]]

@@ -12,8 +12,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from h3doctor.fixes import Edit, FixContext
-from h3doctor.resolve import H3_ATTENTION_HEADS, H3_PACKED_ALIGNMENT
+from h3doctor.engine.fixes import Edit, FixContext
+from h3doctor.sglang.resolve import H3_ATTENTION_HEADS, H3_PACKED_ALIGNMENT
 
 TP_SIZES = (1, 2, 4, 8)
 FIELDS = (("tp_size", "--tp-size"), ("dp_size", "--dp-size"), ("ulysses_degree", "--ulysses-degree"),

@@ -12,8 +12,12 @@ import posixpath
 import re
 from typing import Any
 
-from h3doctor.residency import LAYERWISE_OFFLOAD, canonical_mode, normalize_layerwise
-from h3doctor.resolve import H3_PACKED_ALIGNMENT, H3_TP_DIMENSIONS
+from h3doctor.sglang.residency import (
+    LAYERWISE_OFFLOAD,
+    canonical_mode,
+    normalize_layerwise,
+)
+from h3doctor.sglang.resolve import H3_PACKED_ALIGNMENT, H3_TP_DIMENSIONS
 
 # minimax_h3_pipeline.py:76-92: --model-variant -> weight partition (case-insensitive)
 VARIANT_SUBFOLDERS = {"fl2va": "FL2VA", "ref2va": "Ref2VA", "hybrid": "Ref2VA"}

@@ -13,7 +13,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from h3doctor.conditions import paths_of, placeholders
+from h3doctor.engine.conditions import paths_of, placeholders
 from h3doctor.errors import RuleFileError
 from h3doctor.paths import cache_dir
 
@@ -98,7 +98,7 @@ def rules_dir() -> Path:
     packaged = resources.files("h3doctor").joinpath("_rules")
     if packaged.is_dir():
         return Path(str(packaged))
-    return Path(__file__).resolve().parent.parent / "rules"
+    return Path(__file__).resolve().parents[2] / "rules"
 
 
 def _load_file(path: Path, validator: Any) -> Rule:

@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from h3doctor import __version__
+from h3doctor.host.probe_child import PROTOCOL
 from h3doctor.paths import cache_dir
-from h3doctor.probe_child import PROTOCOL
 
 CACHE_FORMAT = 1
 DEFAULT_MAX_AGE_S = 600.0

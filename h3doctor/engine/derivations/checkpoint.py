@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from h3doctor.safetensors_header import checkpoint_formats
+from h3doctor.sglang.safetensors_header import checkpoint_formats
 
 
 def derive(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:

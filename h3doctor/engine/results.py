@@ -1,0 +1,56 @@
+"""What one check produces: findings, the evaluation of one launch, and the check's result.
+
+Frozen records: renderers (h3doctor/output/) only read them. The fix loop's changing state lives in
+`check.check`, never in these.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field
+from typing import Any
+
+from h3doctor.engine.ruleset import Rule
+from h3doctor.facts import HardwareFacts
+from h3doctor.sglang.argv import ParsedCommand
+from h3doctor.sglang.configfile import ConfigLoad
+from h3doctor.sglang.families import FamilyMatch
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule: Rule
+    message: str
+    severity: str
+    order: int
+    unknown_facts: tuple[str, ...] = ()
+
+    @property
+    def cannot_verify(self) -> bool:
+        return bool(self.unknown_facts)
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    cmd: ParsedCommand
+    family: FamilyMatch
+    hardware: HardwareFacts
+    context: dict[str, Any]
+    findings: list[Finding]
+    config: ConfigLoad | None
+    effective: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    evaluation: Evaluation
+    corrected_argv: list[str] | None
+    fix_status: str  # clean | fixed | no-fix | not-converged
+    fix_notes: list[str]
+    gives_up: list[str]
+    nearest_argv: list[str] | None = None  # with no-fix: every fixable finding fixed
+    unfixable: list[str] = field(default_factory=list)  # rule IDs no change of flags fixes
+
+    @property
+    def corrected_command(self) -> str | None:
+        return shlex.join(self.corrected_argv) if self.corrected_argv is not None else None
