@@ -56,6 +56,8 @@ def check(
     rules_dir: Annotated[Optional[str], typer.Option("--rules-dir", help="Use the rule files in this directory.")] = None,
     request_quality: Annotated[Optional[str], typer.Option("--request-quality", help="The quality you will request (exact, lossless, high): checks the quality=\"high\" deployment audit (catalog 2.H).")] = None,
     request_steps: Annotated[Optional[int], typer.Option("--request-steps", help="num_inference_steps you will request (AdaLN plan checks, catalog R8).")] = None,
+    request_resolution: Annotated[Optional[str], typer.Option("--request-resolution", help="WIDTHxHEIGHT of the request you will make (memory fit at that request; default: the server warmup).")] = None,
+    request_seconds: Annotated[Optional[float], typer.Option("--request-seconds", help="Seconds of video you will request (memory fit at that request).")] = None,
     argv: Annotated[Optional[List[str]], typer.Argument(help="sglang flags, or `-- sglang serve MODEL [flags]`.")] = None,
 ) -> None:
     from h3doctor.output import json_report as report
@@ -63,7 +65,8 @@ def check(
 
     result = run(CheckRequest(
         tokens=list(argv or []) + list(ctx.args), profile=profile, recipe=recipe, sglang_version=sglang_version,
-        rules_dir=rules_dir, use_probe_cache=not no_cache, intent={"quality": request_quality, "steps": request_steps},
+        rules_dir=rules_dir, use_probe_cache=not no_cache, intent={"quality": request_quality, "steps": request_steps, "resolution": request_resolution,
+                                                               "seconds": request_seconds},
     ))
     data = report.build(result, fail_on.value)
     if format is Format.json:

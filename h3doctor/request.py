@@ -43,6 +43,7 @@ def run(request: CheckRequest) -> CheckResult:
         profile = profile or recipe.profile
         version = version or recipe.sglang_version
         intent = {**recipe.request, **{k: v for k, v in intent.items() if v is not None}}
+    _check_request(intent)
     if not tokens:
         raise UsageError("no launch to check: give sglang flags, `-- sglang serve MODEL [flags]`, or --recipe FILE")
     hw = _hardware(profile, tokens, env, request.use_probe_cache)
@@ -64,3 +65,18 @@ def _hardware(profile: str | None, tokens: list[str], env: dict[str, str], use_c
 
     _n, _entry, _given, command_env = split_command(tokens)
     return facts_for_check({**env, **command_env}, use_cache=use_cache)
+
+
+def _check_request(intent: dict[str, Any]) -> None:
+    """The planned request's shape (--request-resolution / --request-seconds or the recipe's)."""
+    import math
+    import re
+
+    res = intent.get("resolution")
+    if res is not None and not re.fullmatch(r"[1-9][0-9]{1,4}x[1-9][0-9]{1,4}", str(res)):
+        raise UsageError(f"request resolution must be WIDTHxHEIGHT (e.g. 1344x768), got {str(res)[:40]!r}")
+    secs = intent.get("seconds")
+    if secs is not None and (isinstance(secs, bool) or not isinstance(secs, (int, float)) or not math.isfinite(secs)
+                             or not 0 < secs <= 600):
+        raise UsageError(f"request seconds must be a number in (0, 600], got {str(secs)[:40]!r}")
+

@@ -75,7 +75,17 @@ def _strategy_drop_layerwise_unsupported(fx: FixContext):
     return edits
 
 
+def _strategy_memory_fit(fx: FixContext):
+    """The least disruptive change that fits by the memory model (derivations/memory.py)."""
+    ops = fx.context.get("derived.memory.fix_ops") or []
+    why = fx.context.get("derived.memory.fix_why")
+    if why and why not in fx.notes:
+        fx.notes.append(why)
+    return [e for op in ops for e in fx.edits_for(op)]
+
+
 STRATEGIES: dict[str, Strategy] = {
+    "memory_fit": _strategy_memory_fit,
     "parallel_layout": parallel_layout,
     "inline_config": inline_config,
     "drop_unrecognized": _strategy_drop_unrecognized,

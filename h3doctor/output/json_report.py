@@ -56,6 +56,7 @@ def effective_config(result: CheckResult) -> dict[str, Any]:
     out["residency"] = ctx.get("derived.residency")
     out["transformer_attention_backend"] = ctx.get("derived.transformer_backend")
     out["dit_runtime_attention_backend"] = ctx.get("derived.dit_backend")
+    out["memory"] = ctx.get("derived.memory")  # the per-GPU budget (sglang/memory.py); null off CUDA/ROCm
     out["environment"] = {k.removeprefix("env."): v for k, v in ctx.items() if k.startswith("env.") and v is not None}
     return out
 

@@ -9,7 +9,10 @@ from rich.console import Console
 from rich.markup import escape
 
 from h3doctor.engine.results import CheckResult
+from h3doctor.output import memory_bar
 from h3doctor.output.json_report import STAGE_TITLES
+
+_MEMORY_RULES = ("H3D540", "H3D640", "H3D641")
 
 _MARK = {"error": "[bold red]✗[/]", "warning": "[yellow]![/]", "info": "[blue]i[/]"}
 
@@ -43,6 +46,10 @@ def text_report(result: CheckResult, console: Console, out: TextIO, *, show_conf
         console.print(f"     why: {escape(' '.join(f.rule.why.split()))}", soft_wrap=True)
         if f.rule.fix_note:
             console.print(f"     fix: {escape(f.rule.fix_note)}", soft_wrap=True)
+    memory = effective.get("memory") if effective else None
+    if memory and (show_config or any(f.rule.id in _MEMORY_RULES for f in ev.findings)):
+        console.print("")
+        memory_bar.draw(memory, console)
     late = [f for f in ev.findings if f.rule.stage in ("after-download", "first-request") and f.severity == "error"]
     if late and fam is not None:
         console.print(f"\n[bold]Saved:[/] {len(late)} failure(s) sglang would only report after downloading "

@@ -1,0 +1,388 @@
+"""Per-GPU and host memory of a resolved MiniMax-H3 launch: what sglang will place where, and when.
+
+sglang checks none of this: a launch that cannot fit passes every launch check and then dies with
+`torch.OutOfMemoryError` while loading (after the ~144 GB download) or at the startup warmup.
+This module predicts those bytes from the resolved placement (`resolve.py`, `residency.py`), the
+parallel layout and the hardware facts. The constants, each with its source, live in
+`memorydata/memory-<release>.json`; the model and its expected error are in docs/memory.md and
+are calibrated in tests/memory/ against published peaks.
+
+Three figures per GPU come out of it:
+
+* **load**: weights placed on the GPU at load, in sglang's load order (largest payload first:
+  text encoder, DiT, video VAE, audio VAE), plus the CUDA context. Exact to ~1% given the
+  checkpoint: over capacity means an OOM while loading.
+* **live peak**: load + the largest stage's streamed/offloaded weights + live activations for the
+  workload (the startup warmup shape for `serve`). Over capacity means an OOM at the warmup.
+* **typical peak**: the same with the reserved-memory workspace measured on real runs (the
+  allocator keeps more than the live need). Over capacity, or within the headroom margin, is
+  "likely OOM".
+
+Each figure is `None` where the model cannot tell (an uncalibrated family, a replaced checkpoint
+of unknown size, an unknown GPU size or P2P topology that decides it): rules read None as
+"cannot verify".
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from h3doctor.facts import HardwareFacts
+
+COMPONENTS = ("transformer", "text_encoder", "video_vae", "audio_vae")
+LOAD_ORDER = ("text_encoder", "transformer", "video_vae", "audio_vae")  # component_loading_order.py:154-168
+_KIB = 1 / (1 << 20)  # KiB in GiB
+
+
+@lru_cache(maxsize=None)
+def constants(release: str = "0.5.23") -> dict[str, Any]:
+    text = resources.files("h3doctor.sglang.memorydata").joinpath(f"memory-{release}.json").read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+def _flat(section: dict[str, Any]) -> dict[str, Any]:
+    return {k: v["value"] for k, v in section.items() if isinstance(v, dict) and "value" in v}
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One forward's shape: the startup warmup for `serve`, or a request."""
+
+    width: int
+    height: int
+    seconds: float
+    what: str  # "startup warmup" | "request"
+
+    def frames(self, fps: float) -> int:
+        return max(1, round(self.seconds * fps))
+
+    def rows(self, fps: float) -> int:
+        """Packed rows per forward: video latents (17n+5 frames -> 5n+2 latent frames of
+        (w/32)x(h/32) patches), audio (~80 per second) and text (~0.5 k)."""
+        frames = self.frames(fps)
+        n = max(0, math.ceil((frames - 5) / 17))
+        patches = max(1, self.width // 32) * max(1, self.height // 32)
+        return patches * (5 * n + 2) + int(80 * self.seconds) + 500
+
+
+@dataclass(frozen=True)
+class Budget:
+    capacity_gib: float | None
+    context_gib: float
+    load_by_component: dict[str, float]  # GiB per GPU placed at load
+    load_gib: float | None  # weights + context
+    load_failing_component: str | None  # the first component, in load order, that crosses capacity
+    stage_active_gib: dict[str, float]  # what each stage adds on top of the load (weights streamed in)
+    peak_stage: str
+    workload: Workload | None
+    activations_live_gib: float | None  # live activations of the peak stage, with the safety margin
+    live_margin_gib: float
+    workspace_typical_gib: float | None
+    peak_live_gib: float | None
+    peak_typical_gib: float | None
+    host_layerwise_gib: float  # layerwise host copies sglang would like to pin, all ranks of the host
+    host_spendable_gib: float | None
+    fold: bool | None  # text-encoder folding (None: the P2P topology is unknown)
+    uncertain: list[str] = field(default_factory=list)  # why a figure is only a bound
+
+    def as_dict(self) -> dict[str, Any]:
+        r = lambda v: None if v is None else round(v, 2)  # noqa: E731
+        return {
+            "capacity_gib": r(self.capacity_gib),
+            "context_gib": r(self.context_gib),
+            "load_by_component_gib": {k: r(v) for k, v in self.load_by_component.items()},
+            "load_gib": r(self.load_gib),
+            "load_failing_component": self.load_failing_component,
+            "stage_active_gib": {k: r(v) for k, v in self.stage_active_gib.items()},
+            "peak_stage": self.peak_stage,
+            "workload": None if self.workload is None else {
+                "width": self.workload.width, "height": self.workload.height, "seconds": self.workload.seconds,
+                "what": self.workload.what},
+            "activations_live_gib": r(self.activations_live_gib),
+            "live_margin_gib": r(self.live_margin_gib),
+            "workspace_typical_gib": r(self.workspace_typical_gib),
+            "peak_live_gib": r(self.peak_live_gib),
+            "peak_typical_gib": r(self.peak_typical_gib),
+            "headroom_gib": r(None if self.capacity_gib is None or self.peak_typical_gib is None
+                              else self.capacity_gib - self.peak_typical_gib),
+            "host_layerwise_gib": r(self.host_layerwise_gib),
+            "host_spendable_gib": r(self.host_spendable_gib),
+            "text_encoder_folded": self.fold,
+            "uncertain": list(self.uncertain),
+        }
+
+
+def _count(value: Any, n: int, *, prefetch: bool) -> int:
+    """sglang's layer counts (server_args.layerwise_tuning_for): below 1.0 a fraction, else a count.
+    Prefetch: a fraction p gives 1 + round(p(n-1)); resident: round(r*n)."""
+    try:
+        v = float(value or 0.0)
+    except (TypeError, ValueError):
+        v = 0.0
+    if not math.isfinite(v) or v < 0:
+        v = 0.0
+    if v >= 1.0:
+        return min(n, int(v))
+    return 1 + round(v * (n - 1)) if prefetch else round(v * n)
+
+
+def _component_map(value: Any) -> dict[str, str]:
+    """`c=v,...` (--layerwise-prefetch-size / --layerwise-resident-layers / lifetimes)."""
+    if isinstance(value, dict):
+        return {str(k).replace("-", "_"): str(v) for k, v in value.items()}
+    out: dict[str, str] = {}
+    for part in str(value or "").split(","):
+        if "=" in part:
+            k, v = part.split("=", 1)
+            out[k.strip().replace("-", "_")] = v.strip()
+    return out
+
+
+def _lookup(mapping: dict[str, str], component: str) -> str | None:
+    aliases = {"transformer": ("transformer", "dit"), "video_vae": ("video_vae", "vae")}.get(component, (component,))
+    for name in aliases:
+        if name in mapping:
+            return mapping[name]
+    return None
+
+
+def _p2p(hw: HardwareFacts, table: dict[str, Any]) -> bool | None:
+    name = (hw.device_name or "").upper()
+    if any(tag.upper() in name for tag in table["no"]):
+        return False
+    if any(tag.upper() in name for tag in table["yes"]):
+        return True
+    return None
+
+
+def _fold_group(a: dict[str, Any], n: int, tp: int, hw: HardwareFacts, table: dict[str, Any]) -> tuple[int, bool | None]:
+    """Text-encoder shard g (server_args.py:975-1019; encoders/base.py:63-168): folded over the
+    replica's N GPUs when the encoder mode allows it, N divides 64 heads and 25600, and every GPU
+    reaches every peer; otherwise the DiT's TP group. Returns (g, folded?) with folded None when
+    only the unknown P2P topology decides."""
+    mode = str(a.get("encoder_parallel") or "auto").lower()
+    dp = int(a.get("dp_size") or 1)
+    wants = mode == "fold" or (mode == "auto" and dp == 1 and n > tp)
+    if not wants or n <= 1 or 64 % n or 25600 % n:
+        return tp, False
+    p2p = _p2p(hw, table)
+    if p2p is False:
+        return tp, False
+    return n, (True if p2p else None)
+
+
+def workload_for(a: dict[str, Any], entry: str, intent: dict[str, Any], c: dict[str, Any]) -> Workload | None:
+    """The first forward: the request the user says they will make, else the `serve` startup
+    warmup (`--warmup-resolutions` / `--warmup-num-frames`), else generate's default request."""
+    warm = _flat(c["warmup"])
+    fps = warm["fps"]
+    res = intent.get("resolution")
+    secs = intent.get("seconds")
+    if res or secs:
+        w, h = _parse_resolution(res) or (warm["width"], warm["height"])
+        return Workload(w, h, float(secs or warm["seconds"]), "request")
+    if entry == "serve":
+        if str(a.get("warmup_mode") or "off") != "server":
+            return None
+        w, h = warm["width"], warm["height"]
+        resolutions = a.get("warmup_resolutions")
+        if resolutions:
+            sizes = [s for s in (_parse_resolution(r) for r in (resolutions if isinstance(resolutions, list) else [resolutions])) if s]
+            if sizes:
+                w, h = max(sizes, key=lambda s: s[0] * s[1])
+        seconds = warm["seconds"]
+        frames = a.get("warmup_num_frames")
+        if isinstance(frames, int) and frames > 0:
+            seconds = frames / fps
+        return Workload(w, h, seconds, "startup warmup")
+    return Workload(warm["width"], warm["height"], warm["seconds"], "request")
+
+
+def _parse_resolution(value: Any) -> tuple[int, int] | None:
+    text = str(value or "").lower().replace("*", "x")
+    w, sep, h = text.partition("x")
+    if sep and w.strip().isdigit() and h.strip().isdigit() and int(w) > 0 and int(h) > 0:
+        return int(w), int(h)
+    return None
+
+
+def budget(a: dict[str, Any], residency: dict[str, str], family: str, hw: HardwareFacts, env: dict[str, Any],
+           entry: str, intent: dict[str, Any], release: str = "0.5.23", *, no_fold: bool = False) -> Budget:
+    """The memory budget per GPU of one resolved launch (`a`: sglang's resolved ServerArgs fields).
+    `no_fold` forces the text encoder unfolded (the other case when the P2P topology is unknown)."""
+    c = constants(release)
+    w, ws, lw = _flat(c["weights_gib"]), _flat(c["workspace"]), _flat(c["layerwise"])
+    uncertain: list[str] = []
+    num_gpus = max(1, int(a.get("num_gpus") or 1))
+    dp = max(1, int(a.get("dp_size") or 1))
+    n = max(1, num_gpus // dp)
+    tp = max(1, int(a.get("tp_size") or 1))
+    sp = max(1, int(a.get("ulysses_degree") or 1)) * max(1, int(a.get("ring_degree") or 1))
+    fsdp = bool(a.get("use_fsdp_inference"))
+    shard_dit = n if fsdp else tp
+    g, fold = (tp, False) if no_fold else _fold_group(a, n, tp, hw, c["p2p_fold"])
+
+    # -- component sizes as sglang holds them ------------------------------------------
+    quant = str(a.get("quantization") or "").lower()
+    adaln_off_gpu = bool(a.get("minimax_h3_adaln_online")) or bool(a.get("minimax_h3_adaln_cache_path"))
+    if quant in ("fp8", "convrot_int8"):
+        dit_total, block = w["dit_total_fp8"], w["dit_block_fp8"]
+    elif adaln_off_gpu:
+        dit_total, block = w["dit_total_no_adaln"], w["dit_block_no_adaln"]
+    else:
+        dit_total, block = w["dit_total"], w["dit_block"]
+    if family in ("fh3", "fh3o"):
+        dit_total += w["fasth3_gate_compress"]
+    slab = 0.0
+    if bool(a.get("minimax_h3_adaln_online")):
+        plans = _int(env.get("SGLANG_DIFFUSION_MINIMAX_H3_ADALN_GPU_PLANS"), int(w["adaln_gpu_plans_default"]))
+        slab = w["adaln_slab_per_plan_width"] * _int(a.get("minimax_h3_adaln_plan_width"), 4) * plans / w["adaln_gpu_plans_default"]
+    if family in c["uncalibrated_families"]["value"]:
+        uncertain.append(f"the {family} DiT's extra modules are not modelled (sized from its overlay config)")
+    weights_override = (a.get("component_weights_paths") or {}).get("transformer") or a.get("transformer_weights_path")
+    if weights_override:
+        uncertain.append("the transformer weights are replaced (--transformer-weights-path): their size is taken as the base DiT's")
+    if (a.get("component_paths") or {}).get("text_encoder"):
+        uncertain.append("the text encoder is replaced (--component-paths.text_encoder): its size is taken as the base encoder's")
+    vae_total = w["vae_total_fp32"] if (env.get("SGLANG_DIFFUSION_DISABLE_EARLY_VAE_DECODER_CAST") or a.get("disable_autocast")) else w["vae_total"]
+    te_resident = w["te_layer"] * w["te_layers"] / g + w["te_embed"] + w["te_vision"]
+
+    # -- layerwise knobs ----------------------------------------------------------------
+    prefetch = _component_map(a.get("layerwise_prefetch_size"))
+    resident_layers = _component_map(a.get("layerwise_resident_layers"))
+    lifetimes = _component_map(a.get("layerwise_residency_lifetime"))
+    factor = lw["window_factor"]
+
+    def knobs(component: str, n_layers: int) -> tuple[int, int, bool]:
+        if component == "transformer":
+            p = _count(a.get("dit_offload_prefetch_size"), n_layers, prefetch=True)
+            r = _count(a.get("dit_layerwise_resident_layers"), n_layers, prefetch=False)
+            permanent = str(a.get("dit_layerwise_residency_lifetime") or "forward") == "permanent"
+        else:
+            p = _count(_lookup(prefetch, component), n_layers, prefetch=True)
+            r = _count(_lookup(resident_layers, component), n_layers, prefetch=False)
+            permanent = (_lookup(lifetimes, component) or "forward") == "permanent"
+        return p, r, permanent
+
+    load: dict[str, float] = {}
+    active: dict[str, float] = {"encode": 0.0, "denoise": 0.0, "decode": 0.0}
+    host = 0.0
+    mode = {comp: residency.get(comp, "resident") for comp in COMPONENTS}
+
+    # DiT
+    blocks = int(w["dit_blocks"])
+    if mode["transformer"] == "resident":
+        load["transformer"] = dit_total / shard_dit
+        if fsdp:
+            active["denoise"] = 2 * block  # two gathered blocks (reshard_after_forward, per block)
+    elif mode["transformer"] == "layerwise-offload":
+        p, r, permanent = knobs("transformer", blocks)
+        held = min(r, blocks) * block / tp
+        load["transformer"] = w["dit_other"] / tp + (held if permanent else 0.0)
+        window = min(factor * p, blocks - min(r, blocks)) * block / tp
+        refiner = w["dit_refiner"] / tp
+        active["denoise"] = (0.0 if permanent else held) + window + refiner
+        host = host + (blocks - (r if permanent else 0)) * block / tp + refiner
+    else:  # component / snapshot offload: the whole DiT for the denoise
+        load["transformer"] = 0.0
+        active["denoise"] = dit_total / shard_dit
+    load["adaln_slab"] = slab
+
+    # text encoder
+    te_layers = int(w["te_layers"])
+    if mode["text_encoder"] == "resident":
+        load["text_encoder"] = te_resident
+    elif mode["text_encoder"] == "layerwise-offload":
+        p, r, permanent = knobs("text_encoder", te_layers)
+        held = min(r, te_layers) * w["te_layer"] / g
+        load["text_encoder"] = w["te_nonlayer_layerwise"] + (held if permanent else 0.0)
+        active["encode"] = (0.0 if permanent else held) + min(factor * p, te_layers - min(r, te_layers)) * w["te_layer"] / g
+        host += te_layers * w["te_layer"] / g + w["te_vision"]
+    else:
+        load["text_encoder"] = 0.0
+        active["encode"] = te_resident
+
+    # video VAE
+    vae_blocks = int(w["vae_blocks"])
+    if mode["video_vae"] == "resident":
+        load["video_vae"] = vae_total
+    elif mode["video_vae"] == "layerwise-offload":
+        p, r, permanent = knobs("video_vae", vae_blocks)
+        held = min(r, vae_blocks) * w["vae_block"]
+        load["video_vae"] = w["vae_nonlayer"] + (held if permanent else 0.0)
+        active["decode"] = (0.0 if permanent else held) + min(factor * p, vae_blocks - min(r, vae_blocks)) * w["vae_block"]
+        host += vae_blocks * w["vae_block"]
+    else:
+        load["video_vae"] = 0.0
+        active["decode"] = vae_total
+    load["audio_vae"] = w["audio_vae"] if mode["audio_vae"] == "resident" else 0.0
+
+    context = _flat(c["context_gib"])["multi_gpu" if num_gpus > 1 else "single_gpu"]
+    capacity = _capacity(hw)
+    weights = sum(load.values())
+    load_total = weights + context
+    failing = None
+    if capacity is not None and load_total > capacity:
+        running = context + load["adaln_slab"]
+        for comp in LOAD_ORDER:
+            running += load.get(comp, 0.0)
+            if running > capacity:
+                failing = comp
+                break
+
+    wl = workload_for(a, entry, intent, c)
+    act_live = typical = peak_live = peak_typ = None
+    peak_stage = max(active, key=lambda s: active[s])
+    if wl is not None:
+        fps = _flat(c["warmup"])["fps"]
+        rows = wl.rows(fps)
+        ref_rows = Workload(int(_flat(c["warmup"])["width"]), int(_flat(c["warmup"])["height"]), _flat(c["warmup"])["seconds"], "").rows(fps)
+        act_dit = ((rows / sp) * (32 + 57 / tp) + rows * 21.5) * _KIB
+        stage_live = {
+            "encode": active["encode"] + ws["te_act_gib"],
+            "denoise": active["denoise"] + act_dit + ws["live_margin_gib"],
+            "decode": active["decode"] + ws["vae_act_gib"],
+        }
+        peak_stage = max(stage_live, key=lambda s: stage_live[s])
+        act_live = stage_live[peak_stage] - active[peak_stage]
+        if hw.platform == "rocm":
+            band = ws["rocm_typical_gib"]
+        else:
+            band = ws["typical_gib_8_gpus"] if n >= 8 else ws["typical_gib_up_to_4_gpus"]
+        if fsdp:
+            band += ws["fsdp_extra_gib"]
+        typical = max(ws["floor_gib"], band * rows / ref_rows)
+        peak_live = weights + context + stage_live[peak_stage]
+        # the measured band is peak reserved minus weights: it already holds the CUDA context
+        peak_typ = max(weights + max(active.values()) + typical, peak_live)  # reserved is never below live
+
+    spendable = None
+    if hw.host_memory_gib is not None:
+        spendable = max(0.0, hw.host_memory_gib - max(0.05 * hw.host_memory_gib, 2.0))
+    return Budget(
+        capacity_gib=capacity, context_gib=context, load_by_component=load, load_gib=load_total,
+        load_failing_component=failing, stage_active_gib=active, peak_stage=peak_stage, workload=wl,
+        activations_live_gib=act_live, live_margin_gib=ws["live_margin_gib"], workspace_typical_gib=typical, peak_live_gib=peak_live,
+        peak_typical_gib=peak_typ, host_layerwise_gib=host * num_gpus, host_spendable_gib=spendable,
+        fold=fold, uncertain=uncertain,
+    )
+
+
+def _capacity(hw: HardwareFacts) -> float | None:
+    """What the least-free selected GPU can give: free memory at launch (other processes' bytes
+    are not ours), falling back to the total."""
+    if hw.gpu_free_gib is not None:
+        return float(hw.gpu_free_gib)
+    return None if hw.gpu_memory_gib is None else float(hw.gpu_memory_gib)
+
+
+def _int(value: Any, default: int) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return default

@@ -1,0 +1,123 @@
+"""Memory fit (issue: predict the OOM before the download): the calibration table of published
+peaks, the issue's examples, and the launches that ran and must not be flagged."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+import pytest
+
+from h3doctor.engine.check import check
+from h3doctor.facts import facts_from_mapping
+from h3doctor.host.profiles import load_profile
+from h3doctor.sglang.flagtable import load_flag_table
+
+TABLE = json.loads((Path(__file__).parent / "memory" / "calibration.json").read_text(encoding="utf-8"))
+MODEL = "sglang serve MiniMaxAI/MiniMax-H3"
+
+
+def _hw(name):
+    spec = TABLE["hardware"].get(name)
+    return facts_from_mapping(spec, name) if spec else load_profile(name)
+
+
+def predict(point, rules, table):
+    """(check result, the predicted figure comparable with the point's measurement)."""
+    result = check(shlex.split(f"{MODEL} {point['argv']}"), _hw(point["hw"]), rules, table, {}, point.get("request") or {})
+    memory = result.evaluation.context["derived.memory"]
+    if point["kind"] == "A":  # allocated: neither the CUDA context nor the rule's safety margin
+        value = memory["peak_live_gib"] - memory["context_gib"] - memory["live_margin_gib"]
+    else:
+        value = memory["peak_typical_gib"]
+    return result, value, memory
+
+
+def _ids(result):
+    return {f.rule.id for f in result.evaluation.findings if f.severity == "error"}
+
+
+@pytest.fixture(scope="module")
+def env(rules):
+    return rules, load_flag_table("0.5.23")
+
+
+@pytest.mark.parametrize("point", TABLE["points"], ids=lambda p: f"point-{p['id']}")
+def test_calibration_point(point, env):
+    result, value, memory = predict(point, *env)
+    errors = _ids(result)
+    if point["outcome"] == "runs":
+        assert not errors & {"H3D540", "H3D640"}, f"a launch that ran is flagged: {memory}"
+    elif point["outcome"] == "oom-load":
+        assert "H3D540" in errors
+    else:
+        assert "H3D640" in errors and "H3D540" not in errors
+    if point.get("band_pct") is not None:
+        error_pct = 100 * (value - point["measured_gib"]) / point["measured_gib"]
+        assert abs(error_pct) <= point["band_pct"], f"predicted {value:.2f} GiB vs measured {point['measured_gib']} ({error_pct:+.1f}%)"
+
+
+ISSUE_EXAMPLES = [
+    # (profile, argv after the model, stage of the expected finding)
+    ("1xRTX5090", "--performance-mode speed", "H3D540"),
+    ("1xL40S", "--performance-mode speed", "H3D540"),
+    ("8xH100", "--num-gpus 4 --ulysses-degree 4 --performance-mode speed", "H3D540"),
+]
+
+
+@pytest.mark.parametrize("profile,argv,rule", ISSUE_EXAMPLES)
+def test_issue_examples_fail_and_their_fix_fits(profile, argv, rule, env):
+    rules, table = env
+    hw = load_profile(profile)
+    result = check(shlex.split(f"{MODEL} {argv}"), hw, rules, table, {})
+    assert rule in _ids(result)
+    assert result.fix_status == "fixed" and result.corrected_argv
+    again = check(result.corrected_argv, hw, rules, table, {})
+    assert not _ids(again), [f.message for f in again.evaluation.findings]
+    memory = again.evaluation.context["derived.memory"]
+    assert memory["load_gib"] <= memory["capacity_gib"] and memory["peak_live_gib"] <= memory["capacity_gib"]
+
+
+def test_generate_on_a_5090_in_speed_mode_is_an_error_with_a_fix(env):
+    rules, table = env
+    argv = shlex.split('sglang generate --model-path MiniMaxAI/MiniMax-H3 --prompt "a cat" --performance-mode speed')
+    result = check(argv, load_profile("1xRTX5090"), rules, table, {})
+    assert "H3D540" in _ids(result)
+    assert result.corrected_argv[:5] == argv[:5]  # the user's own tokens stay, in their order
+
+
+def test_l40s_ring_of_four_in_speed_mode(env):
+    rules, table = env
+    hw = facts_from_mapping({"platform": "cuda", "device_name": "NVIDIA L40S", "compute_capability": "8.9",
+                             "gpu_count": 4, "gpu_memory_gib": 44.5, "host_memory_gib": 512}, "4xL40S")
+    result = check(shlex.split(f"{MODEL} --num-gpus 4 --ulysses-degree 4 --performance-mode speed"), hw, rules, table, {})
+    finding = next(f for f in result.evaluation.findings if f.rule.id == "H3D540")
+    # L40S peer access is unknown: with or without the text-encoder fold it does not fit
+    assert finding.severity == "error" and not finding.cannot_verify
+
+
+def test_default_4xh200_is_not_flagged(env):
+    rules, table = env
+    result = check(shlex.split(f"{MODEL} --num-gpus 4"), load_profile("4xH200"), rules, table, {})
+    assert not {f.rule.id for f in result.evaluation.findings} & {"H3D540", "H3D640", "H3D641", "H3D542"}
+
+
+def test_unknown_gpu_memory_is_cannot_verify_not_a_pass(env):
+    rules, table = env
+    hw = facts_from_mapping({"platform": "cuda", "device_name": "NVIDIA H100", "compute_capability": "9.0",
+                             "gpu_count": 1}, "no-memory")
+    result = check(shlex.split(f"{MODEL} --performance-mode speed"), hw, rules, table, {})
+    load = [f for f in result.evaluation.findings if f.rule.id == "H3D540"]
+    assert load and load[0].cannot_verify and load[0].severity == "warning"
+
+
+def test_budget_is_in_the_effective_configuration(env):
+    from h3doctor.output.json_report import build
+
+    rules, table = env
+    result = check(shlex.split(f"{MODEL} --num-gpus 4"), load_profile("4xH200"), rules, table, {})
+    memory = build(result)["effective_config"]["memory"]
+    assert memory["capacity_gib"] == 139.8
+    assert set(memory["load_by_component_gib"]) >= {"transformer", "text_encoder", "video_vae", "audio_vae"}
+    assert memory["load_gib"] < memory["peak_typical_gib"] < memory["capacity_gib"]
