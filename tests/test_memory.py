@@ -121,3 +121,19 @@ def test_budget_is_in_the_effective_configuration(env):
     assert memory["capacity_gib"] == 139.8
     assert set(memory["load_by_component_gib"]) >= {"transformer", "text_encoder", "video_vae", "audio_vae"}
     assert memory["load_gib"] < memory["peak_typical_gib"] < memory["capacity_gib"]
+
+
+def test_the_bar_shows_weights_streamed_workspace_context_and_overflow(env):
+    from h3doctor.output.memory_bar import segments
+
+    rules, table = env
+    over = check(shlex.split(f"{MODEL} --performance-mode speed"), load_profile("1xRTX5090"), rules, table, {})
+    parts = dict(segments(over.evaluation.context["derived.memory"]))
+    assert parts["text_encoder"] == pytest.approx(47.97, abs=0.01) and parts["transformer"] == pytest.approx(61.73, abs=0.01)
+    assert "over" in parts and "headroom" not in parts
+    memory = over.evaluation.context["derived.memory"]
+    assert parts["over"] == pytest.approx(memory["peak_typical_gib"] - memory["capacity_gib"], abs=0.05)
+    fits = check(shlex.split(f"{MODEL} --num-gpus 4"), load_profile("4xH200"), rules, table, {})
+    parts = dict(segments(fits.evaluation.context["derived.memory"]))
+    assert "headroom" in parts and "over" not in parts
+    assert sum(parts.values()) == pytest.approx(139.8, abs=0.1)  # the bar spans the card
