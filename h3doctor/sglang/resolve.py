@@ -256,6 +256,14 @@ class Resolver:
         """server_args.py:1025-1077 (video generation branch)."""
         if self.cpu:
             return
+        if (  # server_args.py:1042-1052: FSDP shards only resident components, so keep the DiT resident
+            bool(self.a.get("use_fsdp_inference"))
+            and (self.a.get("num_gpus") or 1) > 1
+            and (self.a.get("dp_size") or 1) == 1
+            and self.a.get("dit_cpu_offload") is None
+            and self.a.get("transformer_weights_path") is None
+        ):
+            self.a["dit_cpu_offload"] = False
         total = self.hw.gpu_memory_gib
         self.events["low_device_memory"] = total is not None and total < LOW_MEMORY_TOTAL_GIB
         for name in ("dit_cpu_offload", "text_encoder_cpu_offload", "image_encoder_cpu_offload"):
