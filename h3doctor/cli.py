@@ -178,12 +178,26 @@ def probe_cmd(
             sys.stdout.write(f"\nprofile written to {save_profile} (use: h3doctor check --profile {save_profile} ...)\n")
 
 
-@app.command("profiles", help="List the built-in hardware profiles.")
-def profiles_cmd() -> None:
+@app.command("profiles", help="List the built-in hardware profiles and the GPU catalog (<N>x<GPU> for any count).")
+def profiles_cmd(
+    format: Annotated[Format, typer.Option("--format")] = Format.text,
+) -> None:
+    from dataclasses import asdict
+
+    from h3doctor.host.gpus import catalog
     from h3doctor.host.profiles import builtin_profile_names, load_profile
 
+    if format is Format.json:
+        sys.stdout.write(json.dumps({"builtin": {n: load_profile(n).description for n in builtin_profile_names()},
+                                     "gpus": [asdict(g) for g in catalog()]}, indent=2) + "\n")
+        return
     for name in builtin_profile_names():
         sys.stdout.write(f"{name:<10} {load_profile(name).description}\n")
+    sys.stdout.write("\nGPU catalog: any <N>x<GPU> (4xH100, 2xRTX5090; Apple: 1xM4-Max-64GB sets the memory)\n")
+    for g in catalog():
+        cc = f"cc {g.compute_capability}" if g.compute_capability else "     "
+        aliases = f"  aka {', '.join(g.aliases)}" if g.aliases else ""
+        sys.stdout.write(f"{g.key:<11} {g.platform:<5} {g.memory_gib:>6.1f} GiB  {cc:<7} {g.device_name}{aliases}\n")
 
 # --- lint, machine report formats, schemas (issue 10) ----------------------------------------
 

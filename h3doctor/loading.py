@@ -293,7 +293,11 @@ class _Builder:
         style = node.style
         if style in ("|", ">"):
             first = start.line + 1
-            raw = self.lines[first:end.line + 1]
+            # the end mark sits where the next token starts: its line belongs to the scalar only
+            # when the mark is not at column 0 (the end of the stream)
+            raw = self.lines[first:end.line + (1 if end.column else 0)]
+            while raw and not raw[-1].strip():
+                raw = raw[:-1]
             body = [ln for ln in raw if ln.strip()]
             indent = min((len(ln) - len(ln.lstrip(" ")) for ln in body), default=0)
             return Scalar(_pos(start), style, False, tuple(ln[indent:] for ln in raw), indent)

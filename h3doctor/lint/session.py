@@ -220,7 +220,10 @@ def _matches(patterns: tuple[str, ...], rule_id: str) -> bool:
 
 
 def _apply_suppressions(rec: Record, launch: Launch, inline: dict[int, list[Suppression]]) -> None:
-    for line in (rec.pos.line, launch.pos.line):
+    # the finding's line, or the first or last line of its launch (a shell comment can only end
+    # a command that continues over several lines)
+    lines = [p.line for p in launch.token_pos] or [launch.pos.line]
+    for line in dict.fromkeys((rec.pos.line, launch.pos.line, max(lines))):
         for s in inline.get(line, ()):
             if s.matches(rec.rule):
                 s.used = True
