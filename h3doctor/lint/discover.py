@@ -101,6 +101,8 @@ def _walk(top: str, ignore: _Ignored, is_candidate, add) -> None:
         base = Path(directory)
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not ignore.ignored(base / d, True, stop))
         for name in sorted(files):
+            if name.startswith("."):  # .h3doctor.yaml, editor and tool files
+                continue
             path = os.path.join(directory, name)
             if is_candidate(path) and not ignore.ignored(Path(path), False, stop):
                 add(path)
