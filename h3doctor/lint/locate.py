@@ -15,6 +15,13 @@ from h3doctor.loading import Pos
 from h3doctor.sglang.flagtable import FlagTable
 
 _CONFIG_KEY_LISTS = ("config.removed_keys", "config.string_booleans", "config.mistyped_keys", "config.ignored_keys")
+# Derived values a condition reads, and the flags (or --config key lists) they are made from:
+# where a finding that reads only derived values points. h3doctor's own derivations, not sglang facts.
+_DERIVED_FROM = {
+    "derived.local_gpus_needed": ("num_gpus", "base_gpu_id"),
+    "derived.visible_gpus": ("num_gpus",),
+    "derived.config_removed_message": ("config.removed_keys",),
+}
 
 
 class Locator:
@@ -43,6 +50,9 @@ class Locator:
                         read.append(dest)
                 elif p in _CONFIG_KEY_LISTS:
                     read.append(p)
+                for dest in _DERIVED_FROM.get(p, ()):
+                    if dest not in fixed and dest not in read:
+                        read.append(dest)
             self._dests[rule.id] = (tuple(fixed), tuple(read))
         return self._dests[rule.id]
 

@@ -4,6 +4,7 @@ message `%`, CR and LF; in properties also `:` and `,`."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 _COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
@@ -24,10 +25,17 @@ def lines(findings: list[dict[str, Any]]) -> list[str]:
             continue
         props = []
         if f.get("file"):
-            props += [f"file={escape_property(f['file'])}", f"line={f['line']}"]
+            props += [f"file={escape_property(_relative(f['file']))}", f"line={f['line']}"]
             if f.get("col"):
                 props.append(f"col={f['col']}")
         props.append(f"title={escape_property(f['rule'])}")
         target = f" [target {f['target']}]" if f.get("target") else ""
         out.append(f"::{_COMMAND[f['severity']]} {','.join(props)}::{escape_data(f['message'] + target)}")
     return out
+
+
+def _relative(path: str) -> str:
+    """GitHub resolves `file=` against the repository root (the working directory in CI)."""
+    absolute = os.path.abspath(path)
+    rel = os.path.relpath(absolute)
+    return path if rel.startswith("..") else rel.replace(os.sep, "/")
