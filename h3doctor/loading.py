@@ -13,8 +13,8 @@ through here, so the limits hold for all of them:
 Values are plain Python (dict, list, str, int, float, bool, None). Beside them a `Document`
 keeps where each value and each mapping key starts (1-based line and column), by path.
 
-PyYAML's composer is used (its nodes carry marks); the pure-Python one, not libyaml's, because
-it raises RecursionError on absurd nesting where a C recursion could crash the process.
+PyYAML's composer is used (its nodes carry marks): libyaml's where nesting is bounded, the
+pure-Python one otherwise (see `load_yaml`).
 """
 
 from __future__ import annotations
@@ -140,8 +140,14 @@ def load_file(path: str, *, max_bytes: int = MAX_INPUT_BYTES, multi: bool = Fals
 def load_yaml(text: str, origin: str) -> list[Document]:
     import yaml
 
+    # libyaml's composer is fast but recurses in C; it is used only where the nesting is bounded:
+    # block nesting costs its indentation (depth d needs ~d*d/2 bytes: about 1,400 levels in
+    # 1 MiB), flow nesting does not, so text with many brackets goes to the pure-Python composer,
+    # whose recursion Python itself bounds (RecursionError).
+    brackets = text.count("[") + text.count("{")
+    loader = getattr(yaml, "CSafeLoader", None) if brackets <= 4 * MAX_DEPTH else None
     try:
-        nodes = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
+        nodes = list(yaml.compose_all(text, Loader=loader or yaml.SafeLoader))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         where = f"{origin}:{mark.line + 1}:{mark.column + 1}" if mark is not None else origin

@@ -69,7 +69,8 @@ def _catalog_mapping(name: str) -> dict[str, Any] | None:
     try:
         return catalog_profile(name)
     except ProfileNameError as exc:
-        raise UsageError(f"no such hardware profile {name!r}: {exc}") from None
+        names = ", ".join(builtin_profile_names())
+        raise UsageError(f"no such hardware profile {name!r}: {exc}; built-in profiles: {names}") from None
 
 
 def _parse_profile(text: str, origin: str) -> dict[str, Any]:

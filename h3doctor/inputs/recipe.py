@@ -7,6 +7,7 @@ name the file, line and column.
 
 from __future__ import annotations
 
+import functools
 import json
 import shlex
 from dataclasses import dataclass, field
@@ -41,8 +42,16 @@ class Recipe:
         return tuple(out)
 
 
+@functools.lru_cache(maxsize=1)
 def schema() -> dict[str, Any]:
     return json.loads(resources.files("h3doctor.schema").joinpath("recipe.schema.json").read_text(encoding="utf-8"))
+
+
+@functools.lru_cache(maxsize=1)
+def _validator():  # built once: a lint run validates every recipe with it
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(schema())
 
 
 def looks_like_recipe(data: Any) -> bool:
@@ -106,11 +115,10 @@ def recipe_launch(recipe: Recipe) -> Launch:
 
 
 def _validate(doc: Document) -> None:
-    from jsonschema import Draft202012Validator
-
-    errors = sorted(Draft202012Validator(schema()).iter_errors(doc.data), key=lambda e: list(e.absolute_path))
+    errors = sorted(_validator().iter_errors(doc.data), key=lambda e: list(e.absolute_path))
     if errors:
         err = errors[0]
         path = tuple(err.absolute_path)
         key = "/".join(str(p) for p in path) or "(top level)"
-        raise UsageError(f"at {key}: {err.message}", location=f"{doc.origin}:{doc.pos(path)}")
+        text = err.message if len(err.message) <= 160 else err.message[:160] + "…"  # never a whole value
+        raise UsageError(f"at {key}: {text}", location=f"{doc.origin}:{doc.pos(path)}")
