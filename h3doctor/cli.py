@@ -91,12 +91,18 @@ def check(
 def rules_cmd(
     format: Annotated[Format, typer.Option("--format")] = Format.text,
     rules_dir: Annotated[Optional[str], typer.Option("--rules-dir")] = None,
+    markdown: Annotated[Optional[str], typer.Option("--markdown", help="Write the rule reference page (docs/rules.md, where SARIF help links point) to this file.")] = None,
 ) -> None:
     from pathlib import Path
 
     from h3doctor.engine.ruleset import load_rules
 
     rules = load_rules(Path(rules_dir) if rules_dir else None)
+    if markdown:
+        from h3doctor.lint.report import rules_markdown
+
+        Path(markdown).write_text(rules_markdown(rules), encoding="utf-8")
+        return
     if format is Format.json:
         sys.stdout.write(json.dumps([r.as_dict() for r in rules], indent=2) + "\n")
         return

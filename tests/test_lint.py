@@ -463,3 +463,32 @@ def test_schema_recipe_is_printed_and_accepts_targets_and_ignores():
     good = {"targets": ["4xH200"], "command": "sglang serve X", "ignore": [{"rule": "H3D305", "reason": "why"}]}
     assert code == 0 and not list(Draft202012Validator(schema).iter_errors(good))
     assert list(Draft202012Validator(schema).iter_errors({**good, "ignore": [{"rule": "H3D305"}]}))
+
+
+def test_rule_reference_page_is_up_to_date(rules):
+    from h3doctor.lint.report import rules_markdown
+
+    page = (REPO / "docs" / "rules.md").read_text(encoding="utf-8")
+    assert page == rules_markdown(rules), "regenerate: h3doctor rules --markdown docs/rules.md"
+    assert '<a id="h3d305"></a>' in page and '<a id="h3dl001"></a>' in page
+
+
+def test_lint_json_matches_its_schema(tmp_path):
+    from jsonschema import Draft202012Validator
+
+    recipe, manifest = write(tmp_path, "broken.yaml", BROKEN), write(tmp_path, "k.yaml", K8S)
+    _, report = lint_json(str(recipe), str(manifest), cwd=tmp_path)  # findings, notices, two kinds
+    schema = json.loads(resources.files("h3doctor.schema").joinpath("lint-report.schema.json").read_text())
+    errors = list(Draft202012Validator(schema).iter_errors(report))
+    assert not errors, errors[:2]
+
+
+def test_compiled_conditions_answer_as_the_interpreter(rules):
+    from h3doctor.engine.conditions import compile_condition, evaluate
+
+    contexts = [{}, {"hw.gpu_count": 4, "args.num_gpus": 8, "args.ring_degree": 2, "hw.compute_capability": None}]
+    for rule in rules:
+        compiled = compile_condition(rule.when)
+        for ctx in contexts:
+            a, b = set(), set()
+            assert evaluate(rule.when, ctx, a) == compiled(ctx, b) and a == b, rule.id

@@ -49,13 +49,20 @@ def _defaults(table: FlagTable) -> dict[str, Any]:
         base = {dest: table.default_of(dest) for dest in table.dataclass_defaults}
         for action in table.actions:
             base.setdefault(action.dest, table.default_of(action.dest))
-        mutable = tuple(k for k, v in base.items() if isinstance(v, (dict, list, set)))
+        mutable = tuple((k, copy.copy if _flat(v) else copy.deepcopy) for k, v in base.items()
+                        if isinstance(v, (dict, list, set)))
         cached = _DEFAULTS[id(table)] = (table, base, mutable)
     _table, base, mutable = cached
     args = dict(base)
-    for key in mutable:
-        args[key] = copy.deepcopy(base[key])
+    for key, copier in mutable:
+        args[key] = copier(base[key])
     return args
+
+
+def _flat(value: Any) -> bool:
+    """A container of immutable values only: a shallow copy is a full copy."""
+    items = value.values() if isinstance(value, dict) else value
+    return all(isinstance(v, (str, int, float, bool, type(None), tuple)) for v in items)
 
 
 def _server_args(cmd: ParsedCommand, config: ConfigLoad | None, table: FlagTable) -> tuple[dict[str, Any], set[str]]:
@@ -216,14 +223,19 @@ def evaluate_launch(tokens: list[str], hw: HardwareFacts, rules: list[Rule], tab
 
 
 def check(tokens: list[str], hw: HardwareFacts, rules: list[Rule], table: FlagTable, env: dict[str, str],
-          intent: dict[str, Any] | None = None) -> CheckResult:
+          intent: dict[str, Any] | None = None, evaluations: dict | None = None) -> CheckResult:
     """Evaluate; then fix the first failing rule, re-resolve, re-check, until nothing fails.
 
     A failing rule with no fix (no change of flags makes it pass) is set aside and the others
     are still fixed: the result is then `no-fix`, with no corrected command but the nearest
     launch (every fixable finding fixed) and what to give up.
+
+    `evaluations`, when given, keeps the evaluations of this and earlier checks (a lint run passes
+    one dict): a launch that another check already evaluated on the same hardware, environment
+    and requests, e.g. the corrected command many launches converge on, is not evaluated again.
+    Evaluations are frozen records, so sharing them is safe.
     """
-    first = evaluate_launch(tokens, hw, rules, table, env, intent)
+    first = _evaluate(tokens, hw, rules, table, env, intent, evaluations)
     current, evaluation = list(tokens), first
     notes: list[str] = []
     gives_up: list[str] = []
@@ -253,8 +265,21 @@ def check(tokens: list[str], hw: HardwareFacts, rules: list[Rule], table: FlagTa
         if tuple(current) in seen:
             break
         seen.add(tuple(current))
-        evaluation = evaluate_launch(current, hw, rules, table, env, intent)
+        evaluation = _evaluate(current, hw, rules, table, env, intent, evaluations)
     return CheckResult(first, None, "not-converged", notes, gives_up)
+
+
+def _evaluate(tokens, hw, rules, table, env, intent, memo: dict | None) -> Evaluation:
+    if memo is None:
+        return evaluate_launch(tokens, hw, rules, table, env, intent)
+    key = (tuple(tokens), id(hw), id(rules), id(table), tuple(sorted(env.items())),
+           tuple(sorted((intent or {}).items())))
+    hit = memo.get(key)
+    if hit is not None and hit[0] is hw and hit[1] is rules and hit[2] is table:
+        return hit[3]
+    evaluation = evaluate_launch(tokens, hw, rules, table, env, intent)
+    memo[key] = (hw, rules, table, evaluation)
+    return evaluation
 
 
 def _finish(first: Evaluation, tokens: list[str], current: list[str], notes: list[str], gives_up: list[str],

@@ -98,6 +98,7 @@ class LintSession:
         self._tables: dict[str, FlagTable] = {}
         self._profiles: dict[tuple[str, int | None], HardwareFacts] = {}
         self._memo: dict[tuple, CheckResult] = {}
+        self._evaluations: dict = {}  # shared by every check of the run (engine.check.check)
         self.checks = 0
         self.table = self.table_for(self.version)
         self.locator = Locator(self.table)
@@ -139,7 +140,7 @@ class LintSession:
         result = self._memo.get(key)
         if result is None:
             result = check(list(launch.tokens), hw, self.rules, self.table_for(version), dict(launch.env),
-                           dict(launch.intent))
+                           dict(launch.intent), self._evaluations)
             self._memo[key] = result
         self.checks += 1
         return hw, result
@@ -165,6 +166,7 @@ class LintSession:
             records.append(_notice("H3DL003", f"{exc.message}", where, pos))
             return FileResult(path, None)
         out = FileResult(path, found.kind, list(found.launches), text=found.text)
+        first_record = len(records)
         for note in found.notes:
             records.append(_notice("H3DL002", note.message, note.path, note.pos or Pos(1, 1)))
         inline = inline_suppressions(found.text)
@@ -200,8 +202,9 @@ class LintSession:
             for s in sups:
                 if not s.used:
                     records.append(_notice("H3DL001", f"unused suppression ignore[{','.join(s.rules)}]", path, s.pos))
+        mine = records[first_record:]
         for launch in found.launches:
-            used = _used_ignores(records, launch)
+            used = _used_ignores(mine, launch)
             for ig in launch.ignores:
                 if ig.rule not in used:
                     records.append(_notice("H3DL001", f"unused recipe ignore of {ig.rule}", path, ig.pos))
