@@ -296,7 +296,7 @@ class _Builder:
 
     def scalar_place(self, node: Any) -> Scalar:
         start, end = node.start_mark, node.end_mark
-        style = node.style
+        style = node.style or None  # libyaml says "" for plain, PyYAML None
         if style in ("|", ">"):
             first = start.line + 1
             # the end mark sits where the next token starts: its line belongs to the scalar only

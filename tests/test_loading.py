@@ -62,3 +62,10 @@ def test_malformed_yaml_names_line_and_column():
     with pytest.raises(LoadError) as err:
         load_yaml("a: [1, 2\nb: 3\n", "f.yaml")
     assert err.value.location.startswith("f.yaml:") and err.value.location.count(":") == 2
+
+
+@pytest.mark.parametrize("brackets", [0, 1000])  # few brackets: libyaml; many: the pure-Python composer
+def test_both_composers_give_the_same_positions(brackets):
+    text = "x: sglang serve --a b\n" + "pad: [" + ", ".join(["[1]"] * brackets) + "]\n"
+    [doc] = load_yaml(text, "f.yaml")
+    assert str(doc.offset_pos(("x",), 13)) == "1:17"
