@@ -237,7 +237,7 @@ def _check_machine_report(result, data, format: ReportFormat, output_file, recip
                     show_config=show_config, effective=data["effective_config"])
         _emit(buf.getvalue(), output_file)
         return
-    from h3doctor.lint.report import check_findings, rule_meta
+    from h3doctor.lint.report import check_findings
 
     launch, table = None, None
     if recipe:

@@ -443,6 +443,14 @@ def test_any_count_of_a_catalog_gpu_is_a_profile(cli):
     assert code == 2 and "H1000" in err
 
 
+def test_profiles_lists_the_catalog():
+    code, out, _ = run("profiles")
+    assert code == 0 and "4xH200" in out and "<N>x<GPU>" in out
+    for gpu in ("H200", "H100", "H20", "H800", "A100-40GB", "L40S", "L20", "RTX4090", "RTX5090", "RTX4070", "RTX4080",
+                "RTXPRO6000", "B200", "GB200", "MI300X", "MI355X", "M4-Max"):
+        assert f"\n{gpu} " in out, gpu
+
+
 def test_catalog_agrees_with_the_builtin_profiles():
     from h3doctor.host.gpus import catalog_profile
     from h3doctor.host.profiles import profile_mapping
