@@ -500,3 +500,15 @@ def test_compiled_conditions_answer_as_the_interpreter(rules):
         for ctx in contexts:
             a, b = set(), set()
             assert evaluate(rule.when, ctx, a) == compiled(ctx, b) and a == b, rule.id
+
+
+def test_fix_sets_the_key_in_an_sglang_config_file(tmp_path):
+    config = write(tmp_path, "server.yaml", """\
+        # sglang config for the H100 box
+        model_path: MiniMaxAI/MiniMax-H3
+        num_gpus: 4   # all of them
+        performance_mode: speed
+        """)
+    before = config.read_text()
+    code, _, _ = run("lint", "--target", "1xH100", "--fix", str(config), cwd=tmp_path)
+    assert code == 0 and config.read_text() == before.replace("num_gpus: 4 ", "num_gpus: 1 ")

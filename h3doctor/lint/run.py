@@ -10,7 +10,7 @@ from h3doctor.errors import ExitCode
 from h3doctor.inputs.read import candidate
 from h3doctor.lint import config as lint_config
 from h3doctor.lint.discover import expand
-from h3doctor.lint.report import build, record_dict, rule_meta
+from h3doctor.lint.report import build, rule_meta
 from h3doctor.lint.session import LintSession
 
 
@@ -54,5 +54,3 @@ def lint(paths: list[str], *, targets: tuple[str, ...] = (), format: str = "text
 
     return code, prefix + "".join(line + "\n" for line in lines(report))
 
-
-__all__ = ["lint", "record_dict"]
