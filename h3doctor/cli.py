@@ -26,6 +26,15 @@ class Format(str, Enum):
     json = "json"
 
 
+class ReportFormat(str, Enum):
+    """Formats of `check` and `lint`: the machine ones go to stdout (or --output-file) only."""
+
+    text = "text"
+    json = "json"
+    sarif = "sarif"
+    github = "github"
+
+
 class Severity(str, Enum):
     error = "error"
     warning = "warning"
@@ -48,7 +57,7 @@ def check(
     ctx: typer.Context,
     profile: Annotated[Optional[str], typer.Option(help="Built-in hardware profile name (see `h3doctor profiles`) or a YAML/JSON profile file. Without it, this host is probed (see `h3doctor probe`).")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Probe this host afresh, without reading or writing the probe cache.")] = False,
-    format: Annotated[Format, typer.Option("--format", help="Report format.")] = Format.text,
+    format: Annotated[ReportFormat, typer.Option("--format", help="Report format (sarif, github: see README, Lint).")] = ReportFormat.text,
     show_config: Annotated[bool, typer.Option("--show-config", help="Print the effective configuration sglang would resolve.")] = False,
     fail_on: Annotated[Severity, typer.Option("--fail-on", help="Lowest severity that makes the exit code 1.")] = Severity.error,
     recipe: Annotated[Optional[str], typer.Option("--recipe", help="A YAML launch recipe (command, env, profile, request); see README.")] = None,
@@ -59,6 +68,7 @@ def check(
     request_resolution: Annotated[Optional[str], typer.Option("--request-resolution", help="WIDTHxHEIGHT of the request you will make (memory fit at that request; default: the server warmup).")] = None,
     request_seconds: Annotated[Optional[float], typer.Option("--request-seconds", help="Seconds of video you will request (memory fit at that request).")] = None,
     argv: Annotated[Optional[List[str]], typer.Argument(help="sglang flags, or `-- sglang serve MODEL [flags]`.")] = None,
+    output_file: Annotated[Optional[str], typer.Option("--output-file", help="Write the report to this file instead of stdout.")] = None,
 ) -> None:
     from h3doctor.output import json_report as report
     from h3doctor.request import CheckRequest, run
@@ -69,7 +79,9 @@ def check(
                                                                "seconds": request_seconds},
     ))
     data = report.build(result, fail_on.value)
-    if format is Format.json:
+    if format in (ReportFormat.sarif, ReportFormat.github) or output_file:
+        _check_machine_report(result, data, format, output_file, recipe, profile, show_config)
+    elif format is ReportFormat.json:
         sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
     else:
         from h3doctor.output.text import text_report
@@ -82,12 +94,18 @@ def check(
 def rules_cmd(
     format: Annotated[Format, typer.Option("--format")] = Format.text,
     rules_dir: Annotated[Optional[str], typer.Option("--rules-dir")] = None,
+    markdown: Annotated[Optional[str], typer.Option("--markdown", help="Write the rule reference page (docs/rules.md, where SARIF help links point) to this file.")] = None,
 ) -> None:
     from pathlib import Path
 
     from h3doctor.engine.ruleset import load_rules
 
     rules = load_rules(Path(rules_dir) if rules_dir else None)
+    if markdown:
+        from h3doctor.lint.report import rules_markdown
+
+        Path(markdown).write_text(rules_markdown(rules), encoding="utf-8")
+        return
     if format is Format.json:
         sys.stdout.write(json.dumps([r.as_dict() for r in rules], indent=2) + "\n")
         return
@@ -169,12 +187,122 @@ def probe_cmd(
             sys.stdout.write(f"\nprofile written to {save_profile} (use: h3doctor check --profile {save_profile} ...)\n")
 
 
-@app.command("profiles", help="List the built-in hardware profiles.")
-def profiles_cmd() -> None:
+@app.command("profiles", help="List the built-in hardware profiles and the GPU catalog (<N>x<GPU> for any count).")
+def profiles_cmd(
+    format: Annotated[Format, typer.Option("--format")] = Format.text,
+) -> None:
+    from dataclasses import asdict
+
+    from h3doctor.host.gpus import catalog
     from h3doctor.host.profiles import builtin_profile_names, load_profile
 
+    if format is Format.json:
+        sys.stdout.write(json.dumps({"builtin": {n: load_profile(n).description for n in builtin_profile_names()},
+                                     "gpus": [asdict(g) for g in catalog()]}, indent=2) + "\n")
+        return
     for name in builtin_profile_names():
         sys.stdout.write(f"{name:<10} {load_profile(name).description}\n")
+    sys.stdout.write("\nGPU catalog: any <N>x<GPU> (4xH100, 2xRTX5090; Apple: 1xM4-Max-64GB sets the memory)\n")
+    for g in catalog():
+        cc = f"cc {g.compute_capability}" if g.compute_capability else "     "
+        aliases = f"  aka {', '.join(g.aliases)}" if g.aliases else ""
+        sys.stdout.write(f"{g.key:<11} {g.platform:<5} {g.memory_gib:>6.1f} GiB  {cc:<7} {g.device_name}{aliases}\n")
+
+# --- lint, machine report formats, schemas (issue 10) ----------------------------------------
+
+
+def _emit(text: str, output_file: Optional[str]) -> None:
+    """A report to stdout, or atomically to --output-file."""
+    if not output_file:
+        sys.stdout.write(text)
+        return
+    from h3doctor.lint.fix import write_atomically
+
+    try:
+        write_atomically(output_file, text)
+    except OSError as exc:
+        raise UsageError(f"cannot write the report: {exc.strerror or exc}", location=output_file) from None
+
+
+def _check_machine_report(result, data, format: ReportFormat, output_file, recipe, profile, show_config) -> None:
+    if format is ReportFormat.json:
+        _emit(json.dumps(data, indent=2, default=str) + "\n", output_file)
+        return
+    if format is ReportFormat.text:
+        import io
+
+        from rich.console import Console
+
+        from h3doctor.output.text import text_report
+
+        buf = io.StringIO()
+        text_report(result, Console(file=buf, no_color=True, highlight=False, soft_wrap=True), buf,
+                    show_config=show_config, effective=data["effective_config"])
+        _emit(buf.getvalue(), output_file)
+        return
+    from h3doctor.lint.report import check_findings
+
+    launch, table = None, None
+    if recipe:
+        from h3doctor.inputs.recipe import load_recipe, recipe_launch
+        from h3doctor.sglang.flagtable import load_flag_table
+
+        launch = recipe_launch(load_recipe(recipe))
+        table = load_flag_table(data["sglang_version"])
+    target = profile or (launch.targets[0] if launch is not None and launch.targets else None)
+    findings = check_findings(result, target=target or result.evaluation.hardware.source, launch=launch, table=table)
+    _render_machine(findings, format, output_file, help_uri_base=None)
+
+
+def _render_machine(findings, format: ReportFormat, output_file, *, help_uri_base) -> None:
+    if format is ReportFormat.sarif:
+        from h3doctor.engine.ruleset import load_rules
+        from h3doctor.lint.report import rule_meta
+        from h3doctor.output import sarif
+
+        doc = sarif.build(findings, rule_meta(load_rules()), help_uri_base=help_uri_base)
+        _emit(json.dumps(doc, indent=2) + "\n", output_file)
+    else:
+        from h3doctor.output import github
+
+        _emit("".join(line + "\n" for line in github.lines(findings)), output_file)
+
+
+@app.command("lint", help="Lint launch files: h3doctor recipes, sglang --config files, Kubernetes manifests, compose "
+                          "files and shell scripts (files, directories, globs; .gitignore respected), each launch on "
+                          "every target. Exit 1 on a finding at or above --fail-on.")
+def lint_cmd(
+    paths: Annotated[Optional[List[str]], typer.Argument(help="Files, directories or globs (default: .).")] = None,
+    target: Annotated[Optional[List[str]], typer.Option("--target", "-t", help="A profile every launch must pass on (repeatable); wins over the files' and the configuration's targets.")] = None,
+    format: Annotated[ReportFormat, typer.Option("--format", help="Report format.")] = ReportFormat.text,
+    output_file: Annotated[Optional[str], typer.Option("--output-file", help="Write the report to this file instead of stdout.")] = None,
+    fail_on: Annotated[Optional[Severity], typer.Option("--fail-on", help="Lowest severity that makes the exit code 1 (default: the configuration's, else error).")] = None,
+    config: Annotated[Optional[str], typer.Option("--config", help="The lint configuration file (default: .h3doctor.yaml or [tool.h3doctor] in pyproject.toml, from here upward).")] = None,
+    no_config: Annotated[bool, typer.Option("--no-config", help="Read no configuration file.")] = False,
+    fix: Annotated[bool, typer.Option("--fix", help="Rewrite the offending values in place to the corrected launch.")] = False,
+    diff: Annotated[bool, typer.Option("--diff", help="Show the --fix changes as a unified diff; write nothing.")] = False,
+    sglang_version: Annotated[Optional[str], typer.Option("--sglang-version", help="sglang release whose rules and parser to use.")] = None,
+    rules_dir: Annotated[Optional[str], typer.Option("--rules-dir", help="Use the rule files in this directory.")] = None,
+) -> None:
+    from h3doctor.lint.run import lint
+
+    code, text = lint(paths or ["."], targets=tuple(target or ()), format=format.value, fail_on=fail_on.value if fail_on else None,
+                      config_path=config, no_config=no_config, fix=fix, diff=diff, sglang_version=sglang_version,
+                      rules_dir=rules_dir)
+    _emit(text, output_file)
+    raise typer.Exit(code)
+
+
+@app.command("schema", help="Print a JSON Schema: recipe, config (.h3doctor.yaml), report (check --format json), lint-report, rule.")
+def schema_cmd(
+    name: Annotated[str, typer.Argument(help="recipe | config | report | lint-report | rule")],
+) -> None:
+    from importlib import resources
+
+    names = ("recipe", "config", "report", "lint-report", "rule")
+    if name not in names:
+        raise UsageError(f"no schema {name!r}; known: {', '.join(names)}")
+    sys.stdout.write(resources.files("h3doctor.schema").joinpath(f"{name}.schema.json").read_text(encoding="utf-8"))
 
 
 def main() -> None:

@@ -40,7 +40,7 @@ def run(request: CheckRequest) -> CheckResult:
             raise UsageError("give the launch either in the recipe or on the command line, not both")
         tokens = recipe.command
         env.update(recipe.env)
-        profile = profile or recipe.profile
+        profile = profile or (recipe.all_targets[0] if recipe.all_targets else None)  # check judges one; lint all
         version = version or recipe.sglang_version
         intent = {**recipe.request, **{k: v for k, v in intent.items() if v is not None}}
     _check_request(intent)

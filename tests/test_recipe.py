@@ -72,3 +72,14 @@ def test_profile_file_next_to_the_recipe(tmp_path, cli):
         """)
     code, data, _ = cli("check", "--recipe", recipe)
     assert code == 1 and data["hardware"]["platform"] == "mps"
+
+
+def test_check_judges_a_recipe_with_targets_on_its_first(tmp_path, cli):
+    recipe = write(tmp_path, """
+        targets: [1xH100, 4xH200]
+        command: sglang serve MiniMaxAI/MiniMax-H3 --num-gpus 4
+        """)
+    code, data, _ = cli("check", "--recipe", recipe)
+    assert code == 1 and data["hardware"]["gpu_count"] == 1  # 1xH100: four GPUs asked of one
+    code, data, _ = cli("check", "--recipe", recipe, "--profile", "4xH200")
+    assert code == 0 and data["hardware"]["gpu_count"] == 4

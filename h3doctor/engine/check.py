@@ -5,9 +5,10 @@ Pure: no printing, no exit codes. The CLI renders what this returns.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
-from h3doctor.engine.conditions import evaluate, render
+from h3doctor.engine.conditions import Compiled, compile_condition, render
 from h3doctor.engine.derivations import derive_all
 from h3doctor.engine.fixes import FixContext, apply_edits
 from h3doctor.engine.results import CheckResult, Evaluation, Finding
@@ -38,11 +39,35 @@ def _config_for(cmd: ParsedCommand, table: FlagTable) -> ConfigLoad | None:
                        removed=table.removed_config_keys, numeric_fields=numeric)
 
 
+_DEFAULTS: dict[int, tuple[FlagTable, dict[str, Any], tuple[str, ...]]] = {}
+
+
+def _defaults(table: FlagTable) -> dict[str, Any]:
+    """Every dest's default, computed once per flag table; mutable defaults copied per check."""
+    cached = _DEFAULTS.get(id(table))
+    if cached is None or cached[0] is not table:
+        base = {dest: table.default_of(dest) for dest in table.dataclass_defaults}
+        for action in table.actions:
+            base.setdefault(action.dest, table.default_of(action.dest))
+        mutable = tuple((k, copy.copy if _flat(v) else copy.deepcopy) for k, v in base.items()
+                        if isinstance(v, (dict, list, set)))
+        cached = _DEFAULTS[id(table)] = (table, base, mutable)
+    _table, base, mutable = cached
+    args = dict(base)
+    for key, copier in mutable:
+        args[key] = copier(base[key])
+    return args
+
+
+def _flat(value: Any) -> bool:
+    """A container of immutable values only: a shallow copy is a full copy."""
+    items = value.values() if isinstance(value, dict) else value
+    return all(isinstance(v, (str, int, float, bool, type(None), tuple)) for v in items)
+
+
 def _server_args(cmd: ParsedCommand, config: ConfigLoad | None, table: FlagTable) -> tuple[dict[str, Any], set[str]]:
     """Dataclass defaults, then --config, then the CLI (catalog 1.2 step 5)."""
-    args = {dest: table.default_of(dest) for dest in table.dataclass_defaults}
-    for action in table.actions:
-        args.setdefault(action.dest, table.default_of(action.dest))
+    args = _defaults(table)
     explicit: set[str] = set()
     if config is not None and config.error is None:
         args.update(config.values)
@@ -134,6 +159,27 @@ _H3_PIPELINE_STAGES = frozenset("MWLR")
 _RESOLUTION_ERROR_ORDER = 400  # H3D990: the start of the adjust phase
 
 
+_APPLICABLE: dict[tuple, tuple[list[Rule], list[tuple[Rule, Compiled]]]] = {}
+_COMPILED: dict[int, tuple[Rule, Compiled]] = {}
+
+
+def _applicable(rules: list[Rule], family: str | None, platform: str, entry: str, version: str) -> list[tuple[Rule, Compiled]]:
+    """The rules that apply to this family, platform, entry and release, with their compiled
+    conditions: worked out once per rule list and combination, not per check."""
+    key = (id(rules), len(rules), family, platform, entry, version)
+    cached = _APPLICABLE.get(key)
+    if cached is None or cached[0] is not rules:
+        chosen = []
+        for rule in rules:
+            if rule.applies(family, platform, entry, version):
+                compiled = _COMPILED.get(id(rule))
+                if compiled is None or compiled[0] is not rule:
+                    compiled = _COMPILED[id(rule)] = (rule, compile_condition(rule.when))
+                chosen.append((rule, compiled[1]))
+        cached = _APPLICABLE[key] = (rules, chosen)
+    return cached[1]
+
+
 def evaluate_launch(tokens: list[str], hw: HardwareFacts, rules: list[Rule], table: FlagTable,
                     env: dict[str, str], intent: dict[str, Any] | None = None) -> Evaluation:
     cmd = parse_command(tokens, table)
@@ -155,15 +201,15 @@ def evaluate_launch(tokens: list[str], hw: HardwareFacts, rules: list[Rule], tab
     ctx["sglang_version"] = table.sglang_version
     findings = []
     key = family.family.key if family.family else None
-    for rule in rules:
-        if not rule.applies(key, hw.platform, cmd.entry, table.sglang_version):
+    diffusers = bool(key) and _diffusers_backend(args)
+    resolution_failed = "events.resolution_error" in ctx
+    for rule, condition in _applicable(rules, key, hw.platform, cmd.entry, table.sglang_version):
+        if diffusers and rule.sglang_stage in _H3_PIPELINE_STAGES:
             continue
-        if key and _diffusers_backend(args) and rule.sglang_stage in _H3_PIPELINE_STAGES:
-            continue
-        if "events.resolution_error" in ctx and rule.order > _RESOLUTION_ERROR_ORDER:
+        if resolution_failed and rule.order > _RESOLUTION_ERROR_ORDER:
             continue  # sglang stops where resolution failed; later rules would read half-resolved values
         unknowns: set[str] = set()
-        verdict = evaluate(rule.when, ctx, unknowns)
+        verdict = condition(ctx, unknowns)
         if verdict is False:
             continue
         # Unknown facts matter only when they decide the verdict: a condition already true on
@@ -177,14 +223,19 @@ def evaluate_launch(tokens: list[str], hw: HardwareFacts, rules: list[Rule], tab
 
 
 def check(tokens: list[str], hw: HardwareFacts, rules: list[Rule], table: FlagTable, env: dict[str, str],
-          intent: dict[str, Any] | None = None) -> CheckResult:
+          intent: dict[str, Any] | None = None, evaluations: dict | None = None) -> CheckResult:
     """Evaluate; then fix the first failing rule, re-resolve, re-check, until nothing fails.
 
     A failing rule with no fix (no change of flags makes it pass) is set aside and the others
     are still fixed: the result is then `no-fix`, with no corrected command but the nearest
     launch (every fixable finding fixed) and what to give up.
+
+    `evaluations`, when given, keeps the evaluations of this and earlier checks (a lint run passes
+    one dict): a launch that another check already evaluated on the same hardware, environment
+    and requests, e.g. the corrected command many launches converge on, is not evaluated again.
+    Evaluations are frozen records, so sharing them is safe.
     """
-    first = evaluate_launch(tokens, hw, rules, table, env, intent)
+    first = _evaluate(tokens, hw, rules, table, env, intent, evaluations)
     current, evaluation = list(tokens), first
     notes: list[str] = []
     gives_up: list[str] = []
@@ -218,8 +269,21 @@ def check(tokens: list[str], hw: HardwareFacts, rules: list[Rule], table: FlagTa
         if tuple(current) in seen:
             break
         seen.add(tuple(current))
-        evaluation = evaluate_launch(current, hw, rules, table, env, intent)
+        evaluation = _evaluate(current, hw, rules, table, env, intent, evaluations)
     return CheckResult(first, None, "not-converged", notes, gives_up)
+
+
+def _evaluate(tokens, hw, rules, table, env, intent, memo: dict | None) -> Evaluation:
+    if memo is None:
+        return evaluate_launch(tokens, hw, rules, table, env, intent)
+    key = (tuple(tokens), id(hw), id(rules), id(table), tuple(sorted(env.items())),
+           tuple(sorted((intent or {}).items())))
+    hit = memo.get(key)
+    if hit is not None and hit[0] is hw and hit[1] is rules and hit[2] is table:
+        return hit[3]
+    evaluation = evaluate_launch(tokens, hw, rules, table, env, intent)
+    memo[key] = (hw, rules, table, evaluation)
+    return evaluation
 
 
 def _finish(first: Evaluation, tokens: list[str], current: list[str], notes: list[str], gives_up: list[str],

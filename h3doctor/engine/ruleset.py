@@ -5,6 +5,7 @@ A malformed rule file is a RuleFileError naming the file and the line (exit 2).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -77,6 +78,7 @@ def _version_tuple(v: str) -> tuple[int, ...]:
     return tuple(int(p) for p in v.split(".") if p.isdigit())
 
 
+@functools.lru_cache(maxsize=4096)  # every rule asks it on every check, with a handful of distinct arguments
 def version_in_range(version: str, spec: str) -> bool:
     v = _version_tuple(version)
     for clause in spec.split(","):

@@ -1,4 +1,5 @@
-"""Hardware profiles: the built-in ones (JSON, shipped in `builtin_profiles/`) and profile files.
+"""Hardware profiles: the built-in ones (JSON, shipped in `builtin_profiles/`), profile files, and
+`<N>x<GPU>` names made from the GPU catalog (`gpus.py`, `gpus.json`).
 
 A profile is a mapping of fact names to values, turned into `HardwareFacts` by
 `facts.facts_from_mapping`.
@@ -34,7 +35,8 @@ def _read_profile_text(name_or_path: str) -> tuple[str, str]:
     path = Path(name_or_path)
     if not path.is_file():
         names = ", ".join(builtin_profile_names())
-        raise UsageError(f"no such hardware profile {name_or_path!r}; built-in profiles: {names}")
+        raise UsageError(f"no such hardware profile {name_or_path!r}; built-in profiles: {names}; "
+                         "or <N>x<GPU> for any GPU that `h3doctor profiles` lists (e.g. 4xH100)")
     if path.stat().st_size > MAX_PROFILE_BYTES:
         raise UsageError("profile file is larger than 1 MiB", location=str(path))
     try:
@@ -44,7 +46,10 @@ def _read_profile_text(name_or_path: str) -> tuple[str, str]:
 
 
 def profile_mapping(name_or_path: str) -> tuple[dict[str, Any], str]:
-    """The raw mapping of a built-in profile or a profile file, and where it came from."""
+    """The raw mapping of a built-in profile, a profile file or a `<N>x<GPU>` name, and where it came from."""
+    catalog = _catalog_mapping(name_or_path)
+    if catalog is not None:
+        return catalog, f"catalog:{name_or_path}"
     text, origin = _read_profile_text(name_or_path)
     return _parse_profile(text, origin), origin
 
@@ -53,6 +58,19 @@ def load_profile(name_or_path: str) -> HardwareFacts:
     """A built-in profile name (e.g. `4xH200`) or a YAML/JSON profile file."""
     data, origin = profile_mapping(name_or_path)
     return facts_from_mapping(data, origin)
+
+
+def _catalog_mapping(name: str) -> dict[str, Any] | None:
+    """A `<N>x<GPU>` name that is neither a built-in profile nor an existing file."""
+    from h3doctor.host.gpus import ProfileNameError, catalog_profile
+
+    if "/" in name or resources.files(_BUILTIN).joinpath(f"{name}.json").is_file() or Path(name).is_file():
+        return None
+    try:
+        return catalog_profile(name)
+    except ProfileNameError as exc:
+        names = ", ".join(builtin_profile_names())
+        raise UsageError(f"no such hardware profile {name!r}: {exc}; built-in profiles: {names}") from None
 
 
 def _parse_profile(text: str, origin: str) -> dict[str, Any]:

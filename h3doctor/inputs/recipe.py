@@ -1,11 +1,13 @@
 """A launch recipe: the command, its environment, the target hardware and the requests planned,
-in one YAML file that CI can lint (`h3doctor check --recipe FILE`).
+in one YAML file that CI can lint (`h3doctor check --recipe FILE`, `h3doctor lint FILE`).
 
-Validated against schema/recipe.schema.json; errors name the file and the line.
+Read through `loading` (bounded, located); validated against schema/recipe.schema.json; errors
+name the file, line and column.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import shlex
 from dataclasses import dataclass, field
@@ -14,9 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from h3doctor.errors import UsageError
-from h3doctor.yamlpos import yaml_line
+from h3doctor.inputs.launch import Ignore, Launch, Segment, Unsupported, shell_words
+from h3doctor.loading import Document, load_file
 
 MAX_RECIPE_BYTES = 1 << 20
+RECIPE_KEYS = frozenset({"description", "sglang_version", "profile", "targets", "command", "env", "request", "ignore"})
 
 
 @dataclass(frozen=True)
@@ -27,43 +31,109 @@ class Recipe:
     profile: str | None = None
     sglang_version: str | None = None
     request: dict[str, Any] = field(default_factory=dict)
+    targets: tuple[str, ...] = ()
+    ignores: tuple[Ignore, ...] = ()
+    doc: Document | None = None
+
+    @property
+    def all_targets(self) -> tuple[str, ...]:
+        """`profile` and then `targets`, each once."""
+        out = ([self.profile] if self.profile else []) + [t for t in self.targets if t != self.profile]
+        return tuple(out)
+
+
+@functools.lru_cache(maxsize=1)
+def schema() -> dict[str, Any]:
+    return json.loads(resources.files("h3doctor.schema").joinpath("recipe.schema.json").read_text(encoding="utf-8"))
+
+
+@functools.lru_cache(maxsize=1)
+def _validator():  # built once: a lint run validates every recipe with it
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(schema())
+
+
+def looks_like_recipe(data: Any) -> bool:
+    return isinstance(data, dict) and "command" in data and set(data) <= RECIPE_KEYS
 
 
 def load_recipe(path_text: str) -> Recipe:
-    import yaml
-
     path = Path(path_text)
     if not path.is_file():
         raise UsageError("no such recipe file", location=path_text)
-    if path.stat().st_size > MAX_RECIPE_BYTES:
-        raise UsageError("recipe file is larger than 1 MiB", location=path_text)
-    try:
-        text = path.read_text(encoding="utf-8")
-        data = yaml.safe_load(text)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read recipe: {exc}", location=path_text) from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path_text}:{mark.line + 1}" if mark is not None else path_text
-        raise UsageError(f"malformed YAML: {getattr(exc, 'problem', exc)}", location=where) from None
-    _validate(data, text, path_text)
+    [doc] = load_file(path_text, max_bytes=MAX_RECIPE_BYTES)
+    return recipe_from(doc)
+
+
+def recipe_from(doc: Document) -> Recipe:
+    data, path_text = doc.data, doc.origin
+    _validate(doc)
     command = data["command"]
-    tokens = shlex.split(command) if isinstance(command, str) else list(command)
+    tokens = _split(command) if isinstance(command, str) else list(command)
     env = {k: ("true" if v is True else "false" if v is False else str(v)) for k, v in (data.get("env") or {}).items()}
-    base = path.parent
-    profile = data.get("profile")
+    base = Path(path_text).parent
+    return Recipe(
+        path_text, tokens, env, _relative(data.get("profile"), base), data.get("sglang_version"),
+        dict(data.get("request") or {}), tuple(_relative(t, base) for t in data.get("targets") or ()),
+        tuple(Ignore(i["rule"], i["reason"], doc.pos(("ignore", n))) for n, i in enumerate(data.get("ignore") or ())),
+        doc,
+    )
+
+
+_SHELL_SPECIAL = frozenset("#$`\\|&;<>()\n")
+
+
+def _split(command: str) -> list[str]:
+    """shlex.split, as recipes have always been read. Without any character where shlex and the
+    located word splitter differ (comments, expansions, escapes, operators), the two agree and
+    the located splitter (which lint runs anyway) is used: a lint run reads thousands of recipes."""
+    if _SHELL_SPECIAL.isdisjoint(command):
+        try:
+            return [w for w, _s, _e in shell_words(command)]
+        except Unsupported:  # an unterminated quote: let shlex say so
+            pass
+    return shlex.split(command)
+
+
+def _relative(profile: str | None, base: Path) -> str | None:
     if profile and ("/" in profile or profile.endswith((".yaml", ".yml", ".json"))):
-        profile = str((base / profile).resolve())  # a profile file next to the recipe
-    return Recipe(path_text, tokens, env, profile, data.get("sglang_version"), dict(data.get("request") or {}))
+        return str((base / profile).resolve())  # a profile file next to the recipe
+    return profile
 
 
-def _validate(data: Any, text: str, path_text: str) -> None:
-    from jsonschema import Draft202012Validator
+def recipe_launch(recipe: Recipe) -> Launch:
+    """The recipe as a located launch: each token's line and column in the file."""
+    doc = recipe.doc
+    assert doc is not None
+    command = doc.data["command"]
+    if isinstance(command, str):
+        try:
+            words = shell_words(command)
+        except Unsupported:
+            words = []
+        if [w for w, _s, _e in words] == recipe.command:
+            spans = [(s, e) for _w, s, e in words]
+            token_pos = [doc.offset_pos(("command",), s) for s, _e in spans]
+        else:  # shlex read it differently (e.g. a `#` or `$` in a word): locate at the value
+            spans, token_pos = [], [doc.pos(("command",))] * len(recipe.command)
+        segment = Segment("string", ("command",), 0, spans)
+    else:
+        token_pos = [doc.pos(("command", i)) for i in range(len(command))]
+        segment = Segment("list", ("command",), 0, [(i, i + 1) for i in range(len(command))])
+    return Launch(
+        path=recipe.path, kind="recipe", label="recipe", tokens=list(recipe.command), pos=doc.pos(("command",)),
+        token_pos=token_pos, env=dict(recipe.env), segments=[segment] if segment.spans else [], doc=doc,
+        targets=recipe.all_targets, ignores=list(recipe.ignores), sglang_version=recipe.sglang_version,
+        intent=dict(recipe.request),
+    )
 
-    schema = json.loads(resources.files("h3doctor.schema").joinpath("recipe.schema.json").read_text(encoding="utf-8"))
-    errors = sorted(Draft202012Validator(schema).iter_errors(data), key=lambda e: list(e.absolute_path))
+
+def _validate(doc: Document) -> None:
+    errors = sorted(_validator().iter_errors(doc.data), key=lambda e: list(e.absolute_path))
     if errors:
         err = errors[0]
-        line = yaml_line(text, list(err.absolute_path))
-        key = "/".join(str(p) for p in err.absolute_path) or "(top level)"
-        raise UsageError(f"at {key}: {err.message}", location=f"{path_text}:{line}" if line else path_text)
+        path = tuple(err.absolute_path)
+        key = "/".join(str(p) for p in path) or "(top level)"
+        text = err.message if len(err.message) <= 160 else err.message[:160] + "…"  # never a whole value
+        raise UsageError(f"at {key}: {text}", location=f"{doc.origin}:{doc.pos(path)}")

@@ -33,6 +33,7 @@ def finding_dict(f: Finding) -> dict[str, Any]:
         "rule": r.id,
         "name": r.name,
         "catalog": ",".join(r.catalog),
+        "catalog_refs": list(r.catalog),
         "severity": f.severity,
         "stage": r.stage,
         "sglang_stage": r.sglang_stage,

@@ -1,0 +1,118 @@
+"""Launches from a deployment's command words (Kubernetes `command`/`args`, compose `entrypoint`/
+`command`): YAML lists of words, strings of shell words, and `sh -c SCRIPT` wrappers.
+
+Shared by kubernetes.py and compose.py; each word keeps where it came from, so a finding points
+at its line and column and `lint --fix` edits the list (or the string) in place.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from h3doctor.inputs.launch import Launch, Note, Segment, Unsupported, launch_start, mentions_sglang, shell_commands
+from h3doctor.loading import Document, Pos
+
+_SHELLS = {"sh", "bash", "dash", "zsh", "ash"}
+
+
+@dataclass(frozen=True)
+class _Word:
+    text: str
+    kind: str  # list | string
+    path: tuple
+    span: tuple[int, int]  # list: (index, index + 1); string: offsets in the string
+
+
+@dataclass
+class Context:
+    """What the deployment says around the words: who they belong to, env and GPU grant."""
+
+    doc: Document
+    kind: str
+    label: str
+    env: dict[str, str]
+    gpu_count: int | None
+
+
+def launches_from_parts(parts: list[tuple[tuple, object]], ctx: Context, notes: list[Note]) -> list[Launch]:
+    """`parts`: (YAML path, value) pairs in the order the runtime joins them; a value is a list of
+    words or a string of shell words."""
+    words: list[_Word] = []
+    for path, value in parts:
+        if isinstance(value, list):
+            for i, item in enumerate(value):
+                words.append(_Word(item if isinstance(item, str) else str(item), "list", path + (i,), (i, i + 1)))
+        elif isinstance(value, str):
+            try:
+                commands = shell_commands(value)
+            except Unsupported as exc:
+                if mentions_sglang(value):
+                    notes.append(Note(ctx.doc.origin, ctx.doc.pos(path), f"{ctx.label}: not understood ({exc}); not judged"))
+                return []
+            for w, s, e in (commands[0] if commands else []):
+                words.append(_Word(w, "string", path, (s, e)))
+    if not words:
+        return []
+    texts = [w.text for w in words]
+    if texts[0].rsplit("/", 1)[-1] in _SHELLS and len(words) >= 3 and texts[1].startswith("-") and "c" in texts[1] \
+            and words[2].kind == "list":
+        return _script_launches(words[2], ctx, notes)
+    found = launch_start(texts)
+    if found is None:
+        if any(mentions_sglang(t) for t in texts):
+            notes.append(Note(ctx.doc.origin, ctx.doc.pos(words[0].path),
+                              f"{ctx.label}: mentions sglang but runs no `sglang serve|generate` launch h3doctor "
+                              "understands (an image entrypoint is not known); not judged"))
+        return []
+    start, prefix_env = found
+    mine = words[start:]
+    launch = Launch(
+        path=ctx.doc.origin, kind=ctx.kind, label=ctx.label, tokens=[w.text for w in mine],
+        pos=ctx.doc.pos(mine[0].path), env={**ctx.env, **prefix_env}, doc=ctx.doc, gpu_count=ctx.gpu_count,
+        token_pos=[_word_pos(ctx.doc, w) for w in mine],
+    )
+    launch.segments = _segments(mine)
+    return [launch]
+
+
+def _word_pos(doc: Document, w: _Word) -> Pos:
+    return doc.pos(w.path) if w.kind == "list" else doc.offset_pos(w.path, w.span[0])
+
+
+def _segments(words: list[_Word]) -> list[Segment]:
+    segments: list[Segment] = []
+    for n, w in enumerate(words):
+        container = w.path[:-1] if w.kind == "list" else w.path
+        last = segments[-1] if segments else None
+        if last is not None and last.path == container and last.kind == w.kind:
+            last.spans.append(w.span)
+        else:
+            segments.append(Segment(w.kind, container, n, [w.span]))
+    return segments
+
+
+def _script_launches(script: _Word, ctx: Context, notes: list[Note]) -> list[Launch]:
+    doc, path = ctx.doc, script.path
+    try:
+        commands = shell_commands(script.text)
+    except Unsupported as exc:
+        if mentions_sglang(script.text):
+            notes.append(Note(doc.origin, doc.pos(path), f"{ctx.label}: not understood ({exc}); not judged"))
+        return []
+    out: list[Launch] = []
+    for words in commands:
+        found = launch_start([w for w, _s, _e in words])
+        if found is None:
+            continue
+        start, prefix_env = found
+        mine = words[start:]
+        out.append(Launch(
+            path=doc.origin, kind=ctx.kind, label=ctx.label, tokens=[w for w, _s, _e in mine],
+            pos=doc.offset_pos(path, mine[0][1]), env={**ctx.env, **prefix_env}, doc=doc, gpu_count=ctx.gpu_count,
+            token_pos=[doc.offset_pos(path, s) for _w, s, _e in mine],
+            segments=[Segment("string", path, 0, [(s, e) for _w, s, e in mine])],
+        ))
+    if not out and mentions_sglang(script.text):
+        notes.append(Note(doc.origin, doc.pos(path), f"{ctx.label}: the shell script mentions sglang but runs no "
+                                                     "`sglang serve|generate` launch h3doctor understands; not judged"))
+    return out

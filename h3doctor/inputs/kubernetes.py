@@ -1,0 +1,124 @@
+"""Launches in Kubernetes manifests: every container of a Pod, Deployment, StatefulSet, ReplicaSet,
+DaemonSet, Job or CronJob (and `kind: List`), in any document of a multi-document file.
+
+A container's words are `command` + `args` (`$(VAR)` expanded from its literal `env`, as the
+kubelet does), its environment the literal `env` values, and the GPUs it is granted
+`resources.limits["nvidia.com/gpu"]` (or `amd.com/gpu`). Helm templates are not rendered: a
+document with `{{ }}` is reported, not guessed at.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from h3doctor.inputs.argvparts import Context, launches_from_parts
+from h3doctor.inputs.launch import Launch, Note
+from h3doctor.loading import Document
+
+_POD_SPEC = {
+    "Pod": ("spec",),
+    "Deployment": ("spec", "template", "spec"),
+    "StatefulSet": ("spec", "template", "spec"),
+    "ReplicaSet": ("spec", "template", "spec"),
+    "DaemonSet": ("spec", "template", "spec"),
+    "Job": ("spec", "template", "spec"),
+    "CronJob": ("spec", "jobTemplate", "spec", "template", "spec"),
+}
+GPU_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu")
+_VAR = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
+
+
+def is_manifest(data: Any) -> bool:
+    return isinstance(data, dict) and isinstance(data.get("kind"), str) and "apiVersion" in data
+
+
+def read_manifests(docs: list[Document], text: str) -> tuple[list[Launch], list[Note]]:
+    launches: list[Launch] = []
+    notes: list[Note] = []
+    for doc in docs:
+        if not is_manifest(doc.data):
+            continue
+        _read_object(doc, doc.data, (), launches, notes)
+    if "{{" in text and not launches:
+        notes.append(Note(docs[0].origin, docs[0].start, "Helm template syntax ({{ }}): render the chart first "
+                                                          "(helm template); not judged"))
+    return launches, notes
+
+
+def _get(data: Any, path: tuple) -> Any:
+    for key in path:
+        if not isinstance(data, dict):
+            return None
+        data = data.get(key)
+    return data
+
+
+def _read_object(doc: Document, obj: dict[str, Any], base: tuple, launches: list[Launch], notes: list[Note]) -> None:
+    kind = obj.get("kind")
+    name = _get(obj, ("metadata", "name")) or "?"
+    if kind == "List":
+        for i, item in enumerate(obj.get("items") or []):
+            if isinstance(item, dict):
+                _read_object(doc, item, base + ("items", i), launches, notes)
+        return
+    spec_path = _POD_SPEC.get(kind)
+    if spec_path is None:
+        return  # Services, ConfigMaps, ...: no containers
+    spec = _get(obj, spec_path)
+    if not isinstance(spec, dict):
+        return
+    for group in ("initContainers", "containers"):
+        for i, container in enumerate(spec.get(group) or []):
+            if not isinstance(container, dict):
+                continue
+            path = base + spec_path + (group, i)
+            label = f"{kind}/{name} container {container.get('name', i)}"
+            env, env_notes = _env(container.get("env"))
+            for var in env_notes:
+                notes.append(Note(doc.origin, doc.pos(path + ("env",)),
+                                  f"{label}: {var} comes from valueFrom; its value is not known here"))
+            parts = []
+            for key in ("command", "args"):
+                value = container.get(key)
+                if isinstance(value, list):
+                    parts.append((path + (key,), [_expand(str(v), env) for v in value]))
+            found = launches_from_parts(parts, Context(doc, "kubernetes", label, env, _gpus(container)), notes)
+            launches.extend(found)
+
+
+def _env(items: Any) -> tuple[dict[str, str], list[str]]:
+    env: dict[str, str] = {}
+    from_elsewhere: list[str] = []
+    for item in items or []:
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+            continue
+        if "value" in item:
+            value = item["value"]
+            env[item["name"]] = "" if value is None else (str(value).lower() if isinstance(value, bool) else str(value))
+        elif "valueFrom" in item and item["name"].startswith(("SGLANG_", "CUDA_")):
+            from_elsewhere.append(item["name"])
+    return env, from_elsewhere
+
+
+def _expand(word: str, env: dict[str, str]) -> str:
+    """The kubelet's `$(VAR)` expansion: defined variables are replaced, `$$` is a literal `$`."""
+    def sub(m: re.Match) -> str:
+        if m.group(0) == "$$":
+            return "$"
+        return env.get(m.group(1), m.group(0))
+
+    return _VAR.sub(sub, word)
+
+
+def _gpus(container: dict[str, Any]) -> int | None:
+    resources = container.get("resources") or {}
+    for section in ("limits", "requests"):  # a GPU request must equal its limit; limits decide
+        values = resources.get(section) or {}
+        for name in GPU_RESOURCES:
+            value = values.get(name) if isinstance(values, dict) else None
+            if isinstance(value, int) and not isinstance(value, bool):
+                return value
+            if isinstance(value, str) and value.strip().isdigit():
+                return int(value)
+    return None

@@ -1,0 +1,211 @@
+"""A launch found in a file: its tokens, environment and GPU grant, and where each token sits.
+
+Every input reader (recipes, sglang `--config` files, Kubernetes, compose, shell scripts) returns
+`Launch` records and `Note`s (what it saw but did not understand). A `Segment` says where a run
+of the launch's tokens comes from — a YAML list, a YAML string, or a span of a text file — so
+findings can be located to line and column and `lint --fix` can edit the tokens in place.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from h3doctor.loading import Document, Pos
+
+
+@dataclass(frozen=True)
+class Ignore:
+    rule: str  # a rule ID (H3D305) or a prefix pattern (H3D3*)
+    reason: str
+    pos: Pos
+
+    def matches(self, rule_id: str) -> bool:
+        return rule_id.startswith(self.rule[:-1]) if self.rule.endswith("*") else rule_id == self.rule
+
+
+@dataclass
+class Segment:
+    kind: str  # "list" (a YAML sequence of words), "string" (a YAML string of shell words), "text" (file text)
+    path: tuple | None  # YAML path of the list or string; None for "text"
+    first: int  # index in Launch.tokens of the segment's first token
+    spans: list[tuple[int, int]]  # per token: [start, end) offsets in the string or file text ("list": item index)
+
+    @property
+    def count(self) -> int:
+        return len(self.spans)
+
+
+@dataclass
+class Launch:
+    path: str
+    kind: str  # recipe | sglang-config | kubernetes | compose | shell
+    label: str  # e.g. "Deployment/h3 container server"
+    tokens: list[str]
+    pos: Pos  # where the launch is, as a whole
+    token_pos: list[Pos] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    segments: list[Segment] = field(default_factory=list)
+    doc: Document | None = None
+    targets: tuple[str, ...] = ()  # the file's own targets (recipes)
+    gpu_count: int | None = None  # GPUs the deployment grants the container (None: not said)
+    ignores: list[Ignore] = field(default_factory=list)
+    sglang_version: str | None = None
+    intent: dict[str, Any] = field(default_factory=dict)
+    key_pos: dict[str, Pos] = field(default_factory=dict)  # sglang config files: key -> where
+
+
+@dataclass(frozen=True)
+class Note:
+    """Something in an input that h3doctor saw and did not (or could not) judge."""
+
+    path: str
+    pos: Pos
+    message: str
+
+
+class Unsupported(ValueError):
+    """Shell syntax the word splitter does not model (the message says which)."""
+
+
+_OPERATORS = "|&;<>()\n"
+
+Word = tuple[str, int, int]  # the word as the shell reads it, and its [start, end) offsets in the text
+
+
+def shell_commands(text: str) -> list[list[Word]]:
+    """The simple commands of a shell text (split at unquoted newlines, `|`, `&&`, `;`, ...), each
+    as its words with offsets. A redirection (`> log`, `2>&1`) ends the words of its command.
+
+    Hand-written because shlex gives no offsets. Quotes, backslashes and line continuations as the
+    shell reads them; `$` and backticks are not expanded: a command using them raises Unsupported.
+    """
+    commands: list[list[Word]] = []
+    i = 0
+    while i <= len(text):
+        words, stop = _scan(text, i)
+        if words:
+            commands.append(words)
+        if stop >= len(text):
+            break
+        i = _skip_redirection(text, stop, words)
+    return commands
+
+
+def shell_words(text: str) -> list[Word]:
+    """The words of the first simple command of `text`."""
+    commands = shell_commands(text)
+    return commands[0] if commands else []
+
+
+def _skip_redirection(text: str, stop: int, words: list[Word]) -> int:
+    """Past the operator at `stop`; past a redirection's target too, dropping its fd number."""
+    op = text[stop]
+    if op not in "<>":
+        return stop + 1
+    if words and words[-1][2] == stop and words[-1][0].isdigit():
+        words.pop()  # the `2` of `2>&1`
+    j = stop + 1
+    while j < len(text) and text[j] in "<>&":
+        j += 1
+    while j < len(text) and text[j] in " \t":
+        j += 1
+    while j < len(text) and text[j] not in " \t\n;|&":  # the target word
+        j += 1
+    # the rest of the line stays with this command's redirections, not a new command
+    rest, _ = _scan(text, j)
+    return j if not rest else _end_of(text, j)
+
+
+def _end_of(text: str, j: int) -> int:
+    while j < len(text) and text[j] not in "\n;|&":
+        j += 1
+    return j
+
+
+def _scan(text: str, i: int) -> tuple[list[Word], int]:
+    words: list[Word] = []
+    end = len(text)
+    while i < end:
+        c = text[i]
+        if c in " \t\r":
+            i += 1
+            continue
+        if c == "\\" and i + 1 < end and text[i + 1] == "\n":  # line continuation
+            i += 2
+            continue
+        if c == "#":  # a comment runs to the end of the line
+            while i < end and text[i] != "\n":
+                i += 1
+            return words, i
+        if c in _OPERATORS:
+            return words, i
+        word_start, buf = i, []
+        while i < end and text[i] not in " \t\r" and text[i] not in _OPERATORS:
+            c = text[i]
+            if c == "\\":
+                if i + 1 < end and text[i + 1] != "\n":
+                    buf.append(text[i + 1])
+                i += 2
+            elif c == "'":
+                close = text.find("'", i + 1, end)
+                if close < 0:
+                    raise Unsupported("unterminated single quote")
+                buf.append(text[i + 1:close])
+                i = close + 1
+            elif c == '"':
+                j = i + 1
+                while j < end and text[j] != '"':
+                    if text[j] == "\\" and j + 1 < end and text[j + 1] in '"\\$`\n':
+                        if text[j + 1] != "\n":
+                            buf.append(text[j + 1])
+                        j += 2
+                        continue
+                    if text[j] in "$`":
+                        raise Unsupported(f"shell expansion in {text[word_start:j + 8]!r}")
+                    buf.append(text[j])
+                    j += 1
+                if j >= end:
+                    raise Unsupported("unterminated double quote")
+                i = j + 1
+            elif c in "$`":
+                raise Unsupported(f"shell expansion in {text[word_start:i + 8]!r}")
+            else:
+                buf.append(c)
+                i += 1
+        words.append(("".join(buf), word_start, i))
+    return words, i
+
+
+_WRAPPERS = {"exec", "nohup", "time", "command", "stdbuf", "taskset", "numactl"}
+_LAUNCH_MODULES = ("sglang.multimodal_gen.runtime.launch_server", "sglang.multimodal_gen.runtime.entrypoints.cli.main")
+
+
+def _is_assignment(word: str) -> bool:
+    name, eq, _ = word.partition("=")
+    return bool(eq) and name.replace("_", "a").isalnum() and not name[0].isdigit()
+
+
+def launch_start(words: list[str]) -> tuple[int, dict[str, str]] | None:
+    """Index of the program word of an sglang diffusion launch (`sglang serve|generate` or
+    `python -m sglang.multimodal_gen...`) and the `VAR=value` words in front of it (wrappers such
+    as `exec`, `env`, `nohup` skipped), or None."""
+    for i, word in enumerate(words):
+        base = word.rsplit("/", 1)[-1]
+        is_sglang = base == "sglang" and i + 1 < len(words) and words[i + 1] in ("serve", "generate")
+        is_module = (base.startswith("python") and i + 2 < len(words) and words[i + 1] == "-m"
+                     and words[i + 2] in _LAUNCH_MODULES)
+        if is_sglang or is_module:
+            env: dict[str, str] = {}
+            j = i
+            while j > 0 and (_is_assignment(words[j - 1]) or words[j - 1] in _WRAPPERS or words[j - 1] == "env"):
+                j -= 1
+                if _is_assignment(words[j]):
+                    name, _, value = words[j].partition("=")
+                    env.setdefault(name, value)
+            return i, env
+    return None
+
+
+def mentions_sglang(text: str) -> bool:
+    return "sglang" in text and ("serve" in text or "generate" in text or "launch_server" in text)

@@ -1,0 +1,94 @@
+"""Launches in shell scripts: every simple command that runs `sglang serve|generate` (or
+`python -m sglang.multimodal_gen...`), continuation lines joined, `VAR=value` words in front
+of it and earlier `export VAR=value` lines as its environment.
+
+A launch that uses `$VAR`, `$(...)` or backticks is reported as not understood (the values are
+only known when the script runs), not guessed at.
+"""
+
+from __future__ import annotations
+
+import bisect
+
+from h3doctor.inputs.launch import Launch, Note, Segment, Unsupported, launch_start, mentions_sglang, shell_commands
+from h3doctor.loading import Pos
+
+
+def is_shell_script(path: str, text: str) -> bool:
+    first = text.split("\n", 1)[0]
+    return path.endswith((".sh", ".bash")) or (first.startswith("#!") and any(s in first for s in ("sh", "bash")))
+
+
+class _Lines:
+    def __init__(self, text: str) -> None:
+        self.starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
+
+    def pos(self, offset: int) -> Pos:
+        line = bisect.bisect_right(self.starts, offset) - 1
+        return Pos(line + 1, offset - self.starts[line] + 1)
+
+
+def read_script(path: str, text: str) -> tuple[list[Launch], list[Note]]:
+    lines = _Lines(text)
+    launches: list[Launch] = []
+    notes: list[Note] = []
+    exported: dict[str, str] = {}
+    for number, line_text in _logical_lines(text):
+        try:
+            commands = shell_commands(line_text[1])
+        except Unsupported as exc:
+            if mentions_sglang(line_text[1]):
+                notes.append(Note(path, lines.pos(line_text[0]), f"not understood ({exc}); this launch is not judged"))
+            continue
+        for words in commands:
+            texts = [w for w, _s, _e in words]
+            if texts and texts[0] == "export":
+                for word in texts[1:]:
+                    name, eq, value = word.partition("=")
+                    if eq:
+                        exported[name] = value
+                continue
+            found = launch_start(texts)
+            if found is None:
+                continue
+            start, prefix_env = found
+            mine = words[start:]
+            base = line_text[0]
+            launches.append(Launch(
+                path=path, kind="shell", label=f"line {lines.pos(base + mine[0][1]).line}",
+                tokens=[w for w, _s, _e in mine], pos=lines.pos(base + mine[0][1]),
+                token_pos=[lines.pos(base + s) for _w, s, _e in mine], env={**exported, **prefix_env},
+                segments=[Segment("text", None, 0, [(base + s, base + e) for _w, s, e in mine])],
+            ))
+    return launches, notes
+
+
+def _logical_lines(text: str):
+    """(line number, (offset, text)) of each logical line: continuation lines stay in one piece and
+    a quoted newline does not end the line."""
+    i, number = 0, 1
+    while i < len(text):
+        j, quote = i, None
+        while j < len(text):
+            c = text[j]
+            if quote:
+                if c == "\\" and quote == '"':
+                    j += 2
+                    continue
+                if c == quote:
+                    quote = None
+            elif c in "'\"":
+                quote = c
+            elif c == "\\" and j + 1 < len(text):
+                j += 2
+                continue
+            elif c == "#" and (j == i or text[j - 1] in " \t"):
+                while j < len(text) and text[j] != "\n":
+                    j += 1
+                break
+            elif c == "\n":
+                break
+            j += 1
+        yield number, (i, text[i:j])
+        number += text.count("\n", i, j + 1)
+        i = j + 1

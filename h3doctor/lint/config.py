@@ -1,0 +1,140 @@
+"""Lint configuration: `.h3doctor.yaml` (or `.h3doctor.yml`, or `[tool.h3doctor]` in
+`pyproject.toml`), found from the working directory upward; validated strictly against
+schema/config.schema.json, an error naming the bad key and where it is."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from h3doctor.errors import UsageError
+from h3doctor.loading import load_file, read_bounded
+
+CONFIG_NAMES = (".h3doctor.yaml", ".h3doctor.yml")
+
+
+@dataclass(frozen=True)
+class Override:
+    paths: tuple[str, ...]
+    targets: tuple[str, ...] = ()
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    kind: str | None = None
+
+
+@dataclass
+class LintConfig:
+    path: str | None = None  # None: no configuration file
+    root: Path = field(default_factory=Path.cwd)  # paths in it are relative to this directory
+    targets: tuple[str, ...] = ()
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    fail_on: str = "error"
+    sglang_version: str | None = None
+    exclude: tuple[str, ...] = ()
+    help_uri_base: str | None = None
+    overrides: tuple[Override, ...] = ()
+
+    def override_for(self, path: str) -> Override:
+        """Every override whose patterns match `path`, merged (later ones win for targets and kind)."""
+        rel = _relative(path, self.root)
+        merged = Override(())
+        if rel is None:
+            return merged
+        import pathspec
+
+        for o in self.overrides:
+            if pathspec.GitIgnoreSpec.from_lines(o.paths).match_file(rel):
+                merged = Override(o.paths, o.targets or merged.targets, merged.select + o.select,
+                                  merged.ignore + o.ignore, o.kind or merged.kind)
+        return merged
+
+
+def _relative(path: str, root: Path) -> str | None:
+    try:
+        return Path(os.path.abspath(path)).relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return None
+
+
+def discover(start: Path | None = None) -> Path | None:
+    here = (start or Path.cwd()).resolve()
+    for directory in (here, *here.parents):
+        for name in CONFIG_NAMES:
+            if (directory / name).is_file():
+                return directory / name
+        pyproject = directory / "pyproject.toml"
+        if pyproject.is_file() and "[tool.h3doctor" in _safe_read(pyproject):
+            return pyproject
+    return None
+
+
+def _safe_read(path: Path) -> str:
+    try:
+        return read_bounded(str(path))
+    except UsageError:
+        return ""
+
+
+def load_config(path: str | Path | None) -> LintConfig:
+    if path is None:
+        return LintConfig()
+    path = Path(path)
+    if not path.is_file():
+        raise UsageError("no such configuration file", location=str(path))
+    if path.name == "pyproject.toml":
+        data, where = _from_pyproject(path), None
+    else:
+        [doc] = load_file(str(path))
+        data, where = doc.data if doc.data is not None else {}, doc
+    _validate(data, str(path), where)
+    overrides = tuple(Override(tuple(o["paths"]), tuple(o.get("targets", ())), tuple(o.get("select", ())),
+                               tuple(o.get("ignore", ())), o.get("kind")) for o in data.get("overrides", ()))
+    return LintConfig(
+        path=str(path), root=path.resolve().parent, targets=tuple(data.get("targets", ())),
+        select=tuple(data.get("select", ())), ignore=tuple(data.get("ignore", ())),
+        fail_on=data.get("fail_on", "error"), sglang_version=data.get("sglang_version"),
+        exclude=tuple(data.get("exclude", ())), help_uri_base=data.get("help_uri_base"), overrides=overrides,
+    )
+
+
+def _from_pyproject(path: Path) -> dict[str, Any]:
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        raise UsageError("[tool.h3doctor] in pyproject.toml needs Python 3.11 (tomllib); use .h3doctor.yaml",
+                         location=str(path)) from None
+    try:
+        data = tomllib.loads(read_bounded(str(path)))
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"malformed TOML: {exc}", location=str(path)) from None
+    section = data.get("tool", {}).get("h3doctor", {})
+    # TOML keys are often dashed (fail-on); the schema's are underscored
+    return {k.replace("-", "_"): v for k, v in section.items()} if isinstance(section, dict) else section
+
+
+def _validate(data: Any, origin: str, doc: Any) -> None:
+    from jsonschema import Draft202012Validator
+
+    schema = json.loads(resources.files("h3doctor.schema").joinpath("config.schema.json").read_text(encoding="utf-8"))
+    errors = sorted(Draft202012Validator(schema).iter_errors(data), key=lambda e: list(e.absolute_path))
+    if not errors:
+        return
+    err = errors[0]
+    path = tuple(err.absolute_path)
+    if err.validator == "additionalProperties":
+        extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
+        where = path + (extra[0],) if extra else path
+        known = ", ".join(sorted(err.schema.get("properties", {})))
+        message = f"unknown key {'/'.join(str(p) for p in where)!r}; known here: {known}"
+        path = where
+    else:
+        key = "/".join(str(p) for p in path) or "(top level)"
+        text = err.message if len(err.message) <= 160 else err.message[:160] + "…"
+        message = f"at {key}: {text}"
+    location = f"{origin}:{doc.key_pos(path) if doc is not None else ''}".rstrip(":")
+    raise UsageError(message, location=location)

@@ -1,0 +1,108 @@
+"""The files `lint PATH...` reads: files as named, directories walked, globs expanded.
+
+Walking skips hidden directories and what `.gitignore` files (in the walked tree and its parents
+up to the repository root) and the configuration's `exclude` patterns ignore, with gitignore's own
+pattern rules (pathspec). A file named on the command line is always read.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from pathlib import Path
+
+from h3doctor.errors import UsageError
+
+
+def _spec(lines):
+    import pathspec
+
+    return pathspec.GitIgnoreSpec.from_lines(lines)
+
+
+class _Ignored:
+    def __init__(self, exclude: tuple[str, ...], exclude_root: Path) -> None:
+        self.specs: dict[Path, object] = {}
+        self.exclude = (_spec(exclude), exclude_root.resolve()) if exclude else None
+
+    def spec_for(self, directory: Path):
+        if directory not in self.specs:
+            path = directory / ".gitignore"
+            try:
+                lines = path.read_text(encoding="utf-8", errors="replace").splitlines() if path.is_file() else []
+            except OSError:
+                lines = []
+            self.specs[directory] = _spec(lines) if lines else None
+        return self.specs[directory]
+
+    def ignored(self, path: Path, is_dir: bool, stop: Path) -> bool:
+        path = path.resolve()
+        if self.exclude is not None:
+            rel = _rel(path, self.exclude[1])
+            if rel is not None and self.exclude[0].match_file(rel + ("/" if is_dir else "")):
+                return True
+        directory = path.parent
+        while True:
+            spec = self.spec_for(directory)
+            if spec is not None and spec.match_file(path.relative_to(directory).as_posix() + ("/" if is_dir else "")):
+                return True
+            if directory == stop or directory.parent == directory:
+                return False
+            directory = directory.parent
+
+
+def _rel(path: Path, root: Path) -> str | None:
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return None
+
+
+def _repo_root(start: Path) -> Path:
+    for directory in (start, *start.parents):
+        if (directory / ".git").exists():
+            return directory
+    return start
+
+
+def expand(paths: list[str], *, is_candidate, exclude: tuple[str, ...] = (), exclude_root: Path | None = None) -> list[str]:
+    ignore = _Ignored(exclude, exclude_root or Path.cwd())
+    out: list[str] = []
+    seen: set[str] = set()
+
+    def add(p: str) -> None:
+        key = os.path.abspath(p)
+        if key not in seen:
+            seen.add(key)
+            out.append(p)
+
+    for given in paths:
+        if any(c in given for c in "*?["):
+            matches = sorted(glob.glob(given, recursive=True))
+            if not matches:
+                raise UsageError(f"no file matches {given!r}")
+            for m in matches:
+                if os.path.isdir(m):
+                    _walk(m, ignore, is_candidate, add)
+                elif is_candidate(m) and not ignore.ignored(Path(m), False, _repo_root(Path(m).resolve().parent)):
+                    add(m)
+        elif os.path.isdir(given):
+            _walk(given, ignore, is_candidate, add)
+        elif os.path.exists(given):
+            add(given)
+        else:
+            raise UsageError("no such file or directory", location=given)
+    return out
+
+
+def _walk(top: str, ignore: _Ignored, is_candidate, add) -> None:
+    stop = _repo_root(Path(top).resolve())
+    for directory, dirs, files in os.walk(top):
+        base = Path(directory)
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not ignore.ignored(base / d, True, stop))
+        for name in sorted(files):
+            if name.startswith("."):  # .h3doctor.yaml, editor and tool files
+                continue
+            path = os.path.join(directory, name)
+            if is_candidate(path) and not ignore.ignored(Path(path), False, stop):
+                add(path)

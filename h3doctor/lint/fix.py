@@ -1,0 +1,304 @@
+"""`lint --fix` / `--diff`: rewrite each launch to the command that passes on all its targets,
+editing only the tokens that change, where they are.
+
+* a YAML list of words (recipe `command: [...]`, Kubernetes `command`/`args`, compose lists):
+  items are replaced, inserted or deleted in place;
+* a YAML string of shell words (or an `sh -c` script): the changed words' spans are replaced;
+* a shell script: the file text is edited at the words' offsets;
+* an sglang `--config` file: the keys the corrected launch sets are set in the file.
+
+YAML goes through ruamel.yaml's round-trip mode (comments, key order, quoting kept); a result
+that would change any line outside the launch is refused rather than written. Writes are atomic.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import io
+import os
+import shlex
+import tempfile
+from dataclasses import dataclass
+from typing import Any
+
+from h3doctor.inputs.launch import Launch, Segment
+from h3doctor.lint.session import LintRun, LintSession
+
+MAX_ROUNDS = 4
+
+
+@dataclass
+class Change:
+    path: str
+    before: str
+    after: str
+    summary: str
+
+    @property
+    def diff(self) -> str:
+        return "".join(difflib.unified_diff(self.before.splitlines(True), self.after.splitlines(True),
+                                            f"a/{self.path}", f"b/{self.path}"))
+
+
+def write_atomically(path: str, text: str) -> None:
+    """Write to a temporary file beside `path`, then rename it over: a reader never sees half a file."""
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".h3doctor-", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+        if os.path.exists(path):
+            os.chmod(tmp, os.stat(path).st_mode & 0o7777)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def corrected_for_all(session: LintSession, launch: Launch) -> tuple[list[str] | None, str | None]:
+    """One command that passes on every target of the launch, or (None, why not)."""
+    targets = session.targets_for(launch)
+    current = list(launch.tokens)
+    for _ in range(MAX_ROUNDS):
+        changed = False
+        for target in targets:
+            _hw, result = session.check(dataclasses.replace(launch, tokens=current), target)
+            if result.fix_status in ("no-fix", "not-converged"):
+                return None, f"{launch.label}: no corrected command on {target} ({result.fix_status})"
+            if result.corrected_argv is not None:
+                current, changed = list(result.corrected_argv), True
+        if not changed:
+            return (current if current != launch.tokens else None), None
+    return None, f"{launch.label}: the targets' corrections do not agree on one command"
+
+
+def fix_files(run: LintRun, session: LintSession, *, write: bool) -> tuple[list[Change], list[str]]:
+    changes: list[Change] = []
+    notes: list[str] = []
+    for f in run.files:
+        edits: list[tuple[Launch, list[str]]] = []
+        for launch in f.launches:
+            if not session.targets_for(launch):
+                continue
+            new, why = corrected_for_all(session, launch)
+            if why:
+                notes.append(f"{f.path}: not fixed: {why}")
+            elif new is not None:
+                edits.append((launch, new))
+        if not edits:
+            continue
+        try:
+            after = _apply(f.path, f.text, f.kind, edits, session)
+        except _Refused as exc:
+            notes.append(f"{f.path}: not fixed: {exc}")
+            continue
+        if after != f.text:
+            changes.append(Change(f.path, f.text, after, f"{len(edits)} launch(es)"))
+            if write:
+                write_atomically(f.path, after)
+    return changes, notes
+
+
+class _Refused(Exception):
+    pass
+
+
+def _opcodes(old: list[str], new: list[str]):
+    return [op for op in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes() if op[0] != "equal"]
+
+
+def _segment_edits(launch: Launch, new: list[str]) -> dict[int, list[tuple[int, int, list[str]]]]:
+    """Per segment index: (local start, local end, new tokens), right to left."""
+    out: dict[int, list[tuple[int, int, list[str]]]] = {}
+    segs = launch.segments
+    if not segs:
+        raise _Refused("the launch's words could not be located for editing")
+    for _tag, i1, i2, j1, j2 in _opcodes(launch.tokens, new):
+        for n, seg in enumerate(segs):
+            lo, hi = seg.first, seg.first + seg.count
+            last = n == len(segs) - 1
+            if lo <= i1 < hi or (i1 == hi and last):
+                if i2 > hi:
+                    raise _Refused("a change spans two parts of the command (command and args)")
+                out.setdefault(n, []).append((i1 - lo, i2 - lo, new[j1:j2]))
+                break
+        else:
+            raise _Refused("a change falls outside the launch's words")
+    for edits in out.values():
+        edits.sort(key=lambda e: -e[0])
+    return out
+
+
+def _string_edit(text: str, spans: list[tuple[int, int]], edits: list[tuple[int, int, list[str]]]) -> str:
+    for a, b, tokens in edits:  # right to left: earlier offsets stay valid
+        words = " ".join(shlex.quote(t) for t in tokens)
+        if a < b:
+            start, end = spans[a][0], spans[b - 1][1]
+            if not words:  # a deletion takes the whitespace before it along
+                while start > 0 and text[start - 1] in " \t":
+                    start -= 1
+            text = text[:start] + words + text[end:]
+        elif a < len(spans):
+            text = text[:spans[a][0]] + words + " " + text[spans[a][0]:]
+        else:
+            end = spans[-1][1]
+            text = text[:end] + " " + words + text[end:]
+    return text
+
+
+def _apply(path: str, text: str, kind: str | None, edits: list[tuple[Launch, list[str]]], session: LintSession) -> str:
+    if kind == "shell":
+        flat = []
+        for launch, new in edits:
+            for _n, seg_edits in _segment_edits(launch, new).items():
+                flat.append((launch.segments[0].spans, seg_edits))
+        # apply all launches right to left
+        flat.sort(key=lambda x: -x[0][0][0])
+        for spans, seg_edits in flat:
+            text = _string_edit(text, spans, seg_edits)
+        return text
+    if kind == "sglang-config":
+        return _fix_config(path, text, edits[0][0], edits[0][1], session)
+    return _fix_yaml(path, text, edits)
+
+
+def _yaml():
+    from ruamel.yaml import YAML
+
+    y = YAML(typ="rt")
+    y.preserve_quotes = True
+    y.width = 1 << 16
+    return y
+
+
+def _guess_indent(text: str) -> tuple[int, int]:
+    """(mapping indent, block sequence dash offset) as the file writes them; ruamel's own guess
+    reads one document and conflates the two."""
+    rows = [(len(ln) - len(ln.lstrip(" ")), ln.strip()) for ln in text.splitlines()
+            if ln.strip() and not ln.lstrip().startswith("#")]
+    mapping = offset = None
+    for (ind, line), (nxt, nline) in zip(rows, rows[1:]):
+        if not line.split(" #")[0].rstrip().endswith(":") or nxt <= ind and not nline.startswith("- "):
+            continue
+        if nline.startswith("- "):
+            offset = nxt - ind if offset is None else offset
+        elif mapping is None:
+            mapping = nxt - ind
+        if mapping is not None and offset is not None:
+            break
+    return mapping or 2, offset or 0
+
+
+def _load_all(text: str):
+    mapping, offset = _guess_indent(text)
+    y = _yaml()
+    y.indent(mapping=mapping, sequence=offset + 2, offset=offset)
+    y.explicit_start = text.lstrip().startswith("---")
+    return y, list(y.load_all(text))
+
+
+def _dump_all(y, docs) -> str:
+    buf = io.StringIO()
+    if len(docs) == 1:
+        y.dump(docs[0], buf)
+    else:
+        y.dump_all(docs, buf)
+    return buf.getvalue()
+
+
+def _node(docs, index: int, path: tuple):
+    node = docs[index]
+    for key in path:
+        node = node[key]
+    return node
+
+
+def _typed_like(old: Any, new: str) -> Any:
+    """A new list item: quoted like the one it replaces, and quoted whenever YAML would otherwise
+    read it as something other than a string (`4`, `true`)."""
+    from ruamel.yaml.scalarstring import DoubleQuotedScalarString, SingleQuotedScalarString
+
+    if isinstance(old, (DoubleQuotedScalarString, SingleQuotedScalarString)):
+        return type(old)(new)
+    from h3doctor.loading import load_yaml
+
+    try:
+        plain = load_yaml(f"x: {new}\n", "<value>")[0].data
+        if not isinstance(plain.get("x"), str) or plain["x"] != new:
+            return DoubleQuotedScalarString(new)
+    except Exception:
+        return DoubleQuotedScalarString(new)
+    return new
+
+
+def _fix_yaml(path: str, text: str, edits: list[tuple[Launch, list[str]]]) -> str:
+    y, docs = _load_all(text)
+    allowed: set[int] = set()
+    for launch, new in edits:
+        index = launch.doc.index if launch.doc is not None else 0
+        lines = [p.line for p in launch.token_pos]
+        allowed |= set(range(min(lines), max(lines) + 2))
+        for n, seg_edits in _segment_edits(launch, new).items():
+            seg: Segment = launch.segments[n]
+            if seg.kind == "list":
+                seq = _node(docs, index, seg.path)
+                for a, b, tokens in seg_edits:
+                    template = seq[a] if a < len(seq) else (seq[-1] if len(seq) else "")
+                    kept = min(b - a, len(tokens))
+                    for k in range(kept):  # assigned in place: the item's comment stays
+                        seq[a + k] = _typed_like(seq[a + k], tokens[k])
+                    for _ in range(b - a - kept):
+                        del seq[a + kept]
+                    for k, tok in enumerate(tokens[kept:]):
+                        seq.insert(a + kept + k, _typed_like(template, tok))
+            else:
+                parent = _node(docs, index, seg.path[:-1])
+                old = parent[seg.path[-1]]
+                value = _string_edit(str(old), seg.spans, seg_edits) if seg.spans else shlex.join(new)
+                parent[seg.path[-1]] = type(old)(value) if type(old) is not str else value
+    after = _dump_all(y, docs)
+    _guard(text, after, allowed)
+    return after
+
+
+def _guard(before: str, after: str, allowed: set[int]) -> None:
+    """Refuse a rewrite that touches lines outside the launches (ruamel reformatting them)."""
+    matcher = difflib.SequenceMatcher(None, before.splitlines(), after.splitlines(), autojunk=False)
+    for tag, i1, i2, _j1, _j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        touched = set(range(i1 + 1, i2 + 1)) or {i1 + 1}
+        if not touched <= allowed:
+            raise _Refused(f"the YAML rewrite would also change line {min(touched - allowed)} (formatting the "
+                           "round-trip writer does not keep); fix it by hand: see the corrected command")
+
+
+def _fix_config(path: str, text: str, launch: Launch, new: list[str], session: LintSession) -> str:
+    from h3doctor.sglang.argv import parse_command
+
+    cmd = parse_command(new, session.table)
+    if "config" not in cmd.provided:
+        raise _Refused("the corrected launch does not use the --config file; see the corrected command")
+    updates = {k: v for k, v in cmd.provided.items() if k not in ("config", "model_path")}
+    if not updates:
+        raise _Refused("the correction is not a value the file can set; see the corrected command")
+    if path.endswith(".json"):
+        import json
+
+        data = json.loads(text)
+        data.update(updates)
+        indent = next((len(ln) - len(ln.lstrip()) for ln in text.splitlines()[1:] if ln.strip()), 2) or None
+        return json.dumps(data, indent=indent) + ("\n" if text.endswith("\n") else "")
+    y, docs = _load_all(text)
+    for key, value in updates.items():
+        docs[0][key] = value
+    after = _dump_all(y, docs)
+    existing = len(text.splitlines())
+    allowed = {launch.key_pos[k].line for k in updates if k in launch.key_pos}
+    allowed |= set(range(existing + 1, existing + len(updates) + 2))  # new keys go at the end
+    _guard(text, after, allowed)
+    return after

@@ -1,0 +1,26 @@
+"""Lint's own findings about its inputs (not sglang constraints, so not rule files): IDs H3DL…,
+never reused, documented in docs/lint.md and listed in SARIF beside the rules."""
+
+from __future__ import annotations
+
+NOTICES = {
+    "H3DL001": ("unused-suppression", "warning",
+                "A suppression matched no finding",
+                "An inline `# h3doctor: ignore[ID]` comment or a recipe `ignore:` entry suppressed nothing on any "
+                "target. Remove it, or it will hide a future finding nobody reviewed."),
+    "H3DL002": ("not-understood", "warning",
+                "Part of an input was not understood and was not judged",
+                "h3doctor saw something it does not model (shell expansion, a Helm template, an image entrypoint, "
+                "a value from a Secret) and did not guess. Make the launch literal, or check it another way."),
+    "H3DL003": ("unreadable-input", "error",
+                "An input file could not be read",
+                "The file is malformed, too large, nested too deeply, or not a valid input of its kind; nothing "
+                "in it was judged."),
+    "H3DL004": ("no-target", "error",
+                "A launch has no target to be judged on",
+                "Name the machines it must pass on: `targets:` in the recipe or in .h3doctor.yaml, or "
+                "`h3doctor lint --target 4xH200`."),
+    "H3DL005": ("bad-target", "error",
+                "A target is not a known hardware profile",
+                "Use a built-in profile, <N>x<GPU> for a GPU of `h3doctor profiles`, or a profile file."),
+}

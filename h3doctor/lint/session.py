@@ -1,0 +1,262 @@
+"""One lint run: every launch of every input, on every target, with the rules, the flag table,
+the profiles and identical checks reused across the run (h3doctor/engine/check.py is pure).
+
+Each launch is judged with the environment its file gives it, not the linting process's: CI's
+runner is not the machine the launch runs on. A deployment that grants the container a number
+of GPUs (`nvidia.com/gpu` limit, compose device reservation) decides how many it sees; the
+target supplies the kind of GPU.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from h3doctor.engine.check import check
+from h3doctor.engine.results import CheckResult
+from h3doctor.engine.ruleset import Rule, load_rules, version_in_range
+from h3doctor.errors import UsageError
+from h3doctor.facts import HardwareFacts
+from h3doctor.host.gpus import ProfileNameError, catalog_profile, find_gpu
+from h3doctor.host.profiles import load_profile
+from h3doctor.inputs.launch import Launch
+from h3doctor.inputs.read import InputFile, read_input
+from h3doctor.lint.config import LintConfig
+from h3doctor.lint.locate import Locator
+from h3doctor.lint.notices import NOTICES
+from h3doctor.lint.suppress import Suppression, inline_suppressions
+from h3doctor.loading import LoadError, Pos
+from h3doctor.sglang.flagtable import DEFAULT_SGLANG_VERSION, FlagTable, load_flag_table
+
+SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
+
+
+@dataclass
+class Record:
+    """One finding (or lint notice) located in a file, on one target."""
+
+    rule: str
+    severity: str
+    message: str
+    file: str
+    pos: Pos
+    target: str | None = None
+    hardware: str | None = None
+    launch: str | None = None
+    kind: str | None = None
+    rule_obj: Rule | None = None
+    cannot_verify: bool = False
+    suppressed: str | None = None  # why, when a suppression or ignore accepted it
+    suppressed_by: str | None = None  # inSource | external
+
+    def fingerprint(self) -> str:
+        """Stable while lines move: the file, rule, target, launch and message, not the position."""
+        h = hashlib.sha256("\0".join([self.file, self.rule, self.target or "", self.launch or "", self.message]).encode())
+        return h.hexdigest()[:32]
+
+
+@dataclass
+class LaunchResult:
+    launch: Launch
+    target: str
+    hardware: HardwareFacts
+    result: CheckResult
+
+
+@dataclass
+class FileResult:
+    path: str
+    kind: str | None
+    launches: list[Launch] = field(default_factory=list)
+    results: list[LaunchResult] = field(default_factory=list)
+    text: str = ""
+
+
+@dataclass
+class LintRun:
+    files: list[FileResult]
+    records: list[Record]
+    checks: int
+    fail_on: str
+
+    def failing(self) -> list[Record]:
+        bar = SEVERITY_RANK[self.fail_on]
+        return [r for r in self.records if r.suppressed is None and SEVERITY_RANK[r.severity] >= bar]
+
+
+class LintSession:
+    def __init__(self, config: LintConfig, *, cli_targets: tuple[str, ...] = (), rules_dir: str | None = None,
+                 sglang_version: str | None = None, fail_on: str | None = None) -> None:
+        self.config = config
+        self.cli_targets = cli_targets
+        self.rules = load_rules(Path(rules_dir) if rules_dir else None)
+        self.version = sglang_version or config.sglang_version or DEFAULT_SGLANG_VERSION
+        self.fail_on = fail_on or config.fail_on
+        self._tables: dict[str, FlagTable] = {}
+        self._profiles: dict[tuple[str, int | None], HardwareFacts] = {}
+        self._memo: dict[tuple, CheckResult] = {}
+        self._evaluations: dict = {}  # shared by every check of the run (engine.check.check)
+        self.checks = 0
+        self.table = self.table_for(self.version)
+        self.locator = Locator(self.table)
+        self.known_fields = set(self.table.dataclass_defaults)
+
+    # --- shared, loaded once per run -------------------------------------------------------
+    def table_for(self, version: str) -> FlagTable:
+        if version not in self._tables:
+            table = load_flag_table(version)
+            if not any(version_in_range(table.sglang_version, r.versions) for r in self.rules):
+                raise UsageError(f"no rule is verified for sglang {table.sglang_version}; h3doctor cannot judge that release yet")
+            self._tables[version] = table
+        return self._tables[version]
+
+    def hardware(self, target: str, granted: int | None) -> HardwareFacts:
+        """The target's facts; with `granted`, the number of GPUs the deployment gives the container."""
+        key = (target, granted)
+        if key not in self._profiles:
+            try:
+                hw = load_profile(target)
+            except UsageError:
+                if find_gpu(target) is None:
+                    raise
+                try:  # a bare GPU name: as many as the deployment grants (one if it does not say)
+                    hw = load_profile_mapping(target, granted or 1)
+                except ProfileNameError as exc:
+                    raise UsageError(f"no such hardware profile {target!r}: {exc}") from None
+            if granted is not None and hw.gpu_count != granted:
+                hw = dataclasses.replace(hw, gpu_count=granted,
+                                         description=f"{hw.description}; {granted} granted by the deployment")
+            self._profiles[key] = hw
+        return self._profiles[key]
+
+    def check(self, launch: Launch, target: str) -> tuple[HardwareFacts, CheckResult]:
+        hw = self.hardware(target, launch.gpu_count)
+        version = launch.sglang_version or self.version
+        key = (tuple(launch.tokens), target, launch.gpu_count, tuple(sorted(launch.env.items())),
+               tuple(sorted((k, v) for k, v in launch.intent.items() if v is not None)), version)
+        result = self._memo.get(key)
+        if result is None:
+            result = check(list(launch.tokens), hw, self.rules, self.table_for(version), dict(launch.env),
+                           dict(launch.intent), self._evaluations)
+            self._memo[key] = result
+        self.checks += 1
+        return hw, result
+
+    # --- one run ---------------------------------------------------------------------------
+    def targets_for(self, launch: Launch) -> tuple[str, ...]:
+        return (self.cli_targets or launch.targets or self.config.override_for(launch.path).targets
+                or self.config.targets)
+
+    def run(self, paths: list[str]) -> LintRun:
+        files: list[FileResult] = []
+        records: list[Record] = []
+        for path in paths:
+            files.append(self._lint_file(path, records))
+        return LintRun(files, records, self.checks, self.fail_on)
+
+    def _lint_file(self, path: str, records: list[Record]) -> FileResult:
+        override = self.config.override_for(path)
+        try:
+            found: InputFile = read_input(path, known_fields=self.known_fields, kind=override.kind)
+        except LoadError as exc:
+            where, pos = _split_location(exc.location or path)
+            records.append(_notice("H3DL003", f"{exc.message}", where, pos))
+            return FileResult(path, None)
+        out = FileResult(path, found.kind, list(found.launches), text=found.text)
+        first_record = len(records)
+        for note in found.notes:
+            records.append(_notice("H3DL002", note.message, note.path, note.pos or Pos(1, 1)))
+        inline = inline_suppressions(found.text)
+        select = self.config.select + override.select
+        ignore = self.config.ignore + override.ignore
+        for launch in found.launches:
+            targets = self.targets_for(launch)
+            if not targets:
+                records.append(_notice("H3DL004", f"{launch.label}: no target to judge it on", path, launch.pos,
+                                       launch=launch.label, kind=launch.kind))
+                continue
+            for target in targets:
+                try:
+                    hw, result = self.check(launch, target)
+                except UsageError as exc:
+                    records.append(_notice("H3DL005", f"target {target!r}: {exc.message}", path, launch.pos,
+                                           target=target, launch=launch.label, kind=launch.kind))
+                    continue
+                out.results.append(LaunchResult(launch, target, hw, result))
+                ev = result.evaluation
+                for f in ev.findings:
+                    rid = f.rule.id
+                    if select and not _matches(select, rid):
+                        continue
+                    if _matches(ignore, rid):
+                        continue
+                    pos = self.locator.locate(f, ev, launch)
+                    rec = Record(rid, f.severity, f.message, path, pos, target, hw.description or target,
+                                 launch.label, launch.kind, f.rule, f.cannot_verify)
+                    _apply_suppressions(rec, launch, inline)
+                    records.append(rec)
+        for sups in inline.values():
+            for s in sups:
+                if not s.used:
+                    records.append(_notice("H3DL001", f"unused suppression ignore[{','.join(s.rules)}]", path, s.pos))
+        mine = records[first_record:]
+        for launch in found.launches:
+            used = _used_ignores(mine, launch)
+            for ig in launch.ignores:
+                if ig.rule not in used:
+                    records.append(_notice("H3DL001", f"unused recipe ignore of {ig.rule}", path, ig.pos))
+        return out
+
+
+def load_profile_mapping(name: str, count: int) -> HardwareFacts:
+    from h3doctor.facts import facts_from_mapping
+
+    data = catalog_profile(name, count=count)
+    return facts_from_mapping(data, f"catalog:{count}x{name}")
+
+
+def _matches(patterns: tuple[str, ...], rule_id: str) -> bool:
+    return any(rule_id.startswith(p[:-1]) if p.endswith("*") else rule_id == p for p in patterns)
+
+
+def _apply_suppressions(rec: Record, launch: Launch, inline: dict[int, list[Suppression]]) -> None:
+    # the finding's line, or the first or last line of its launch (a shell comment can only end
+    # a command that continues over several lines)
+    lines = [p.line for p in launch.token_pos] or [launch.pos.line]
+    for line in dict.fromkeys((rec.pos.line, launch.pos.line, max(lines))):
+        for s in inline.get(line, ()):
+            if s.matches(rec.rule):
+                s.used = True
+                rec.suppressed, rec.suppressed_by = s.reason or "suppressed inline", "inSource"
+                return
+    for ig in launch.ignores:
+        if ig.matches(rec.rule):
+            rec.suppressed, rec.suppressed_by = f"recipe ignore: {ig.reason}", "external"
+            return
+
+
+def _used_ignores(records: list[Record], launch: Launch) -> set[str]:
+    used: set[str] = set()
+    for rec in records:
+        if rec.file == launch.path and rec.suppressed_by == "external":
+            for ig in launch.ignores:
+                if ig.matches(rec.rule):
+                    used.add(ig.rule)
+    return used
+
+
+def _notice(rule: str, message: str, path: str, pos: Pos, **extra: Any) -> Record:
+    return Record(rule, NOTICES[rule][1], message, path, pos, **extra)
+
+
+def _split_location(location: str) -> tuple[str, Pos]:
+    parts = location.rsplit(":", 2)
+    if len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit():
+        return parts[0], Pos(int(parts[1]), int(parts[2]))
+    parts = location.rsplit(":", 1)
+    if len(parts) == 2 and parts[1].isdigit():
+        return parts[0], Pos(int(parts[1]), 1)
+    return location, Pos(1, 1)

@@ -1,0 +1,28 @@
+"""`lint` as plain text: one `path:line:col: ID severity [target] message` line per finding,
+suppressed ones left out, then a summary line."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def lines(report: dict[str, Any], *, show_fixes: bool = True) -> list[str]:
+    out = []
+    for f in report["findings"]:
+        if f.get("suppressed"):
+            continue
+        target = f" [{f['target']}]" if f.get("target") else ""
+        out.append(f"{f['file']}:{f['line']}:{f['col']}: {f['rule']} {f['severity']}{target} {f['message']}")
+    if show_fixes:
+        for file in report["files"]:
+            for launch in file["launches"]:
+                fixes = {r["corrected_command"] for r in launch["results"] if r["corrected_command"]}
+                for fix in sorted(fixes):
+                    targets = ", ".join(r["target"] for r in launch["results"] if r["corrected_command"] == fix)
+                    out.append(f"{file['path']}:{launch['line']}: corrected for {targets}: {fix}")
+    s = report["summary"]
+    n = s["findings"]
+    out.append(f"{s['files']} file(s), {s['launches']} launch(es), {s['checks']} check(s): "
+               f"{n['error']} error(s), {n['warning']} warning(s), {n['info']} info, {s['suppressed']} suppressed"
+               f" — {report['verdict']} (fail-on {report['fail_on']})")
+    return out

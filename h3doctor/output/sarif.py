@@ -1,0 +1,76 @@
+"""SARIF 2.1.0 for code scanning (GitHub and others), from finding records (the JSON report's
+`findings`) and the rule list. Help links point into the repository's rule docs:
+`<help_uri_base>/docs/rules.md#<id lowercased>` (`h3doctor rules --format markdown` writes that
+page; `help_uri_base` is set in .h3doctor.yaml)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from h3doctor import __version__
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+DEFAULT_HELP_URI_BASE = "https://h3doctor.invalid"
+_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
+
+
+def help_uri(base: str | None, rule_id: str) -> str:
+    return f"{(base or DEFAULT_HELP_URI_BASE).rstrip('/')}/docs/rules.md#{rule_id.lower()}"
+
+
+def artifact_uri(path: str, root: str | None = None) -> str:
+    """Relative to the working directory (the repository root in CI), else an absolute file URI."""
+    absolute = Path(os.path.abspath(path))
+    try:
+        return absolute.relative_to(Path(root or os.getcwd()).resolve()).as_posix()
+    except ValueError:
+        return absolute.as_uri()
+
+
+def build(findings: list[dict[str, Any]], rules: list[dict[str, Any]], *, help_uri_base: str | None = None) -> dict[str, Any]:
+    index = {r["id"]: i for i, r in enumerate(rules)}
+    driver_rules = [{
+        "id": r["id"],
+        "name": r["name"],
+        "shortDescription": {"text": r["title"]},
+        "fullDescription": {"text": r["why"] or r["title"]},
+        "help": {"text": r["help"], "markdown": r["help"].replace("\n", "  \n")},
+        "helpUri": help_uri(help_uri_base, r["id"]),
+        "defaultConfiguration": {"level": _LEVEL[r["severity"]]},
+        "properties": {"catalog": r["catalog_refs"], "stage": r["stage"], "tags": ["sglang", "minimax-h3"]},
+    } for r in rules]
+    results = []
+    for f in findings:
+        target = f" [target {f['target']}]" if f.get("target") else ""
+        result: dict[str, Any] = {
+            "ruleId": f["rule"],
+            "level": _LEVEL[f["severity"]],
+            "message": {"text": f"{f['message']}{target}"},
+            "partialFingerprints": {"h3doctor/v1": f["fingerprint"]},
+            "properties": {"target": f.get("target"), "hardware": f.get("hardware"), "launch": f.get("launch"),
+                           "catalog": f.get("catalog_refs", []), "cannotVerify": f.get("cannot_verify", False)},
+        }
+        if f["rule"] in index:
+            result["ruleIndex"] = index[f["rule"]]
+        if f.get("file"):
+            region = {"startLine": f["line"]}
+            if f.get("col"):
+                region["startColumn"] = f["col"]
+            result["locations"] = [{"physicalLocation": {
+                "artifactLocation": {"uri": artifact_uri(f["file"])}, "region": region}}]
+        if f.get("suppressed"):
+            result["suppressions"] = [{"kind": f["suppressed"]["kind"], "justification": f["suppressed"]["reason"]}]
+        results.append(result)
+    return {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {"name": "h3doctor", "version": __version__, "semanticVersion": __version__,
+                                "informationUri": help_uri(help_uri_base, "").removesuffix("#"),
+                                "rules": driver_rules}},
+            "columnKind": "unicodeCodePoints",
+            "results": results,
+        }],
+    }
