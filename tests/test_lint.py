@@ -507,7 +507,7 @@ def test_fix_sets_the_key_in_an_sglang_config_file(tmp_path):
         # sglang config for the H100 box
         model_path: MiniMaxAI/MiniMax-H3
         num_gpus: 4   # all of them
-        performance_mode: speed
+        performance_mode: memory
         """)
     before = config.read_text()
     code, _, _ = run("lint", "--target", "1xH100", "--fix", str(config), cwd=tmp_path)
