@@ -28,6 +28,7 @@ import contextlib
 import dataclasses
 import enum
 import importlib.metadata
+import importlib.util
 import inspect
 import json
 import math
@@ -63,16 +64,40 @@ IMPORT_REQUIREMENTS = [
     "python-dateutil<3", "openai==2.8.0", "partial_json_parser", "uvicorn",
     "httpx", "fastapi", "python-multipart",
 ]
-
-# Model ids whose resolved pipeline config could contribute extra CLI flags
-# through add_resolved_pipeline_config_cli_args (it pre-parses sys.argv).
-H3_MODEL_IDS = [
-    "MiniMaxAI/MiniMax-H3",
-    "MiniMax/MiniMax-H3",
-    "FastVideo/FastVideo-FastH3-8-Step-V2",
-    "FastVideo/FastVideo-FastH3-Omni-8-Step-V1",
-    "OpenVDN/vdn-minimax-h3",
+# Older releases import against other pins, and some of them import modules
+# that 0.5.23 no longer needs.  RELEASE_REQUIREMENTS[version] is applied on
+# top of IMPORT_REQUIREMENTS: a requirement replaces the one with the same
+# project name, anything else is added.  Pins follow the wheel's METADATA
+# (Requires-Dist) where it pins; huggingface-hub/httpcore/cache-dit are the
+# versions found to import with those pins (transformers 5.12.1 requires
+# huggingface-hub<2.0).  torch stays at TORCH_REQUIREMENTS for every release
+# (0.5.16/0.5.17 pin torch 2.11.0 and 0.5.18-0.5.21 pin 2.13.0, but only
+# 2.14.1 is on the local disk, and the parsers build with it).  A release
+# missing here gets IMPORT_REQUIREMENTS unchanged, with a warning.
+_TRANSFORMERS_5_12 = [
+    "transformers==5.12.1", "tokenizers==0.22.2", "openai==2.6.1",
+    "huggingface-hub==1.33.0", "httpcore==1.0.9",
+    "cloudpickle",  # sglang.multimodal_gen.utils / runtime.models.registry
+    "scipy",        # scipy.stats in a flow-match scheduler
 ]
+RELEASE_REQUIREMENTS: dict[str, list[str]] = {
+    "0.5.23": [],
+    "0.5.22": ["openai==2.6.1", "tokenizers==0.23.2", "cloudpickle"],
+    "0.5.21": _TRANSFORMERS_5_12 + ["cache-dit==1.5.1", "xgrammar==0.2.7"],
+    # setproctitle: runtime/managers/gpu_worker.py, imported at package import
+    "0.5.20": _TRANSFORMERS_5_12 + ["cache-dit==1.3.0", "xgrammar==0.2.1", "setproctitle"],
+    "0.5.19": _TRANSFORMERS_5_12 + ["cache-dit==1.3.0", "xgrammar==0.2.1", "setproctitle"],
+    "0.5.18": _TRANSFORMERS_5_12 + ["cache-dit==1.3.0", "xgrammar==0.2.1", "setproctitle"],
+    "0.5.17": _TRANSFORMERS_5_12 + ["cache-dit==1.3.0", "xgrammar==0.2.1", "setproctitle"],
+    "0.5.16": _TRANSFORMERS_5_12 + ["cache-dit==1.3.0", "xgrammar==0.2.1", "setproctitle"],
+}
+
+# The H3 model ids are read from each release's registry: every HF path
+# registered with a pipeline config from these modules (minimax_h3,
+# minimax_h3_vdn).  Their resolved pipeline config could contribute extra CLI
+# flags through add_resolved_pipeline_config_cli_args (0.5.23+; it pre-parses
+# sys.argv).  0.5.16 registers none.
+H3_CONFIG_MODULE_PREFIX = "sglang.multimodal_gen.configs.pipeline_configs.minimax_h3"
 H3_CONFIG_CLASSES = [
     ("sglang.multimodal_gen.configs.pipeline_configs.minimax_h3", "MiniMaxH3PipelineConfig"),
     ("sglang.multimodal_gen.configs.pipeline_configs.minimax_h3", "FastH3PipelineConfig"),
@@ -133,6 +158,26 @@ def _installed_sglang_version(python: Path) -> str | None:
     return out.stdout.strip() if out.returncode == 0 else None
 
 
+def _project_name(requirement: str) -> str:
+    name = re.split(r"[\s\[<>=!~;]", requirement, maxsplit=1)[0]
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def import_requirements(version: str) -> list[str]:
+    """IMPORT_REQUIREMENTS with RELEASE_REQUIREMENTS[version] applied."""
+    if version not in RELEASE_REQUIREMENTS:
+        print(f"[extract] warning: no RELEASE_REQUIREMENTS entry for sglang {version}; "
+              "using the 0.5.23 import requirements", file=sys.stderr)
+    reqs = list(IMPORT_REQUIREMENTS)
+    for req in RELEASE_REQUIREMENTS.get(version, []):
+        names = [_project_name(r) for r in reqs]
+        if _project_name(req) in names:
+            reqs[names.index(_project_name(req))] = req
+        else:
+            reqs.append(req)
+    return reqs
+
+
 def bootstrap(args: argparse.Namespace) -> None:
     venv = Path(args.venv).resolve()
     py = _venv_python(venv)
@@ -141,15 +186,23 @@ def bootstrap(args: argparse.Namespace) -> None:
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     pip = [str(py), "-m", "pip", "install", "--quiet"]
     wheel = Path(args.wheel).resolve() if args.wheel else None
-    if _installed_sglang_version(py) != args.sglang_version:
+    # A venv that holds another sglang release is reused: its wheel is
+    # swapped and the release's import requirements are installed over what
+    # is there.  The wheel goes in last, so a failed requirement install
+    # leaves the old version in place and the next run retries it.
+    installed = _installed_sglang_version(py)
+    if installed != args.sglang_version:
         print("[extract] installing torch/torchvision (pinned)", file=sys.stderr)
         subprocess.run(pip + TORCH_REQUIREMENTS, check=True)
         if wheel is None:
             wheel = _download_wheel(args.sglang_version, Path(tempfile.mkdtemp()))
+        print(f"[extract] installing import requirements for sglang {args.sglang_version}",
+              file=sys.stderr)
+        subprocess.run(pip + import_requirements(args.sglang_version), check=True)
+        if installed is not None:
+            print(f"[extract] replacing sglang {installed}", file=sys.stderr)
         print(f"[extract] installing {wheel.name} --no-deps", file=sys.stderr)
         subprocess.run(pip + ["--no-deps", "--force-reinstall", str(wheel)], check=True)
-        print("[extract] installing import requirements", file=sys.stderr)
-        subprocess.run(pip + IMPORT_REQUIREMENTS, check=True)
     cmd = [str(py), os.path.abspath(__file__), "--sglang-version", args.sglang_version,
            "--output", os.path.abspath(args.output), "--in-venv"]
     if args.wheel:
@@ -277,8 +330,8 @@ def build_parsers(recorder: SourceRecorder, argv: list[str]) -> dict[str, argpar
         add_multimodal_gen_serve_args,
     )
     from sglang.multimodal_gen.runtime.server_args import ServerArgs
-    from sglang.multimodal_gen.runtime.utils.argparse import FlexibleArgumentParser
 
+    FlexibleArgumentParser = flexible_argument_parser()
     parsers = {}
     with fake_argv(argv), recorder:
         # sglang serve (cli/serve.py:_run_diffusion): plain ArgumentParser,
@@ -297,6 +350,15 @@ def build_parsers(recorder: SourceRecorder, argv: list[str]) -> dict[str, argpar
         ServerArgs.add_cli_args(p)
         parsers["launch_server"] = p
     return parsers
+
+
+def flexible_argument_parser():
+    # runtime/utils/argparse.py from 0.5.20; sglang/multimodal_gen/utils.py before.
+    try:
+        from sglang.multimodal_gen.runtime.utils.argparse import FlexibleArgumentParser
+    except ImportError:
+        from sglang.multimodal_gen.utils import FlexibleArgumentParser
+    return FlexibleArgumentParser
 
 
 def long_options(parser: argparse.ArgumentParser) -> list[str]:
@@ -404,6 +466,7 @@ def component_map_flags(ServerArgs, root: Path,
     methods' source; how values are consumed is established by calling the
     real extractor methods on probe inputs."""
     src = inspect.getsource(ServerArgs.from_cli_args)
+    # (0.5.16-0.5.18 have two of these methods, 0.5.19+ seven.)
     order = re.findall(r"cls\.(_extract_component_\w+)\(", src)
     field_names = {f.name for f in dataclasses.fields(ServerArgs)}
     out = []
@@ -420,6 +483,15 @@ def component_map_flags(ServerArgs, root: Path,
         if dest not in field_names:
             raise SystemExit(f"{name}: derived dest {dest!r} is not a ServerArgs field")
         alias_suffix = _keyword_constant(tree, "alias_suffix", None)
+        # Up to 0.5.18 the methods parse argv themselves instead of passing
+        # alias_suffix= to _extract_dynamic_component_map; there the alias
+        # suffix is a string literal like "-path" (endswith), probed below.
+        suffix_candidates = [alias_suffix] if alias_suffix is not None else []
+        if not any(isinstance(n, ast.keyword) and n.arg == "alias_suffix"
+                   for n in ast.walk(tree)):
+            suffix_candidates = [s for s in dict.fromkeys(_string_constants(tree))
+                                 if len(s) > 1 and s.startswith("-")
+                                 and not s.startswith("--")]
         expand_values = _keyword_constant(tree, "expand_values", True)
 
         # --- probes against the real method ---
@@ -449,10 +521,11 @@ def component_map_flags(ServerArgs, root: Path,
         equals_value = to_json(vals.get(ck)) if vals else None
         accepted = [p for p in prefixes if call([p + c, "true"])[0]]
         alias = None
-        if alias_suffix is not None:
-            vals, rest = call(["--" + c + alias_suffix, "true"])
+        for suffix in suffix_candidates:
+            vals, rest = call(["--" + c + suffix, "true"])
             if vals.get(ck) in ("true", True) and rest == []:
-                alias = "--{c}" + alias_suffix
+                alias = "--{c}" + suffix
+                break
         shadowed = {}
         if alias is not None:
             for comp in PROBE_COMPONENTS:
@@ -483,7 +556,9 @@ def component_map_flags(ServerArgs, root: Path,
 
 
 def removed_config_keys(ServerArgs) -> tuple[list[str], dict[str, str]]:
-    fn = ServerArgs._reject_retired_args
+    fn = getattr(ServerArgs, "_reject_retired_args", None)
+    if fn is None:  # added in 0.5.18
+        return [], {}
     tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
     keys: list[str] = []
     repl: dict[str, str] = {}
@@ -502,7 +577,7 @@ def removed_config_keys(ServerArgs) -> tuple[list[str], dict[str, str]]:
     return confirmed, {k: repl[k] for k in confirmed}
 
 
-def pipeline_config_info() -> dict[str, Any]:
+def pipeline_config_info(absent: list[str]) -> dict[str, Any]:
     import importlib
 
     from sglang.multimodal_gen.configs.pipeline_configs.base import PipelineConfig
@@ -512,15 +587,33 @@ def pipeline_config_info() -> dict[str, Any]:
     base = [f.name for f in dataclasses.fields(PipelineConfig) if f.name not in excluded]
     extra: dict[str, list[str]] = {}
     for module, cls_name in H3_CONFIG_CLASSES:
-        try:
-            cls = getattr(importlib.import_module(module), cls_name)
-        except Exception as exc:  # noqa: BLE001
-            print(f"[extract] cannot import {cls_name}: {exc}", file=sys.stderr)
+        if importlib.util.find_spec(module) is None or not hasattr(
+                importlib.import_module(module), cls_name):
+            # not in this release (minimax_h3 from 0.5.17, FastH3 and VDN-H3
+            # from 0.5.20, FastH3 Omni from 0.5.23)
+            absent.append(f"{module}.{cls_name}")
             continue
+        cls = getattr(importlib.import_module(module), cls_name)
         names = [f.name for f in dataclasses.fields(cls)
                  if f.name not in excluded and f.name not in base]
         extra[cls_name] = sorted(names)
     return {"base": sorted(base), "h3_extra": extra}
+
+
+def h3_model_ids() -> list[str]:
+    """HF model ids that this release registers with an H3 pipeline config."""
+    from sglang.multimodal_gen import registry
+
+    ensure = getattr(registry, "_ensure_registry_initialized", None)  # 0.5.21+
+    if ensure is not None:
+        ensure()
+    ids = []
+    for path, key in registry._MODEL_HF_PATH_TO_NAME.items():
+        info = registry._CONFIG_REGISTRY.get(key)
+        cls = getattr(info, "pipeline_config_cls", None)
+        if cls is not None and cls.__module__.startswith(H3_CONFIG_MODULE_PREFIX):
+            ids.append(path)
+    return sorted(ids)
 
 
 # --------------------------------------------------------------------------
@@ -555,18 +648,31 @@ def extract(sglang_version: str) -> dict[str, Any]:
             "allow_abbrev": parser.allow_abbrev,
         }
 
+    # Hooks and classes of 0.5.23 that this release does not have; written
+    # to the table only when the list is not empty.
+    absent: list[str] = []
+    if importlib.util.find_spec("sglang.multimodal_gen.runtime.entrypoints.cli.utils") is None \
+            or not hasattr(importlib.import_module(
+                "sglang.multimodal_gen.runtime.entrypoints.cli.utils"),
+                "add_resolved_pipeline_config_cli_args"):
+        absent.append("add_resolved_pipeline_config_cli_args")  # 0.5.23+
+    if not hasattr(ServerArgs, "_reject_retired_args"):
+        absent.append("ServerArgs._reject_retired_args")  # 0.5.18+
+
     # add_resolved_pipeline_config_cli_args may add flags for the model on
     # the command line; record what it adds for each H3 model id.
     # (For every H3 id the registry resolves a pipeline whose config has no
-    # add_pipeline_cli_args hook, so these lists are expected to be empty.)
+    # add_pipeline_cli_args hook, so these lists are expected to be empty;
+    # before 0.5.23 the serve parser does not depend on argv at all.)
     from sglang.multimodal_gen.registry import get_non_diffusers_pipeline_name
 
     base_serve = set(long_options(serve))
-    for model in H3_MODEL_IDS:
+    parsers_meta["serve"]["model_extra"] = {}
+    for model in h3_model_ids():
         model_parsers = build_parsers(SourceRecorder(root),
                                       ["sglang", "serve", "--model-path", model])
         added = [o for o in long_options(model_parsers["serve"]) if o not in base_serve]
-        parsers_meta["serve"].setdefault("model_extra", {})[model] = {
+        parsers_meta["serve"]["model_extra"][model] = {
             "pipeline": get_non_diffusers_pipeline_name(model),
             "extra": added,
         }
@@ -581,9 +687,9 @@ def extract(sglang_version: str) -> dict[str, Any]:
 
     defaults, non_init = dataclass_defaults(ServerArgs)
     removed, removed_repl = removed_config_keys(ServerArgs)
-    pc = pipeline_config_info()
+    pc = pipeline_config_info(absent)
 
-    return {
+    out = {
         "format_version": FORMAT_VERSION,
         "sglang_version": sglang_version,
         "generator": GENERATOR,
@@ -599,6 +705,9 @@ def extract(sglang_version: str) -> dict[str, Any]:
         "removed_config_keys": removed,
         "removed_config_key_replacements": removed_repl,
     }
+    if absent:
+        out["absent_in_release"] = absent
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
