@@ -123,7 +123,7 @@ def load_flag_table(sglang_version: str = DEFAULT_SGLANG_VERSION) -> FlagTable:
         known = sorted(
             p.name.removeprefix("sglang-").removesuffix(".json")
             for p in resources.files("h3doctor.sglang.flagdata").iterdir()
-            if p.name.endswith(".json")
+            if p.name.startswith("sglang-") and p.name.endswith(".json")
         )
         raise UsageError(
             f"no flag table for sglang {sglang_version}; known releases: {', '.join(known)}"
