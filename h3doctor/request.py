@@ -60,7 +60,6 @@ def _hardware(profile: str | None, tokens: list[str], env: dict[str, str], use_c
 
         return load_profile(profile)
     from h3doctor.host.probe import facts_for_check
-    from h3doctor.sglang.argv import split_command
+    from h3doctor.sglang.launch_forms import read_launch_form
 
-    _n, _entry, _given, command_env = split_command(tokens)
-    return facts_for_check({**env, **command_env}, use_cache=use_cache)
+    return facts_for_check(read_launch_form(tokens).environment(env), use_cache=use_cache)
