@@ -88,5 +88,10 @@ def build(result: CheckResult, fail_on: str = "error") -> dict[str, Any]:
 _RANK = {"info": 0, "warning": 1, "error": 2}
 
 
+def failing(result: CheckResult, fail_on: str) -> list[Finding]:
+    """The findings at or above the --fail-on severity."""
+    return [f for f in result.evaluation.findings if _RANK[f.severity] >= _RANK[fail_on]]
+
+
 def exit_failing(result: CheckResult, fail_on: str) -> bool:
-    return any(_RANK[f.severity] >= _RANK[fail_on] for f in result.evaluation.findings)
+    return bool(failing(result, fail_on))
