@@ -79,6 +79,29 @@ def test_cli_main_module_is_corrected_to_sglang_serve(run_check, wrapper, progra
     assert _errors(run_check(shlex.join(result.corrected_argv))) == []
 
 
+@pytest.mark.parametrize("wrapper", ["", "SGLANG_CACHE_DIT_ENABLED=false", "nohup uv run --with x", "env -i PATH=/usr/bin"])
+@pytest.mark.parametrize("program,model", [
+    ("python -m sglang.launch_server", ["--model", "MiniMaxAI/MiniMax-H3"]),
+    ("python3 -u -m sglang.launch_server", ["--model=MiniMaxAI/MiniMax-H3"]),
+    (".venv/bin/python3.11 -m sglang.launch_server", ["--model-path", "MiniMaxAI/MiniMax-H3"]),
+])
+def test_llm_launcher_is_corrected_to_sglang_serve(run_check, wrapper, program, model):  # H3D040
+    rest = shlex.split(FLAGS)[1:]  # the flags after the model
+    result = run_check(shlex.join(shlex.split(f"{wrapper} {program}") + model + rest))
+    finding = next(f for f in result.evaluation.findings if f.rule.id == "H3D040")
+    assert finding.message.startswith("'python -m sglang.launch_server' is still supported, but 'sglang serve'")
+    spelled = [m.replace("--model=", "--model-path=") if m.startswith("--model=") else
+               "--model-path" if m == "--model" else m for m in model]
+    fixed_rest = shlex.split(FIXED_FLAGS)[1:]
+    assert result.corrected_argv == shlex.split(wrapper) + ["sglang", "serve"] + spelled + fixed_rest
+    assert _errors(run_check(shlex.join(result.corrected_argv))) == []
+
+
+def test_llm_launcher_with_a_non_h3_model_is_not_judged(run_check):
+    result = run_check("python -m sglang.launch_server --model Qwen/Qwen3-8B --tp-size 2")
+    assert result.evaluation.family.family is None and result.evaluation.findings == []
+
+
 def test_environment_words_are_what_the_program_sees(table):
     form = read_launch_form(shlex.split("A=1 env -i B=2 sglang serve M"))
     assert form.env == {"B": "2"} and form.env_cleared  # env -i drops A=1 and the caller's environment
@@ -149,6 +172,11 @@ def test_bare_flags_and_bare_model_still_read_as_sglang_serve(run_check):
 
 def test_issue_examples_are_read_as_launches(cli):
     # the forms from issue 9 that were read as a model called `python` / `uv`
+    code, data, _ = cli("check", "--profile", "4xH200", "--", "python", "-m", "sglang.launch_server", "--model",
+                        "MiniMax-H3", "--ring-degree", "2", "--attention-backend", "flashinfer")
+    assert code == 1 and data["is_h3_launch"] and data["command"]["launcher"] == "python -m sglang.launch_server"
+    assert data["findings"][0]["rule"] == "H3D040"
+    assert data["corrected_argv"][:4] == ["sglang", "serve", "--model-path", "MiniMax-H3"]
     code, data, _ = cli("check", "--profile", "4xH200", "--", "uv", "run", "sglang", "serve", "MiniMaxAI/MiniMax-H3",
                         "--num-gpus", "4")
     assert code == 0 and data["is_h3_launch"] and data["corrected_argv"] is None
