@@ -48,7 +48,7 @@ def test_signal_is_the_servers_own(stub):
 WORD = st.text(st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",)), max_size=12)
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(extra=st.lists(WORD, max_size=5), status=st.integers(min_value=0, max_value=255))
 @example(extra=["--", "--help", "--profile", "cpu", "-h"], status=0)  # h3doctor's own options, after `--`
 @example(extra=["a b", "'q'", '"d"', "$HOME", "*", "\\", "x\ny", "ünï", ""], status=255)
@@ -62,7 +62,7 @@ def test_argv_and_exit_status_are_identical(stub, extra, status):
     assert call["argv"] == argv[1:]
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(value=WORD.filter(lambda w: w != ""))
 def test_clean_launch_passes_any_flag_value_byte_for_byte(stub, value):
     stub.reset()
