@@ -95,17 +95,9 @@ def check(
         rules_dir=rules_dir, use_probe_cache=not no_cache, intent={"quality": request_quality, "steps": request_steps},
     ))
     result = outcome.result
-    data = report.build(result, fail_on.value)
     out = sys.stderr if exec_ or hook else sys.stdout  # when sglang may start, stdout is sglang's
-    if hook and not result.evaluation.findings:
-        pass  # the hook is quiet on a clean launch, as shell hooks are
-    elif format is Format.json:
-        out.write(json.dumps(data, indent=2, default=str) + "\n")
-    else:
-        from h3doctor.output.text import text_report
-
-        text_report(result, _console(stderr=out is sys.stderr), out, show_config=show_config,
-                    effective=data["effective_config"])
+    if not (hook and not result.evaluation.findings):  # the hook is quiet on a clean launch, as shell hooks are
+        _render(result, format, show_config, fail_on.value, out)
     if exec_ or hook:
         from h3doctor.launch.gate import Verdict, exec_launch
         from h3doctor.launch.hook import hook_exit
@@ -116,6 +108,19 @@ def check(
             raise typer.Exit(hook_exit(verdict, argv_out))
         raise typer.Exit(exec_launch(verdict, outcome.tokens, outcome.launch_env, apply_fixes=apply_fixes, force=force))
     raise typer.Exit(int(ExitCode.FINDINGS) if report.exit_failing(result, fail_on.value) else int(ExitCode.OK))
+
+
+def _render(result, format: Format, show_config: bool, fail_on: str, out) -> None:
+    from h3doctor.output import json_report as report
+
+    data = report.build(result, fail_on)
+    if format is Format.json:
+        out.write(json.dumps(data, indent=2, default=str) + "\n")
+    else:
+        from h3doctor.output.text import text_report
+
+        text_report(result, _console(stderr=out is sys.stderr), out, show_config=show_config,
+                    effective=data["effective_config"])
 
 
 def _check_launch_options(exec_: bool, apply_fixes: bool, force: bool, hook: bool, argv_out: str | None) -> None:

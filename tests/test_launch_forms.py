@@ -151,6 +151,7 @@ def test_env_i_hides_the_callers_environment_from_the_checks(run_check):
     ("env -S 'sglang serve' M", "-S"),
     ("./launch.sh --num-gpus 4", "./launch.sh"),
     ("nohup --num-gpus 4", "--num-gpus"),
+    ("nohup exec sglang serve M", "exec"),  # a shell builtin: nohup cannot run it
 ])
 def test_unknown_prefix_is_a_usage_error_naming_the_word(cli, command, word):
     code, out, err = cli("check", "--profile", "4xH200", "--", *shlex.split(command), json_output=False)

@@ -169,7 +169,7 @@ class _Reader:
         if tok is None:
             return False
         name = os.path.basename(tok)
-        if tok == "exec":  # the shell builtin (its -a NAME, -c, -l change argv[0] or the environment)
+        if tok == "exec" and not self.wrapped:  # the shell builtin: only the shell runs it (not `nohup exec`)
             self.i += 1
         elif name == "nohup":
             self.i += 1
