@@ -7,7 +7,6 @@ import shlex
 
 import pytest
 
-from h3doctor.errors import UsageError
 from h3doctor.sglang.argv import parse_command
 from h3doctor.sglang.launch_forms import read_launch_form
 
