@@ -13,7 +13,7 @@ import typer
 from h3doctor.errors import ExitCode, H3DoctorError, UsageError
 
 app = typer.Typer(
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion for bash, zsh, fish (Typer's own)
     no_args_is_help=True,
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
@@ -39,6 +39,29 @@ class Severity(str, Enum):
     error = "error"
     warning = "warning"
     info = "info"
+
+
+class Shell(str, Enum):
+    bash = "bash"
+    zsh = "zsh"
+    fish = "fish"
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        from h3doctor import __version__
+        from h3doctor.sglang.flagtable import DEFAULT_SGLANG_VERSION
+
+        sys.stdout.write(f"h3doctor {__version__} (rules for sglang {DEFAULT_SGLANG_VERSION})\n")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: Annotated[bool, typer.Option("--version", is_eager=True, callback=_show_version,
+                                          help="Show h3doctor's version and the sglang release its rules target.")] = False,
+) -> None:
+    """Preflight doctor for SGLang MiniMax-H3 launches."""
 
 
 def _console(stderr: bool = False):
@@ -67,27 +90,72 @@ def check(
     request_steps: Annotated[Optional[int], typer.Option("--request-steps", help="num_inference_steps you will request (AdaLN plan checks, catalog R8).")] = None,
     request_resolution: Annotated[Optional[str], typer.Option("--request-resolution", help="WIDTHxHEIGHT of the request you will make (memory fit at that request; default: the server warmup).")] = None,
     request_seconds: Annotated[Optional[float], typer.Option("--request-seconds", help="Seconds of video you will request (memory fit at that request).")] = None,
+    exec_: Annotated[bool, typer.Option("--exec", help="When no finding reaches --fail-on, replace h3doctor with the command (exit status and signals are sglang's); the report goes to stderr.")] = False,
+    apply_fixes: Annotated[bool, typer.Option("--apply-fixes", help="With --exec and findings: launch the corrected command instead (refused when there is none).")] = False,
+    force: Annotated[bool, typer.Option("--force", help="With --exec and findings: launch the command as given anyway.")] = False,
+    hook: Annotated[bool, typer.Option("--hook", hidden=True, help="Used by the shell hook (h3doctor init): never launches; exit 0 launch, 1 do not.")] = False,
+    argv_out: Annotated[Optional[str], typer.Option("--argv-out", hidden=True, help="With --hook: where an accepted corrected command is written.")] = None,
     argv: Annotated[Optional[List[str]], typer.Argument(help="sglang flags, or `-- sglang serve MODEL [flags]`.")] = None,
     output_file: Annotated[Optional[str], typer.Option("--output-file", help="Write the report to this file instead of stdout.")] = None,
 ) -> None:
     from h3doctor.output import json_report as report
     from h3doctor.request import CheckRequest, run
 
-    result = run(CheckRequest(
+    _check_launch_options(exec_, apply_fixes, force, hook, argv_out)
+    outcome = run(CheckRequest(
         tokens=list(argv or []) + list(ctx.args), profile=profile, recipe=recipe, sglang_version=sglang_version,
         rules_dir=rules_dir, use_probe_cache=not no_cache, intent={"quality": request_quality, "steps": request_steps, "resolution": request_resolution,
                                                                "seconds": request_seconds},
     ))
-    data = report.build(result, fail_on.value)
+    result = outcome.result
+    out = sys.stderr if exec_ or hook else sys.stdout  # when sglang may start, stdout is sglang's
+    if not (hook and not result.evaluation.findings):  # the hook is quiet on a clean launch, as shell hooks are
+        _render(result, format, show_config, fail_on.value, out, output_file, recipe, profile)
+    if exec_ or hook:
+        from h3doctor.launch.gate import Verdict, exec_launch
+        from h3doctor.launch.hook import hook_exit
+
+        verdict = Verdict([f"{f.rule.id} ({f.severity})" for f in report.failing(result, fail_on.value)],
+                          result.corrected_argv, result.fix_status)
+        if hook:
+            raise typer.Exit(hook_exit(verdict, argv_out))
+        raise typer.Exit(exec_launch(verdict, outcome.tokens, outcome.launch_env, apply_fixes=apply_fixes, force=force))
+    raise typer.Exit(int(ExitCode.FINDINGS) if report.exit_failing(result, fail_on.value) else int(ExitCode.OK))
+
+
+def _render(result, format: ReportFormat, show_config: bool, fail_on: str, out, output_file, recipe, profile) -> None:
+    from h3doctor.output import json_report as report
+
+    data = report.build(result, fail_on)
     if format in (ReportFormat.sarif, ReportFormat.github) or output_file:
         _check_machine_report(result, data, format, output_file, recipe, profile, show_config)
     elif format is ReportFormat.json:
-        sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
+        out.write(json.dumps(data, indent=2, default=str) + "\n")
     else:
         from h3doctor.output.text import text_report
 
-        text_report(result, _console(), sys.stdout, show_config=show_config, effective=data["effective_config"])
-    raise typer.Exit(int(ExitCode.FINDINGS) if report.exit_failing(result, fail_on.value) else int(ExitCode.OK))
+        text_report(result, _console(stderr=out is sys.stderr), out, show_config=show_config,
+                    effective=data["effective_config"])
+
+
+def _check_launch_options(exec_: bool, apply_fixes: bool, force: bool, hook: bool, argv_out: str | None) -> None:
+    if (apply_fixes or force) and not exec_:
+        raise UsageError("--apply-fixes and --force say what --exec launches: give --exec too")
+    if apply_fixes and force:
+        raise UsageError("give --apply-fixes (launch the corrected command) or --force (launch it as given), not both")
+    if hook and exec_:
+        raise UsageError("--hook never launches; the shell hook launches sglang itself: drop --exec")
+    if argv_out and not hook:
+        raise UsageError("--argv-out is for the shell hook (--hook)")
+
+
+@app.command("init", help="Print the shell hook that checks every `sglang serve` and `sglang generate` before it "
+                          "starts: eval \"$(h3doctor init bash)\" in ~/.bashrc, eval \"$(h3doctor init zsh)\" in "
+                          "~/.zshrc, h3doctor init fish | source in config.fish.")
+def init_cmd(shell: Annotated[Shell, typer.Argument(help="bash, zsh or fish.")]) -> None:
+    from h3doctor.launch.hook import init_script
+
+    sys.stdout.write(init_script(shell.value))
 
 
 @app.command("rules", help="List the rules.")
@@ -170,8 +238,10 @@ def probe_cmd(
     save_profile: Annotated[Optional[str], typer.Option("--save-profile", help="Also write this host as a profile file for --profile FILE.")] = None,
 ) -> None:
     from h3doctor.host.probe import probe, profile_text, render_text
+    from h3doctor.launch.hook import status as hook_status
 
     result = probe(dict(os.environ), use_cache=not no_cache, refresh=refresh, timeout=timeout)
+    hook = hook_status(os.environ)
     if save_profile:
         from pathlib import Path
 
@@ -180,9 +250,11 @@ def probe_cmd(
         except OSError as exc:
             raise UsageError(f"cannot write profile: {exc}", location=save_profile) from None
     if format is Format.json:
-        sys.stdout.write(json.dumps(result.as_dict(), indent=2, default=str) + "\n")
+        sys.stdout.write(json.dumps({**result.as_dict(), "hook": hook}, indent=2, default=str) + "\n")
     else:
         render_text(result, _console())
+        glyph = "✓" if hook["active"] else "!" if hook["loaded"] else "-"
+        sys.stdout.write(f"{glyph} shell hook: {'active' if hook['active'] else 'inactive'}: {hook['reason']}\n")
         if save_profile:
             sys.stdout.write(f"\nprofile written to {save_profile} (use: h3doctor check --profile {save_profile} ...)\n")
 

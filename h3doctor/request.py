@@ -26,7 +26,14 @@ class CheckRequest:
     intent: dict[str, Any] = field(default_factory=dict)
 
 
-def run(request: CheckRequest) -> CheckResult:
+@dataclass(frozen=True)
+class Outcome:
+    result: CheckResult
+    tokens: list[str]  # the launch checked: from the command line or the recipe
+    launch_env: dict[str, str]  # the environment it starts in: this process's, plus the recipe's `env`
+
+
+def run(request: CheckRequest) -> Outcome:
     from h3doctor.engine.check import check
     from h3doctor.engine.ruleset import load_rules, version_in_range
     from h3doctor.sglang.flagtable import DEFAULT_SGLANG_VERSION, load_flag_table
@@ -52,7 +59,7 @@ def run(request: CheckRequest) -> CheckResult:
     if not any(version_in_range(table.sglang_version, r.versions) for r in rules):
         # a release with a parser table but no verified rules would pass everything: refuse
         raise UsageError(f"no rule is verified for sglang {table.sglang_version}; h3doctor cannot judge that release yet")
-    return check(tokens, hw, rules, table, env, intent)
+    return Outcome(check(tokens, hw, rules, table, env, intent), tokens, env)
 
 
 def _hardware(profile: str | None, tokens: list[str], env: dict[str, str], use_cache: bool):
@@ -61,10 +68,10 @@ def _hardware(profile: str | None, tokens: list[str], env: dict[str, str], use_c
 
         return load_profile(profile)
     from h3doctor.host.probe import facts_for_check
-    from h3doctor.sglang.argv import split_command
+    from h3doctor.sglang.launch_forms import read_launch_form
 
-    _n, _entry, _given, command_env = split_command(tokens)
-    return facts_for_check({**env, **command_env}, use_cache=use_cache)
+    return facts_for_check(read_launch_form(tokens).environment(env), use_cache=use_cache)
+
 
 
 def _check_request(intent: dict[str, Any]) -> None:

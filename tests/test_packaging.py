@@ -27,7 +27,8 @@ def test_wheel_carries_every_rule_and_data_file(wheel):
     assert shipped == {p.name for p in (REPO / "rules").glob("*.yaml")}
     for data in ("h3doctor/sglang/flagdata/sglang-0.5.23.json", "h3doctor/schema/rule.schema.json",
                  "h3doctor/host/gpus.json", "h3doctor/schema/config.schema.json", "h3doctor/schema/lint-report.schema.json",
-                 "h3doctor/host/builtin_profiles/4xH200.json", "h3doctor/engine/catalog/catalog-0.5.23.tsv"):
+                 "h3doctor/host/builtin_profiles/4xH200.json", "h3doctor/engine/catalog/catalog-0.5.23.tsv",
+                 "h3doctor/launch/hook.bash", "h3doctor/launch/hook.zsh", "h3doctor/launch/hook.fish"):
         assert data in names
 
 
@@ -40,3 +41,13 @@ def test_installed_wheel_finds_its_packaged_rules(wheel, tmp_path):
                           env={"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"}, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert int(proc.stdout.split()[-1]) == len(list((REPO / "rules").glob("*.yaml")))
+
+
+def test_installed_wheel_prints_its_shell_hooks(wheel, tmp_path):
+    site = tmp_path / "site"
+    zipfile.ZipFile(wheel).extractall(site)
+    code = "from h3doctor.launch.hook import init_script; print(init_script('fish'))"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
+                          env={"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"}, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "function sglang" in proc.stdout

@@ -97,7 +97,8 @@ def _server_args(cmd: ParsedCommand, config: ConfigLoad | None, table: FlagTable
 
 
 def _context(cmd, config, family, hw, env, resolver, intent) -> dict[str, Any]:
-    ctx: dict[str, Any] = {"family": family.family.key if family.family else None, "entry": cmd.entry}
+    ctx: dict[str, Any] = {"family": family.family.key if family.family else None, "entry": cmd.entry,
+                           "launcher": cmd.launcher}
     resolved = resolver is not None and "resolution_error" not in resolver.events
     if resolver is not None:
         ctx.update({f"args.{k}": v for k, v in resolver.a.items()})
@@ -183,7 +184,7 @@ def _applicable(rules: list[Rule], family: str | None, platform: str, entry: str
 def evaluate_launch(tokens: list[str], hw: HardwareFacts, rules: list[Rule], table: FlagTable,
                     env: dict[str, str], intent: dict[str, Any] | None = None) -> Evaluation:
     cmd = parse_command(tokens, table)
-    env = {**env, **cmd.env}
+    env = cmd.form.environment(env)
     hw = apply_platform_override(hw, env)
     config = _config_for(cmd, table)
     args, explicit = _server_args(cmd, config, table)

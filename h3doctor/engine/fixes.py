@@ -18,11 +18,12 @@ Strategy = Callable[["FixContext"], list["Edit"]]
 
 
 ENV = -2  # Edit.start for an environment assignment in front of the command
+PROGRAM = -3  # Edit.start for the program words (`sglang serve`, `python -m ...`); the wrapper stays
 
 
 class Edit:
     """Replace args[start:end] with tokens (start == end inserts; start == -1 appends; start == ENV
-    sets a `NAME=value` word in front of the command)."""
+    sets a `NAME=value` word in front of the command; start == PROGRAM replaces the program words)."""
 
     __slots__ = ("start", "end", "tokens")
 
@@ -214,22 +215,29 @@ def apply_edits(cmd: ParsedCommand, edits: list[Edit]) -> list[str]:
         if e.start == -1 and e.tokens and e.tokens[0] not in appended_flags:
             appended_flags.add(e.tokens[0])
             appended.extend(e.tokens)
-    return _with_env(cmd.tokens[: cmd.prefix_len], [e for e in edits if e.start == ENV]) + args + appended
+    program = next((e.tokens for e in edits if e.start == PROGRAM), cmd.tokens[cmd.wrapper_len : cmd.prefix_len])
+    wrapper = _with_env(cmd, [e for e in edits if e.start == ENV])
+    return wrapper + list(program) + args + appended
 
 
-def _with_env(prefix: list[str], env_edits: list[Edit]) -> list[str]:
-    """Replace or add `NAME=value` words in front of the program (the user's own ones stay in place)."""
-    prefix = list(prefix)
+def _with_env(cmd: ParsedCommand, env_edits: list[Edit]) -> list[str]:
+    """The wrapper with `NAME=value` words replaced or added: a word the user typed is replaced
+    where it stands (the last one, which is the one that counts); a new one goes where the
+    program will see it (after `env` and its options, else first). Every other word stays."""
+    wrapper = list(cmd.tokens[: cmd.wrapper_len])
+    slots = sorted(cmd.form.env_word_indices)
+    at = cmd.form.env_insert_at
     for e in env_edits:
         word = e.tokens[0]
         name = word.split("=", 1)[0]
-        for i, tok in enumerate(prefix):
-            if tok.split("=", 1)[0] == name and "=" in tok:
-                prefix[i] = word
+        for i in reversed(slots):
+            if wrapper[i].split("=", 1)[0] == name:
+                wrapper[i] = word
                 break
         else:
-            prefix.insert(0, word)
-    return prefix
+            wrapper.insert(at, word)
+            slots = sorted([i + 1 if i >= at else i for i in slots] + [at])
+    return wrapper
 
 
 # --- inline_config: replace `--config FILE` by the file's settings as command-line flags.

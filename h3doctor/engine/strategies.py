@@ -7,7 +7,9 @@ rejected, which words sglang did not recognise, which layout fits the GPUs.
 
 from __future__ import annotations
 
-from h3doctor.engine.fixes import Edit, FixContext, Strategy, inline_config
+import os
+
+from h3doctor.engine.fixes import PROGRAM, Edit, FixContext, Strategy, inline_config
 from h3doctor.engine.layout import parallel_layout
 
 # argv.py problem kinds that rule H3D010 reports together, as argparse's own errors
@@ -84,8 +86,28 @@ def _strategy_memory_fit(fx: FixContext):
     return [e for op in ops for e in fx.edits_for(op)]
 
 
+def _strategy_sglang_entrypoint(fx: FixContext):
+    """Start the launch with sglang's own entry point: the program words become `sglang serve`
+    (or `sglang generate`); the wrapper in front and every flag stay as typed, except `--model`,
+    the LLM launcher's alias, which `sglang serve` would call ambiguous: it becomes --model-path."""
+    cmd = fx.cmd
+    subcommand = cmd.entry if cmd.entry in ("serve", "generate") else "serve"
+    edits = [Edit(PROGRAM, PROGRAM, ["sglang", subcommand])]
+    for occ in cmd.occurrences:
+        if occ.option == "--model" and occ.dest == "model_path":
+            value = occ.values[0]
+            edits.append(Edit(occ.start, occ.end, [f"--model-path={value}"] if occ.inline else ["--model-path", value]))
+    interpreter = cmd.tokens[cmd.wrapper_len]
+    if os.sep in interpreter:
+        fx.notes.append(f"the corrected command runs the `sglang` found on PATH; to keep the environment of "
+                        f"`{interpreter}`, use {os.path.join(os.path.dirname(interpreter), 'sglang')} "
+                        "(where a virtual environment installs it)")
+    return edits
+
+
 STRATEGIES: dict[str, Strategy] = {
     "memory_fit": _strategy_memory_fit,
+    "sglang_entrypoint": _strategy_sglang_entrypoint,
     "parallel_layout": parallel_layout,
     "inline_config": inline_config,
     "drop_unrecognized": _strategy_drop_unrecognized,

@@ -69,7 +69,8 @@ def build(result: CheckResult, fail_on: str = "error") -> dict[str, Any]:
         "schema_version": SCHEMA_VERSION,
         "h3doctor_version": __version__,
         "sglang_version": ev.context.get("sglang_version"),
-        "command": {"argv": ev.cmd.tokens, "entry": ev.cmd.entry, "program_given": ev.cmd.program_given},
+        "command": {"argv": ev.cmd.tokens, "entry": ev.cmd.entry, "program_given": ev.cmd.program_given,
+                    "launcher": ev.cmd.launcher, "wrapper": ev.cmd.tokens[: ev.cmd.wrapper_len]},
         "is_h3_launch": fam is not None,
         "family": None if fam is None else {"key": fam.key, "label": fam.label, "config_class": fam.config_class,
                                              "pipeline_class": fam.pipeline_class, "matched_by": ev.family.how},
@@ -90,5 +91,10 @@ def build(result: CheckResult, fail_on: str = "error") -> dict[str, Any]:
 _RANK = {"info": 0, "warning": 1, "error": 2}
 
 
+def failing(result: CheckResult, fail_on: str) -> list[Finding]:
+    """The findings at or above the --fail-on severity."""
+    return [f for f in result.evaluation.findings if _RANK[f.severity] >= _RANK[fail_on]]
+
+
 def exit_failing(result: CheckResult, fail_on: str) -> bool:
-    return any(_RANK[f.severity] >= _RANK[fail_on] for f in result.evaluation.findings)
+    return bool(failing(result, fail_on))

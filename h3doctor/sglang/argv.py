@@ -12,17 +12,14 @@ of every flag, so fixes can edit the user's own command without disturbing anyth
 from __future__ import annotations
 
 import difflib
-import os
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from h3doctor.sglang.flagtable import FlagAction, FlagTable
+from h3doctor.sglang.launch_forms import BARE, LLM_LAUNCH_SERVER, LaunchForm, read_launch_form
 
 _NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
-_ENV_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-_LAUNCH_SERVER_MODULE = "sglang.multimodal_gen.runtime.launch_server"
-_CLI_MAIN_MODULE = "sglang.multimodal_gen.runtime.entrypoints.cli.main"
 
 # Order in which ServerArgs.from_cli_args extracts the dynamic maps (server_args.py:3689-3705).
 # (dest, prefixes, alias suffix, how values are taken)
@@ -93,34 +90,16 @@ class ParsedCommand:
     problems: list[ParseProblem] = field(default_factory=list)
     model_positional_index: int | None = None  # index into args
     model_type: str = "auto"  # sglang serve's --model-type (removed before parsing)
+    form: LaunchForm = field(default_factory=lambda: LaunchForm(0, 0, "serve", BARE))  # wrapper and program
 
+    @property
+    def wrapper_len(self) -> int:
+        """tokens[:wrapper_len] is what stands in front of the program (kept as typed)."""
+        return self.form.wrapper_len
 
-def split_command(tokens: list[str]) -> tuple[int, str, bool, dict[str, str]]:
-    """Find where the flags start. Returns (prefix length, entry point, program given, env)."""
-    env: dict[str, str] = {}
-    i = 0
-    while i < len(tokens) and _ENV_ASSIGNMENT.match(tokens[i]):
-        key, _, value = tokens[i].partition("=")
-        env[key] = value
-        i += 1
-    if i < len(tokens) and tokens[i] == "env":
-        i += 1
-        while i < len(tokens) and _ENV_ASSIGNMENT.match(tokens[i]):
-            key, _, value = tokens[i].partition("=")
-            env[key] = value
-            i += 1
-    if i >= len(tokens):
-        return i, "serve", False, env
-    program = os.path.basename(tokens[i])
-    if program == "sglang" and i + 1 < len(tokens) and tokens[i + 1] in ("serve", "generate"):
-        return i + 2, tokens[i + 1], True, env
-    if re.fullmatch(r"python(\d+(\.\d+)?)?", program) and i + 2 < len(tokens) and tokens[i + 1] == "-m":
-        module = tokens[i + 2]
-        if module == _LAUNCH_SERVER_MODULE:
-            return i + 3, "launch_server", True, env
-        if module == _CLI_MAIN_MODULE and i + 3 < len(tokens) and tokens[i + 3] in ("serve", "generate"):
-            return i + 4, tokens[i + 3], True, env
-    return i, "serve", False, env
+    @property
+    def launcher(self) -> str:
+        return self.form.launcher
 
 
 def _classify(token: str, options: dict[str, FlagAction], allow_abbrev: bool):
@@ -424,16 +403,17 @@ def _dispatch(cmd: ParsedCommand) -> set[int]:
 
 
 def parse_command(tokens: list[str], table: FlagTable, *, entry: str | None = None) -> ParsedCommand:
-    prefix_len, detected, program_given, env = split_command(tokens)
+    form = read_launch_form(tokens)
     cmd = ParsedCommand(
         tokens=list(tokens),
-        prefix_len=prefix_len,
-        entry=entry or detected,
-        program_given=program_given,
-        env=env,
-        args=list(tokens[prefix_len:]),
+        prefix_len=form.prefix_len,
+        entry=entry or form.entry,
+        program_given=form.program_given,
+        env=dict(form.env),
+        args=list(tokens[form.prefix_len:]),
+        form=form,
     )
-    hidden = _dispatch(cmd)
+    hidden = _dispatch(cmd) | _llm_model_alias(cmd)
     positional = cmd.model_positional_index
     if positional is not None:
         # The dispatcher rewrites the positional to --model-path (cli/serve.py:62-66).
@@ -446,6 +426,34 @@ def parse_command(tokens: list[str], table: FlagTable, *, entry: str | None = No
     return cmd
 
 
+def _llm_model_alias(cmd: ParsedCommand) -> set[int]:
+    """`python -m sglang.launch_server` reads `--model` as `--model-path` (an alias in its own
+    parser, srt/arg_groups/fields/model.py:55); the diffusion parser would call it ambiguous.
+    Read it as the LLM launcher does, so the launch is judged (and corrected) for its model."""
+    removed: set[int] = set()
+    if cmd.launcher != LLM_LAUNCH_SERVER:
+        return removed
+    args = cmd.args
+    i = 0
+    while i < len(args):
+        tok = args[i]
+        if tok == "--":
+            break
+        if tok == "--model" and i + 1 < len(args) and not args[i + 1].startswith("-"):
+            cmd.provided["model_path"] = args[i + 1]
+            cmd.occurrences.append(Occurrence(i, i + 2, "--model", "model_path", [args[i + 1]]))
+            removed |= {i, i + 1}
+            i += 2
+            continue
+        if tok.startswith("--model="):
+            value = tok.split("=", 1)[1]
+            cmd.provided["model_path"] = value
+            cmd.occurrences.append(Occurrence(i, i + 1, "--model", "model_path", [value], inline=True))
+            removed.add(i)
+        i += 1
+    return removed
+
+
 def _run_with_hidden(parser: _Parser, hidden: set[int]) -> None:
     """Run the parser on args minus the dispatcher's tokens, mapping indices back."""
     cmd = parser.cmd
@@ -454,7 +462,8 @@ def _run_with_hidden(parser: _Parser, hidden: set[int]) -> None:
         parser.run()
         return
     original = cmd.args
-    sub = ParsedCommand(cmd.tokens, cmd.prefix_len, cmd.entry, cmd.program_given, cmd.env, [original[i] for i in keep])
+    sub = ParsedCommand(cmd.tokens, cmd.prefix_len, cmd.entry, cmd.program_given, cmd.env, [original[i] for i in keep],
+                        form=cmd.form)
     sub_parser = _Parser(sub, parser.table)
     sub_parser.run()
     for occ in sub.occurrences:

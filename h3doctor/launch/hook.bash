@@ -1,0 +1,57 @@
+# h3doctor shell hook for bash. Load it with this line in ~/.bashrc:
+#   eval "$(h3doctor init bash)"
+# It defines a `sglang` function: `sglang serve` and `sglang generate` are checked by h3doctor and
+# start only when no finding reaches --fail-on; everything else passes straight through.
+# H3DOCTOR_DISABLE=1 switches it off; H3DOCTOR_HOOK_ARGS adds h3doctor options, separated by
+# spaces (e.g. "--profile 4xH200 --fail-on warning"). If h3doctor itself fails, sglang starts anyway.
+
+export H3DOCTOR_HOOK=bash
+export H3DOCTOR_HOOK_SHLVL="${SHLVL:-}"
+
+function sglang {
+  case "${H3DOCTOR_DISABLE:-}" in
+    1|[Tt][Rr][Uu][Ee]|[Yy][Ee][Ss]|[Oo][Nn]) command sglang "$@"; return ;;
+  esac
+  case "${1-}" in
+    serve|generate) ;;
+    *) command sglang "$@"; return ;;
+  esac
+  local __h3doctor_word
+  for __h3doctor_word in "$@"; do
+    case "$__h3doctor_word" in
+      -h|--help) command sglang "$@"; return ;;
+    esac
+  done
+  if ! command -v h3doctor >/dev/null 2>&1; then
+    printf '%s\n' "h3doctor failed (not installed: no h3doctor on PATH); launching sglang anyway" >&2
+    command sglang "$@"; return
+  fi
+  local __h3doctor_file="" __h3doctor_rc=0
+  local -a __h3doctor_opts=() __h3doctor_out=() __h3doctor_argv=()
+  __h3doctor_file="$(command mktemp "${TMPDIR:-/tmp}/h3doctor.XXXXXX" 2>/dev/null)" || __h3doctor_file=""
+  if [[ -n "$__h3doctor_file" ]]; then __h3doctor_out=(--argv-out "$__h3doctor_file"); fi
+  if [[ -n "${H3DOCTOR_HOOK_ARGS:-}" ]]; then
+    IFS=$' \t\n' read -r -a __h3doctor_opts <<< "$H3DOCTOR_HOOK_ARGS"
+  fi
+  command h3doctor check --hook ${__h3doctor_out[@]+"${__h3doctor_out[@]}"} \
+    ${__h3doctor_opts[@]+"${__h3doctor_opts[@]}"} -- sglang "$@" || __h3doctor_rc=$?
+  case "$__h3doctor_rc" in
+    0) ;;
+    1|130)
+      [[ -n "$__h3doctor_file" ]] && command rm -f -- "$__h3doctor_file"
+      return "$__h3doctor_rc" ;;
+    4)
+      while IFS= read -r -d '' __h3doctor_word; do __h3doctor_argv+=("$__h3doctor_word"); done < "$__h3doctor_file"
+      command rm -f -- "$__h3doctor_file"
+      if [[ ${#__h3doctor_argv[@]} -eq 0 ]]; then
+        printf '%s\n' "h3doctor failed (no corrected command to run); launching sglang anyway" >&2
+      elif [[ "${__h3doctor_argv[0]}" == sglang ]]; then
+        command sglang "${__h3doctor_argv[@]:1}"; return
+      else
+        command env "${__h3doctor_argv[@]}"; return
+      fi ;;
+    *) printf '%s\n' "h3doctor failed (exit $__h3doctor_rc); launching sglang anyway" >&2 ;;
+  esac
+  [[ -n "$__h3doctor_file" ]] && command rm -f -- "$__h3doctor_file"
+  command sglang "$@"
+}

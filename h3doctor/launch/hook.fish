@@ -1,0 +1,56 @@
+# h3doctor shell hook for fish. Load it with this line in ~/.config/fish/config.fish:
+#   h3doctor init fish | source
+# It defines a `sglang` function: `sglang serve` and `sglang generate` are checked by h3doctor and
+# start only when no finding reaches --fail-on; everything else passes straight through.
+# H3DOCTOR_DISABLE=1 switches it off; H3DOCTOR_HOOK_ARGS adds h3doctor options, separated by
+# spaces (e.g. "--profile 4xH200 --fail-on warning"). If h3doctor itself fails, sglang starts anyway.
+
+set -gx H3DOCTOR_HOOK fish
+set -gx H3DOCTOR_HOOK_SHLVL "$SHLVL"
+
+function sglang --description 'sglang; serve and generate are checked by h3doctor first'
+    if contains -- (string lower -- "$H3DOCTOR_DISABLE") 1 true yes on
+        command sglang $argv
+        return $status
+    end
+    if not contains -- "$argv[1]" serve generate; or contains -- --help $argv; or contains -- -h $argv
+        command sglang $argv
+        return $status
+    end
+    if not command -q h3doctor
+        echo "h3doctor failed (not installed: no h3doctor on PATH); launching sglang anyway" >&2
+        command sglang $argv
+        return $status
+    end
+    set -l __h3doctor_tmp /tmp
+    set -q TMPDIR; and test -n "$TMPDIR"; and set __h3doctor_tmp $TMPDIR
+    set -l __h3doctor_file (command mktemp "$__h3doctor_tmp/h3doctor.XXXXXX" 2>/dev/null)
+    set -l __h3doctor_out
+    test -n "$__h3doctor_file"; and set __h3doctor_out --argv-out $__h3doctor_file
+    set -l __h3doctor_opts (string split -n -- ' ' "$H3DOCTOR_HOOK_ARGS")
+    command h3doctor check --hook $__h3doctor_out $__h3doctor_opts -- sglang $argv
+    set -l __h3doctor_rc $status
+    switch $__h3doctor_rc
+        case 0
+        case 1 130
+            test -n "$__h3doctor_file"; and command rm -f -- $__h3doctor_file
+            return $__h3doctor_rc
+        case 4
+            set -l __h3doctor_argv (string split0 < $__h3doctor_file)
+            command rm -f -- $__h3doctor_file
+            if test (count $__h3doctor_argv) -eq 0
+                echo "h3doctor failed (no corrected command to run); launching sglang anyway" >&2
+            else if test "$__h3doctor_argv[1]" = sglang
+                set -e __h3doctor_argv[1]
+                command sglang $__h3doctor_argv
+                return $status
+            else
+                command env $__h3doctor_argv
+                return $status
+            end
+        case '*'
+            echo "h3doctor failed (exit $__h3doctor_rc); launching sglang anyway" >&2
+    end
+    test -n "$__h3doctor_file"; and command rm -f -- $__h3doctor_file
+    command sglang $argv
+end

@@ -1,0 +1,107 @@
+"""The shell hook: `h3doctor init bash|zsh|fish` prints a `sglang` shell function that checks a
+launch before it starts (the scripts are the package data files hook.bash, hook.zsh, hook.fish).
+
+The protocol between the function and `h3doctor check --hook`: exit 0, launch the command as
+typed; exit 1, findings were printed, launch nothing; exit ACCEPTED, the user accepted the
+corrected command, whose words h3doctor wrote NUL-terminated to the `--argv-out` file. Any
+other status (h3doctor broken or missing) makes the function say so and launch sglang anyway.
+"""
+
+from __future__ import annotations
+
+import os
+from importlib import resources
+from typing import Mapping
+
+from h3doctor.errors import UsageError
+from h3doctor.launch.gate import FINDINGS, Verdict
+
+SHELLS = ("bash", "zsh", "fish")
+ACCEPTED = 4  # the user accepted the corrected command (see hook.bash, hook.zsh, hook.fish)
+DISABLE_VAR = "H3DOCTOR_DISABLE"
+SHELL_VAR = "H3DOCTOR_HOOK"  # set by the hook: which shell loaded it
+SHLVL_VAR = "H3DOCTOR_HOOK_SHLVL"  # ... and at which shell level, to tell this shell from a child
+_LOAD_LINES = {
+    "bash": 'eval "$(h3doctor init bash)"   # in ~/.bashrc',
+    "zsh": 'eval "$(h3doctor init zsh)"    # in ~/.zshrc',
+    "fish": "h3doctor init fish | source   # in ~/.config/fish/config.fish",
+}
+
+
+def init_script(shell: str) -> str:
+    if shell not in SHELLS:
+        raise UsageError(f"no hook for shell {shell!r}; choose one of {', '.join(SHELLS)}")
+    return (resources.files("h3doctor.launch") / f"hook.{shell}").read_text(encoding="utf-8")
+
+
+def disabled(env: Mapping[str, str]) -> bool:
+    return env.get(DISABLE_VAR, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def status(env: Mapping[str, str]) -> dict[str, object]:
+    """Whether the hook is loaded in the shell that started this process."""
+    shell = env.get(SHELL_VAR) or None
+    here = shell is not None and _same_shell(env.get(SHLVL_VAR), env.get("SHLVL"))
+    if shell is None:
+        reason = "not loaded in this shell; add one line to your shell's startup file: " + "; ".join(_LOAD_LINES.values())
+    elif not here:
+        reason = (f"loaded by a parent {shell} (shell level {env.get(SHLVL_VAR)}), not by this shell "
+                  f"(level {env.get('SHLVL', 'unknown')}): {_LOAD_LINES.get(shell, '')}")
+    elif disabled(env):
+        reason = f"loaded by this {shell}, switched off by {DISABLE_VAR}={env.get(DISABLE_VAR)}"
+    else:
+        reason = f"loaded by this {shell}: `sglang serve` and `sglang generate` are checked before they start"
+    return {"active": here and not disabled(env), "loaded": here, "shell": shell, "disabled": disabled(env),
+            "hook_args": env.get("H3DOCTOR_HOOK_ARGS", ""), "reason": reason}
+
+
+def _same_shell(hook_level: str | None, level: str | None) -> bool:
+    """The variables are exported, so every process below the shell that loaded the hook sees
+    them; a shell started below it counts one level more (SHLVL). A command the shell execs in
+    its own place (`exec h3doctor probe`, or the last command of `bash -c`) counts one less."""
+    try:
+        return int(level or "") <= int(hook_level or "")
+    except ValueError:
+        return hook_level == level
+
+
+def interactive() -> bool:
+    """A person at a terminal: h3doctor's stdin and stderr are the terminal."""
+    try:
+        return os.isatty(0) and os.isatty(2)
+    except OSError:
+        return False
+
+
+def ask(question: str) -> bool:
+    """Ask on the terminal (not stdin or stdout, which may be redirected); default no."""
+    try:
+        with open("/dev/tty", "r+b", buffering=0) as tty:  # a terminal is not seekable: no text-mode r+
+            tty.write(f"{question} [y/N] ".encode())
+            answer = tty.readline(64).decode(errors="replace")
+    except OSError:
+        return False
+    return answer.strip().lower() in ("y", "yes")
+
+
+def write_argv(path: str, argv: list[str]) -> None:
+    """The words for the hook to run, each followed by a NUL (no word of a command can hold one)."""
+    try:
+        with open(path, "wb") as fh:
+            fh.write(b"".join(os.fsencode(word) + b"\0" for word in argv))
+    except OSError as exc:
+        raise UsageError(f"cannot write the corrected command: {exc}", location=path) from None
+
+
+def hook_exit(verdict: Verdict, argv_out: str | None) -> int:
+    """`check --hook`: the exit status that tells the shell function what to launch."""
+    if not verdict.failing:
+        return 0
+    import sys
+
+    if argv_out and verdict.corrected_argv is not None and interactive() and ask("Run the corrected command instead?"):
+        write_argv(argv_out, verdict.corrected_argv)
+        return ACCEPTED
+    sys.stderr.write(f"h3doctor: sglang was not started ({', '.join(verdict.failing)}); "
+                     f"{DISABLE_VAR}=1 launches without the check\n")
+    return FINDINGS

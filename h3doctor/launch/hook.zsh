@@ -1,0 +1,53 @@
+# h3doctor shell hook for zsh. Load it with this line in ~/.zshrc:
+#   eval "$(h3doctor init zsh)"
+# It defines a `sglang` function: `sglang serve` and `sglang generate` are checked by h3doctor and
+# start only when no finding reaches --fail-on; everything else passes straight through.
+# H3DOCTOR_DISABLE=1 switches it off; H3DOCTOR_HOOK_ARGS adds h3doctor options, separated by
+# spaces (e.g. "--profile 4xH200 --fail-on warning"). If h3doctor itself fails, sglang starts anyway.
+# (The protocol of hook.bash, in zsh's own idiom: emulate -L zsh, 1-based arrays.)
+
+export H3DOCTOR_HOOK=zsh
+export H3DOCTOR_HOOK_SHLVL="${SHLVL:-}"
+
+function sglang {
+  emulate -L zsh
+  case "${(L)H3DOCTOR_DISABLE:-}" in
+    1|true|yes|on) command sglang "$@"; return ;;
+  esac
+  case "${1-}" in
+    serve|generate) ;;
+    *) command sglang "$@"; return ;;
+  esac
+  if (( ${@[(Ie)--help]} || ${@[(Ie)-h]} )); then
+    command sglang "$@"; return
+  fi
+  if ! command -v h3doctor >/dev/null 2>&1; then
+    print -ru2 -- "h3doctor failed (not installed: no h3doctor on PATH); launching sglang anyway"
+    command sglang "$@"; return
+  fi
+  local __h3doctor_file="" __h3doctor_rc=0 __h3doctor_word
+  local -a __h3doctor_opts __h3doctor_out __h3doctor_argv
+  __h3doctor_file="$(command mktemp "${TMPDIR:-/tmp}/h3doctor.XXXXXX" 2>/dev/null)" || __h3doctor_file=""
+  [[ -n "$__h3doctor_file" ]] && __h3doctor_out=(--argv-out "$__h3doctor_file")
+  __h3doctor_opts=(${(s: :)H3DOCTOR_HOOK_ARGS})
+  command h3doctor check --hook "${__h3doctor_out[@]}" "${__h3doctor_opts[@]}" -- sglang "$@" || __h3doctor_rc=$?
+  case "$__h3doctor_rc" in
+    0) ;;
+    1|130)
+      [[ -n "$__h3doctor_file" ]] && command rm -f -- "$__h3doctor_file"
+      return "$__h3doctor_rc" ;;
+    4)
+      while IFS= read -r -d '' __h3doctor_word; do __h3doctor_argv+=("$__h3doctor_word"); done < "$__h3doctor_file"
+      command rm -f -- "$__h3doctor_file"
+      if (( ${#__h3doctor_argv} == 0 )); then
+        print -ru2 -- "h3doctor failed (no corrected command to run); launching sglang anyway"
+      elif [[ "${__h3doctor_argv[1]}" == sglang ]]; then
+        command sglang "${(@)__h3doctor_argv[2,-1]}"; return
+      else
+        command env "${__h3doctor_argv[@]}"; return
+      fi ;;
+    *) print -ru2 -- "h3doctor failed (exit $__h3doctor_rc); launching sglang anyway" ;;
+  esac
+  [[ -n "$__h3doctor_file" ]] && command rm -f -- "$__h3doctor_file"
+  command sglang "$@"
+}

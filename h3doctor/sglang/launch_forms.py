@@ -1,0 +1,285 @@
+"""What stands in front of sglang's flags: the launch forms people type, read word by word.
+
+A launch is `[wrapper] program [flags]`. The wrapper is what people put in front of sglang and
+what h3doctor keeps verbatim in a corrected command: `VAR=value` words, `env [-i] [VAR=value…]`,
+`exec`, `nohup`, `setsid`, `time`, `uv run [--with …]`, `pipx run`. The program is how sglang is
+started: `sglang serve|generate` (a bare name or a path such as `.venv/bin/sglang`) or
+`python -m <sglang module> …`. Anything else in front of the program is a usage error naming
+the word: a guess would make the corrected command something nobody can run.
+
+The wrapper programs' own options are modelled only as far as is needed to find where the
+program starts (which options take a value); they are facts about env, uv, pipx, setsid, time
+and python, not about sglang releases, so they live here as tables.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+
+from h3doctor.errors import UsageError
+from h3doctor.shellwords import is_assignment
+
+_PYTHON = re.compile(r"^python(\d+(\.\d+)?)?$")
+_REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+_PIPX_APP = re.compile(r"^sglang(\[[^\]]*\])?([=<>~!].*)?$")
+
+# launcher: how sglang is started (entry: which sglang parser reads the flags)
+SGLANG = "sglang"  # sglang serve|generate (the console script, sglang.cli.main:main)
+CLI_MAIN_MODULE = "python -m sglang.cli.main"  # the same main(), but as a module: see H3D041
+LLM_LAUNCH_SERVER = "python -m sglang.launch_server"  # sglang's LLM server launcher: see H3D040
+DIFFUSION_LAUNCH_SERVER = "python -m sglang.multimodal_gen.runtime.launch_server"
+DIFFUSION_CLI = "python -m sglang.multimodal_gen.runtime.entrypoints.cli.main"
+BARE = "bare"  # sglang serve's flags alone (h3doctor check --num-gpus 4 ...)
+
+_SUBCOMMANDS = ("serve", "generate")
+_MODULES = {
+    "sglang.cli.main": (CLI_MAIN_MODULE, True),
+    "sglang.launch_server": (LLM_LAUNCH_SERVER, False),
+    "sglang.multimodal_gen.runtime.launch_server": (DIFFUSION_LAUNCH_SERVER, False),
+    "sglang.multimodal_gen.runtime.entrypoints.cli.main": (DIFFUSION_CLI, True),
+}
+
+# Options of the wrapper programs: those that take a value (the next word, or `--opt=value`) and
+# those that do not. An option in neither set is a usage error: h3doctor cannot tell where the
+# program starts.
+_ENV_VALUE = {"-u", "--unset", "-C", "--chdir"}
+_ENV_FLAG = {"-i", "--ignore-environment", "-", "-v", "--debug"}
+_SETSID_FLAG = {"-c", "--ctty", "-f", "--fork", "-w", "--wait"}
+_TIME_VALUE = {"-f", "--format", "-o", "--output"}
+_TIME_FLAG = {"-p", "--portability", "-v", "--verbose", "-a", "--append", "-q", "--quiet"}
+_UV_RUN_VALUE = {
+    "--with", "--with-editable", "--with-requirements", "--python", "-p", "--project", "--directory", "--extra",
+    "--group", "--only-group", "--no-group", "--package", "--index", "--default-index", "--index-url",
+    "--extra-index-url", "--find-links", "-f", "--cache-dir", "--config-file", "--prerelease", "--resolution",
+    "--exclude-newer", "--link-mode", "--color", "--refresh-package", "--reinstall-package", "--upgrade-package", "-P",
+}
+_UV_RUN_FLAG = {
+    "--isolated", "--no-project", "--frozen", "--locked", "--no-sync", "--active", "--no-active", "--all-extras",
+    "--no-dev", "--dev", "--all-packages", "--all-groups", "--no-default-groups", "--exact", "--inexact",
+    "--no-editable", "--offline", "--no-cache", "-n", "--refresh", "--upgrade", "-U", "--reinstall", "--quiet", "-q",
+    "--verbose", "-v", "--native-tls", "--no-config", "--no-env-file", "--no-build-isolation", "--compile-bytecode",
+    "--managed-python", "--no-managed-python", "--no-python-downloads",
+}
+_PIPX_RUN_VALUE = {"--spec", "--python", "--pip-args", "--index-url", "-i", "--preinstall"}
+_PIPX_RUN_FLAG = {"--no-cache", "--system-site-packages", "--path", "--pypackages", "--verbose", "-v", "--quiet", "-q",
+                  "--fetch-missing-python"}
+_PYTHON_VALUE_LETTERS = "XW"  # -X opt, -W arg (also -Xopt, -Warg)
+_PYTHON_FLAG_LETTERS = "bBdEIOPqsSuv"
+
+_HINT = ("give the sglang command after `--`, e.g. h3doctor check -- sglang serve MODEL [flags]; "
+         "the launch forms h3doctor reads are listed in the README (Launch forms)")
+
+
+@dataclass(frozen=True)
+class LaunchForm:
+    """Where the parts of a launch command are: tokens[:wrapper_len] is the wrapper (kept as
+    typed), tokens[wrapper_len:prefix_len] the program words, tokens[prefix_len:] sglang's flags."""
+
+    wrapper_len: int
+    prefix_len: int
+    entry: str  # serve | generate | launch_server: the sglang parser that reads the flags
+    launcher: str  # one of the constants above
+    env: dict[str, str] = field(default_factory=dict)  # VAR=value words, as the program will see them
+    env_cleared: bool = False  # env -i: the program sees only the words given
+    env_unset: tuple[str, ...] = ()  # env -u NAME
+    env_word_indices: tuple[int, ...] = ()  # where the VAR=value words are
+    env_insert_at: int = 0  # where a new VAR=value word goes (after `env`'s options, else first)
+
+    @property
+    def program_given(self) -> bool:
+        return self.launcher != BARE
+
+    def environment(self, base: dict[str, str]) -> dict[str, str]:
+        """The environment the program starts with, from the environment h3doctor was given."""
+        env = {} if self.env_cleared else {k: v for k, v in base.items() if k not in self.env_unset}
+        env.update(self.env)
+        return env
+
+
+class _Reader:
+    def __init__(self, tokens: list[str]) -> None:
+        self.tokens = tokens
+        self.i = 0
+        self.env: dict[str, str] = {}
+        self.env_indices: list[int] = []
+        self.env_insert_at = 0
+        self.env_cleared = False
+        self.env_unset: list[str] = []
+        self.wrapped = False  # a wrapper word has been read
+        self.pipx_app = False  # `pipx run` has been read: the next word is the app (sglang, maybe with a spec)
+
+    def peek(self, k: int = 0) -> str | None:
+        j = self.i + k
+        return self.tokens[j] if j < len(self.tokens) else None
+
+    def fail(self, word: str, what: str | None = None) -> UsageError:
+        return UsageError(what or f"`{word}` in front of the sglang command is not a launch form h3doctor knows",
+                          hint=_HINT)
+
+    def assignments(self) -> None:
+        while (tok := self.peek()) is not None and is_assignment(tok):
+            key, _, value = tok.partition("=")
+            self.env[key] = value
+            self.env_indices.append(self.i)
+            self.i += 1
+
+    def options(self, program: str, takes_value: set[str], flags: set[str], *, end_marker: bool = False) -> None:
+        """Skip a wrapper program's options, up to the program it runs."""
+        while (tok := self.peek()) is not None and tok.startswith("-") and (tok != "-" or "-" in flags):
+            if tok == "--" and end_marker:
+                self.i += 1
+                return
+            name, eq, _ = tok.partition("=")
+            if tok in flags:
+                self.i += 1
+            elif name in takes_value:
+                self.i += 1 if eq else 2
+                if not eq and self.i > len(self.tokens):
+                    raise self.fail(tok, f"`{program} {tok}` needs a value")
+            else:
+                raise self.fail(tok, f"`{program} {tok}`: h3doctor does not know this option of {program}, "
+                                     "so it cannot tell where the sglang command starts")
+
+    def env_options(self) -> None:
+        while (tok := self.peek()) is not None and tok.startswith("-"):
+            if tok == "--":
+                self.i += 1
+                break
+            name, eq, value = tok.partition("=")
+            if tok in ("-i", "--ignore-environment", "-"):
+                self.env_cleared = True
+                self.env.clear()  # the words before `env -i` do not reach the program
+                self.env_indices.clear()
+                self.i += 1
+            elif name in ("-u", "--unset"):
+                self.env_unset.append(value if eq else (self.peek(1) or ""))
+                self.i += 1 if eq else 2
+            elif tok in _ENV_FLAG or name in _ENV_VALUE:
+                self.i += 1 if (tok in _ENV_FLAG or eq) else 2
+            else:
+                raise self.fail(tok, f"`env {tok}`: h3doctor does not know this option of env, "
+                                     "so it cannot tell where the sglang command starts")
+        self.env_insert_at = self.i
+
+    def wrapper(self) -> bool:
+        """Read one wrapper word (and its options); False when the next word is not one."""
+        tok = self.peek()
+        if tok is None:
+            return False
+        name = os.path.basename(tok)
+        if tok == "exec" and not self.wrapped:  # the shell builtin: only the shell runs it (not `nohup exec`)
+            self.i += 1
+        elif name == "nohup":
+            self.i += 1
+        elif name == "setsid":
+            self.i += 1
+            self.options("setsid", set(), _SETSID_FLAG)
+        elif name == "time":
+            self.i += 1
+            self.options("time", _TIME_VALUE, _TIME_FLAG)
+        elif name == "env":
+            self.i += 1
+            self.env_options()
+            self.assignments()
+        elif name == "uv" and self.peek(1) == "run":
+            self.i += 2
+            self.options("uv run", _UV_RUN_VALUE, _UV_RUN_FLAG, end_marker=True)
+        elif name == "pipx" and self.peek(1) == "run":
+            self.i += 2
+            self.options("pipx run", _PIPX_RUN_VALUE, _PIPX_RUN_FLAG)
+            app = self.peek()
+            if app is None or not _PIPX_APP.match(app):
+                raise self.fail(app or "pipx run", f"`pipx run {app}` does not run sglang" if app else
+                                "`pipx run` names no app")
+            self.wrapped = self.pipx_app = True
+            return False  # the app word is the program: `sglang` run by pipx
+        else:
+            return False
+        self.wrapped = True
+        return True
+
+    def python_module(self, program_start: int) -> tuple[str, str, int]:
+        """`python [options] -m MODULE [subcommand]`: (launcher, entry, prefix length)."""
+        self.i += 1
+        module = None
+        while (tok := self.peek()) is not None and tok.startswith("-") and len(tok) > 1:
+            if tok == "--":
+                break
+            letters = tok[1:]
+            if tok.startswith("--"):
+                raise self.fail(tok, f"`python {tok}` is not a launch form h3doctor knows")
+            j = 0
+            while j < len(letters) and letters[j] in _PYTHON_FLAG_LETTERS:
+                j += 1
+            if j == len(letters):
+                self.i += 1
+                continue
+            letter, rest = letters[j], letters[j + 1 :]
+            if letter == "m":
+                module = rest or self.peek(1)
+                self.i += 1 if rest else 2
+                break
+            if letter in _PYTHON_VALUE_LETTERS:
+                self.i += 1 if rest else 2
+                continue
+            raise self.fail(tok, f"`python {tok}`: h3doctor reads only `python -m <sglang module>` launches")
+        if module is None:
+            word = self.tokens[program_start]
+            after = self.peek()
+            raise self.fail(word, f"`{word} {after}` does not start sglang: h3doctor reads `{word} -m <sglang module>`"
+                            if after else f"`{word}` alone does not start sglang")
+        if module not in _MODULES:
+            raise self.fail(module, f"`python -m {module}` is not an sglang launcher h3doctor knows (it reads "
+                                    + ", ".join(f"`-m {m}`" for m in _MODULES) + ")")
+        launcher, needs_subcommand = _MODULES[module]
+        if not needs_subcommand:
+            return launcher, "launch_server" if launcher == DIFFUSION_LAUNCH_SERVER else "serve", self.i
+        sub = self.peek()
+        if sub not in _SUBCOMMANDS:
+            raise _not_a_launch(f"python -m {module}", sub)
+        return launcher, sub, self.i + 1
+
+
+def _not_a_launch(program: str, sub: str | None) -> UsageError:
+    said = f"`{program} {sub}`" if sub else f"`{program}` without a subcommand"
+    return UsageError(f"{said} is not a launch: h3doctor checks `serve` and `generate`",
+                      hint="give the launch, e.g. h3doctor check -- sglang serve MODEL [flags]")
+
+
+def _names_sglang(tokens: list[str]) -> bool:
+    """Some word is an sglang program or module: then the words in front of it are a wrapper."""
+    return any(os.path.basename(t) == "sglang" or t.startswith("-msglang")
+               or (t == "-m" and k + 1 < len(tokens) and tokens[k + 1].startswith("sglang"))
+               for k, t in enumerate(tokens))
+
+
+def read_launch_form(tokens: list[str]) -> LaunchForm:
+    """Find the wrapper, the program and the flags of a launch. Raises UsageError naming the
+    first word that is neither a wrapper h3doctor knows nor sglang."""
+    r = _Reader(tokens)
+    r.assignments()
+    while r.wrapper():
+        pass
+    wrapper_len = r.i
+    tok = r.peek()
+    form = dict(wrapper_len=wrapper_len, env=dict(r.env), env_cleared=r.env_cleared, env_unset=tuple(r.env_unset),
+                env_word_indices=tuple(r.env_indices), env_insert_at=r.env_insert_at)
+    if tok is None:
+        if r.wrapped:
+            raise r.fail(tokens[-1], f"`{' '.join(tokens)}` names no sglang command")
+        return LaunchForm(prefix_len=r.i, entry="serve", launcher=BARE, **form)
+    name = os.path.basename(tok)
+    if name == "sglang" or r.pipx_app:
+        sub = r.peek(1)
+        if sub not in _SUBCOMMANDS:
+            raise _not_a_launch(tok, sub)
+        return LaunchForm(prefix_len=r.i + 2, entry=sub, launcher=SGLANG, **form)
+    if _PYTHON.match(name):
+        launcher, entry, prefix_len = r.python_module(r.i)
+        return LaunchForm(prefix_len=prefix_len, entry=entry, launcher=launcher, **form)
+    bare = not r.wrapped and (tok.startswith("-") or (_REPO_ID.match(tok) and not _names_sglang(tokens[r.i + 1 :])))
+    if bare:  # sglang serve's flags (and model) alone
+        return LaunchForm(prefix_len=r.i, entry="serve", launcher=BARE, **form)
+    raise r.fail(tok)

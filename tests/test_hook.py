@@ -1,0 +1,277 @@
+"""The shell hook (`h3doctor init bash|zsh|fish`), driven in real bash, zsh and fish against a
+stand-in `sglang` on PATH that records its argv and exits with a chosen status (issue 9, part 3).
+
+`.ci/run` installs zsh and fish and sets H3DOCTOR_REQUIRE_SHELLS=1: there a missing shell fails
+the suite; elsewhere its tests are skipped, with the reason.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import select
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from launch_helpers import StubSglang
+
+SHELLS = ("bash", "zsh", "fish")
+# How each shell loads the hook and hands its own arguments to `sglang` unchanged.
+SCRIPTS = {
+    "bash": ["bash", "--norc", "--noprofile", "-c", 'eval "$(h3doctor init bash)" || exit 99; sglang "$@"', "bash"],
+    "zsh": ["zsh", "-f", "-c", 'eval "$(h3doctor init zsh)" || exit 99; sglang "$@"', "zsh"],
+    "fish": ["fish", "--no-config", "-c", "h3doctor init fish | source; or exit 99; sglang $argv", "--"],
+}
+PROFILE = "--profile 4xH200"  # every hook test names the hardware: no live probe
+CLEAN = ["serve", "MiniMaxAI/MiniMax-H3", "--num-gpus", "4"]
+FAILING = ["serve", "MiniMaxAI/MiniMax-H3", "--num-gpus", "4", "--ring-degree", "2", "--attention-backend", "sage_attn"]
+TRICKY = ["a b", "it's", 'say "hi"', "$HOME", "$(touch pwned)", "`touch pwned`", "*", "?", "[a]", "back\\slash",
+          "two\nlines", "tab\there", "ünïcødé ✓", "~", "!!", ";", "|", "&", "''", "%s"]
+
+
+def _shell(name: str) -> str:
+    path = shutil.which(name)
+    if path is None:
+        if os.environ.get("H3DOCTOR_REQUIRE_SHELLS") or os.environ.get("CI"):
+            pytest.fail(f"{name} is not installed, but CI must run the hook in it (.ci/run installs it)")
+        pytest.skip(f"{name} is not installed on this machine (CI installs it: .ci/run)")
+    return path
+
+
+@pytest.fixture(params=SHELLS)
+def shell(request):
+    _shell(request.param)
+    return request.param
+
+
+@pytest.fixture
+def stub(tmp_path):
+    return StubSglang(tmp_path)
+
+
+def run_hook(shell: str, stub: StubSglang, args: list[str], *, hook_args: str = PROFILE, env: dict | None = None,
+             cwd: Path | None = None) -> subprocess.CompletedProcess:
+    full_env = stub.env(H3DOCTOR_HOOK_ARGS=hook_args)
+    full_env.update(env or {})
+    return subprocess.run([*SCRIPTS[shell], *args], capture_output=True, text=True, env=full_env, timeout=120,
+                          cwd=cwd or stub.bin.parent, stdin=subprocess.DEVNULL)
+
+
+def fake_h3doctor(stub: StubSglang, body: str) -> None:
+    """Put an `h3doctor` in front of the real one: `body` is its Python, with `argv` its arguments."""
+    path = stub.bin / "h3doctor"
+    path.write_text(f"#!{sys.executable}\nimport os, sys\nargv = sys.argv[1:]\n"
+                    f"if argv[:1] == ['init']:\n    os.execv({sys.executable!r}, [{sys.executable!r}, '-m', 'h3doctor', *argv])\n"
+                    f"{body}\n", encoding="utf-8")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+
+
+def test_clean_launch_passes_argv_byte_for_byte(shell, stub):
+    args = CLEAN + ["--served-model-name", "a b"] + [f"--revision={w}" for w in TRICKY]
+    proc = run_hook(shell, stub, args, env={"STUB_EXIT": "0"})
+    assert proc.returncode == 0, proc.stderr
+    assert [c["argv"] for c in stub.calls()] == [args]
+    assert not (stub.bin.parent / "pwned").exists()
+    assert proc.stderr == ""  # the hook is quiet on a clean launch
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(words=st.lists(st.text(st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",)),
+                              min_size=1, max_size=10), min_size=1, max_size=4))
+def test_any_flag_value_passes_through(shell, stub, words):
+    stub.reset()
+    args = CLEAN + [f"--revision={w}" for w in words]
+    proc = run_hook(shell, stub, args)
+    assert proc.returncode == 0, proc.stderr
+    assert [c["argv"] for c in stub.calls()] == [args]
+
+
+@pytest.mark.parametrize("status", [0, 3, 42, 255])
+def test_exit_status_propagates(shell, stub, status):
+    proc = run_hook(shell, stub, CLEAN, env={"STUB_EXIT": str(status)})
+    assert proc.returncode == status
+    assert len(stub.calls()) == 1
+
+
+def test_findings_stop_the_launch(shell, stub):
+    proc = run_hook(shell, stub, FAILING)
+    assert proc.returncode == 1
+    assert stub.calls() == []
+    assert "H3D305" in proc.stderr and "sglang was not started" in proc.stderr
+    assert "--attention-backend fa" in proc.stderr  # with the corrected command
+
+
+def test_hook_args_reach_h3doctor(shell, stub):
+    # four GPUs on a one-GPU profile is an error; --fail-on warning also stops a warning (H3D021)
+    assert run_hook(shell, stub, CLEAN, hook_args="--profile 1xH100").returncode == 1
+    warned = CLEAN + ["--performance", "speed"]
+    assert run_hook(shell, stub, warned).returncode == 0
+    assert run_hook(shell, stub, warned, hook_args=f"{PROFILE}  --fail-on warning").returncode == 1
+    assert [c["argv"] for c in stub.calls()] == [warned]
+
+
+@pytest.mark.parametrize("value", ["1", "true", "YES"])
+def test_disable_variable_switches_the_hook_off(shell, stub, value):
+    proc = run_hook(shell, stub, FAILING, env={"H3DOCTOR_DISABLE": value, "STUB_EXIT": "9"})
+    assert proc.returncode == 9
+    assert [c["argv"] for c in stub.calls()] == [FAILING]
+
+
+@pytest.mark.parametrize("args", [["version"], [], ["serve", "--help"], ["generate", "-h"], ["killall", "--x"],
+                                  ["--version"], ["serve", "MiniMaxAI/MiniMax-H3", "--ring-degree", "2", "--help"]])
+def test_non_launch_subcommands_pass_straight_through(shell, stub, args):
+    fake_h3doctor(stub, "open(os.environ['STUB_RECORD'] + '.h3doctor', 'w').write('called')\nsys.exit(1)")
+    proc = run_hook(shell, stub, args, env={"STUB_EXIT": "4"})
+    assert proc.returncode == 4
+    assert [c["argv"] for c in stub.calls()] == [args]
+    assert not Path(str(stub.record) + ".h3doctor").exists(), "h3doctor ran for a non-launch command"
+
+
+@pytest.mark.parametrize("status", [2, 3, 127, 64])
+def test_broken_h3doctor_still_launches(shell, stub, status):
+    fake_h3doctor(stub, f"sys.stderr.write('boom\\n'); sys.exit({status})")
+    proc = run_hook(shell, stub, FAILING, env={"STUB_EXIT": "6"})
+    assert proc.returncode == 6
+    assert [c["argv"] for c in stub.calls()] == [FAILING]
+    assert f"h3doctor failed (exit {status}); launching sglang anyway" in proc.stderr
+
+
+def test_h3doctor_killed_still_launches(shell, stub):
+    fake_h3doctor(stub, "os.kill(os.getpid(), 9)")
+    proc = run_hook(shell, stub, CLEAN)
+    assert proc.returncode == 0 and len(stub.calls()) == 1
+    assert "h3doctor failed (exit" in proc.stderr
+
+
+def test_h3doctor_not_installed_still_launches(shell, stub):
+    env = stub.env(H3DOCTOR_HOOK_ARGS=PROFILE)
+    script = subprocess.run([sys.executable, "-m", "h3doctor", "init", shell], capture_output=True, text=True,
+                            env=env, check=True).stdout
+    hook_file = stub.bin.parent / f"hook.{shell}"
+    hook_file.write_text(script, encoding="utf-8")
+    if shell == "fish":
+        argv = ["fish", "--no-config", "-c", f"source '{hook_file}'; sglang $argv", "--"]
+    else:
+        flags = ["--norc", "--noprofile"] if shell == "bash" else ["-f"]
+        argv = [shell, *flags, "-c", f'source "{hook_file}"; sglang "$@"', shell]
+    env["PATH"] = os.pathsep.join([str(stub.bin), "/usr/bin", "/bin"])  # the stub sglang, no h3doctor
+    assert shutil.which("h3doctor", path=env["PATH"]) is None
+    proc = subprocess.run([*argv, *FAILING], capture_output=True, text=True, env={**env, "STUB_EXIT": "8"}, timeout=60)
+    assert proc.returncode == 8, proc.stderr
+    assert [c["argv"] for c in stub.calls()] == [FAILING]
+    assert "h3doctor failed (not installed" in proc.stderr
+
+
+@pytest.mark.parametrize("words,env_expected", [
+    (["sglang", "serve", "M", "--revision", "two\nlines", "a b", "$x", "*"], {}),
+    (["SGLANG_CACHE_DIT_ENABLED=false", "sglang", "serve", "M"], {"SGLANG_CACHE_DIT_ENABLED": "false"}),
+])
+def test_accepted_corrected_command_runs_without_eval(shell, stub, words, env_expected):
+    """Exit 4: the words h3doctor wrote (NUL-terminated) are run as they are, leading
+    NAME=value words through `env`."""
+    body = ("i = argv.index('--argv-out')\n"
+            f"open(argv[i + 1], 'wb').write(b''.join(w.encode() + b'\\0' for w in {words!r}))\n"
+            "sys.exit(4)")
+    fake_h3doctor(stub, body)
+    proc = run_hook(shell, stub, FAILING, env={"STUB_EXIT": "0"})
+    assert proc.returncode == 0, proc.stderr
+    [call] = stub.calls()
+    assert call["argv"] == words[words.index("sglang") + 1 :]
+    assert call["env"] == env_expected
+    assert not list(Path(stub.bin.parent).glob("h3doctor.*"))  # the temp file is removed
+
+
+def test_hook_passes_the_argv_file_in_tmpdir_and_removes_it(shell, stub, tmp_path):
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    assert run_hook(shell, stub, FAILING, env={"TMPDIR": str(tmpdir)}).returncode == 1
+    assert run_hook(shell, stub, CLEAN, env={"TMPDIR": str(tmpdir)}).returncode == 0
+    assert list(tmpdir.iterdir()) == []
+
+
+def run_in_terminal(argv: list[str], env: dict[str, str], answer: bytes | None, timeout: float = 90) -> tuple[int, str]:
+    """Run argv with a pseudo-terminal as its controlling terminal; answer the [y/N] prompt."""
+    pid, fd = pty.fork()
+    if pid == 0:  # pragma: no cover - the child
+        os.execvpe(argv[0], argv, env)
+    out = b""
+    answered = False
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([fd], [], [], 0.5)
+            if not ready:
+                continue
+            try:
+                data = os.read(fd, 4096)
+            except OSError:  # EIO: the child closed the terminal
+                break
+            if not data:
+                break
+            out += data
+            if answer is not None and not answered and b"[y/N]" in out:
+                os.write(fd, answer)
+                answered = True
+        else:
+            os.kill(pid, signal.SIGKILL)
+            pytest.fail(f"the hook did not finish in {timeout} s:\n{out.decode(errors='replace')}")
+    finally:
+        _, status = os.waitpid(pid, 0)
+        os.close(fd)
+    return os.waitstatus_to_exitcode(status), out.decode(errors="replace")
+
+
+@pytest.mark.parametrize("answer,launched", [(b"y\n", True), (b"\n", False), (b"no\n", False)])
+def test_interactive_offer_to_run_the_corrected_command(shell, stub, answer, launched):
+    env = stub.env(H3DOCTOR_HOOK_ARGS=PROFILE, STUB_EXIT="0")
+    code, out = run_in_terminal([*SCRIPTS[shell], *FAILING], env, answer)
+    assert "Run the corrected command instead? [y/N]" in out
+    if launched:
+        assert code == 0, out
+        assert [c["argv"] for c in stub.calls()] == [CLEAN + ["--ring-degree", "2", "--attention-backend", "fa",
+                                                              "--ulysses-degree", "2"]]
+    else:
+        assert code == 1 and stub.calls() == [], out
+
+
+def test_no_prompt_without_a_terminal(shell, stub):
+    proc = run_hook(shell, stub, FAILING)  # stdin is /dev/null
+    assert proc.returncode == 1 and "[y/N]" not in proc.stderr
+
+
+@pytest.fixture(scope="module")
+def probe_cache(tmp_path_factory):
+    """One probe cache for every shell: the first probe pays for the torch import, the rest read it."""
+    return tmp_path_factory.mktemp("probe-cache")
+
+
+def test_probe_says_whether_the_hook_is_active_here(shell, stub, probe_cache):
+    env = stub.env(H3DOCTOR_CACHE_DIR=str(probe_cache))
+    probe = {"bash": ["bash", "--norc", "--noprofile", "-c"], "zsh": ["zsh", "-f", "-c"], "fish": ["fish", "--no-config", "-c"]}
+    load = {"bash": 'eval "$(h3doctor init bash)"; ', "zsh": 'eval "$(h3doctor init zsh)"; ', "fish": "h3doctor init fish | source; "}
+    here = subprocess.run([*probe[shell], load[shell] + "h3doctor probe --format json"], capture_output=True, text=True,
+                          env=env, timeout=120)
+    hook = json.loads(here.stdout)["hook"]
+    assert hook["active"] and hook["shell"] == shell, hook["reason"]
+    # a shell started inside the hooked one (`; true`: no shell execs its last command in its own place here)
+    child = subprocess.run([*probe[shell], load[shell] + "bash --norc -c 'h3doctor probe --format json; true'; true"],
+                           capture_output=True, text=True, env=env, timeout=120)
+    hook = json.loads(child.stdout)["hook"]
+    assert not hook["active"] and "parent" in hook["reason"], hook
+    off = subprocess.run([*probe[shell], load[shell] + "h3doctor probe --format json"], capture_output=True, text=True,
+                         env={**env, "H3DOCTOR_DISABLE": "1"}, timeout=120)
+    hook = json.loads(off.stdout)["hook"]
+    assert not hook["active"] and hook["disabled"], hook
+    none = subprocess.run([sys.executable, "-m", "h3doctor", "probe", "--format", "json"], capture_output=True,
+                          text=True, env=env, timeout=120)
+    assert json.loads(none.stdout)["hook"]["shell"] is None
