@@ -88,7 +88,7 @@ def test_cli_exit_code_for_a_malformed_rule_dir(tmp_path, cli):
 def test_a_release_without_verified_rules_is_judged_by_its_parser_and_says_what_it_cannot_verify(cli):
     code, out, _ = cli("check", "--sglang-version", "0.5.20", "--profile", "4xH200", "--format", "json", "--",
                        "sglang", "serve", "MiniMaxAI/MiniMax-H3", "--num-gpus", "4", "--attention_backend", "fa")
-    report = json.loads(out)
+    report = out  # the cli fixture parses --format json
     assert code == 1 and report["sglang_version"] == "0.5.20" and report["sglang_version_source"] == "option"
     rules = {f["rule"]: f for f in report["findings"]}
     assert rules["H3D020"]["severity"] == "error"  # the 0.5.20 parser does not know --attention_backend
