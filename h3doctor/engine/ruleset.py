@@ -18,6 +18,7 @@ from typing import Any
 from h3doctor.engine.conditions import paths_of, placeholders
 from h3doctor.errors import RuleFileError
 from h3doctor.paths import cache_dir
+from h3doctor.sglang.releases import in_range
 
 RULES_DIR_ENV = "H3DOCTOR_RULES_DIR"
 MAX_RULE_FILE_BYTES = 256 * 1024
@@ -94,22 +95,8 @@ class Rule:
 _FOR_VERSION: dict[tuple[int, str], tuple[Rule, Rule]] = {}
 
 
-def _version_tuple(v: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in v.split(".") if p.isdigit())
-
-
-@functools.lru_cache(maxsize=4096)  # every rule asks it on every check, with a handful of distinct arguments
-def version_in_range(version: str, spec: str) -> bool:
-    v = _version_tuple(version)
-    for clause in spec.split(","):
-        for op in (">=", "<=", "==", ">", "<"):
-            if clause.startswith(op):
-                bound = _version_tuple(clause[len(op):])
-                ok = {">=": v >= bound, "<=": v <= bound, "==": v == bound, ">": v > bound, "<": v < bound}[op]
-                if not ok:
-                    return False
-                break
-    return True
+# every rule asks it on every check, with a handful of distinct arguments
+version_in_range = functools.lru_cache(maxsize=4096)(in_range)
 
 
 def rules_dir() -> Path:
