@@ -35,10 +35,12 @@ class Outcome:
 
 def run(request: CheckRequest) -> Outcome:
     from h3doctor.engine.check import check
-    from h3doctor.engine.ruleset import load_rules, version_in_range
-    from h3doctor.sglang.flagtable import DEFAULT_SGLANG_VERSION, load_flag_table
+    from h3doctor.engine.ruleset import load_rules
+    from h3doctor.sglang import releases
+    from h3doctor.sglang.flagtable import load_flag_table
 
-    tokens, env, profile, version, intent = list(request.tokens), dict(os.environ), request.profile, request.sglang_version, dict(request.intent)
+    tokens, env, profile, intent = list(request.tokens), dict(os.environ), request.profile, dict(request.intent)
+    recipe_version = None
     if request.recipe:
         from h3doctor.inputs.recipe import load_recipe
 
@@ -48,18 +50,18 @@ def run(request: CheckRequest) -> Outcome:
         tokens = recipe.command
         env.update(recipe.env)
         profile = profile or (recipe.all_targets[0] if recipe.all_targets else None)  # check judges one; lint all
-        version = version or recipe.sglang_version
+        recipe_version = recipe.sglang_version
         intent = {**recipe.request, **{k: v for k, v in intent.items() if v is not None}}
     _check_request(intent)
     if not tokens:
         raise UsageError("no launch to check: give sglang flags, `-- sglang serve MODEL [flags]`, or --recipe FILE")
     hw = _hardware(profile, tokens, env, request.use_probe_cache)
-    table = load_flag_table(version or DEFAULT_SGLANG_VERSION)
+    # option > recipe > installed sglang (package metadata, never imported) > newest verified
+    target = releases.target(request.sglang_version, recipe_version, installed=releases.installed_version())
+    table = load_flag_table(target.table_version)
     rules = load_rules(Path(request.rules_dir) if request.rules_dir else None)
-    if not any(version_in_range(table.sglang_version, r.versions) for r in rules):
-        # a release with a parser table but no verified rules would pass everything: refuse
-        raise UsageError(f"no rule is verified for sglang {table.sglang_version}; h3doctor cannot judge that release yet")
-    return Outcome(check(tokens, hw, rules, table, env, intent), tokens, env)
+    # rules not verified for the release are not run; rule H3D921 names them ("cannot verify")
+    return Outcome(check(tokens, hw, rules, table, env, intent, release=target), tokens, env)
 
 
 def _hardware(profile: str | None, tokens: list[str], env: dict[str, str], use_cache: bool):

@@ -13,6 +13,7 @@ import yaml
 from h3doctor.engine.check import check
 from h3doctor.engine.ruleset import load_rules
 from h3doctor.host.profiles import load_profile
+from h3doctor.sglang import releases
 from h3doctor.sglang.flagtable import load_flag_table
 
 RULES = load_rules()
@@ -34,11 +35,12 @@ def test_rule_example(rule, example, tmp_path):
         example = {**example, "argv": example["argv"].replace("{checkpoint}", str(ckpt))}
         if example.get("fixed"):
             example["fixed"] = example["fixed"].replace("{checkpoint}", shlex.quote(str(ckpt)))
-    table = load_flag_table("0.5.23")
+    release = releases.target(example.get("sglang_version"), None)
+    table = load_flag_table(release.table_version)
     hw = replace(load_profile(example["profile"]), **example.get("hw", {}))
     env = example.get("env", {})
     intent = example.get("intent", {})
-    result = check(shlex.split(example["argv"]), hw, RULES, table, env, intent)
+    result = check(shlex.split(example["argv"]), hw, RULES, table, env, intent, release=release)
     fired = [f for f in result.evaluation.findings if f.rule.id == rule.id]
     if example["expect"] == "pass":
         assert not fired, f"{rule.id} fired on its passing example: {[f.message for f in fired]}"
@@ -51,7 +53,7 @@ def test_rule_example(rule, example, tmp_path):
         expected = example["fixed"]
         assert result.corrected_command == expected, result.fix_notes
         if expected is not None:
-            again = check(shlex.split(expected), hw, RULES, table, env, intent)
+            again = check(shlex.split(expected), hw, RULES, table, env, intent, release=release)
             errors = [f.rule.id for f in again.evaluation.findings if f.severity == "error"]
             assert errors == [], f"the corrected command still fails: {errors}"
 

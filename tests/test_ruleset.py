@@ -12,7 +12,7 @@ from h3doctor.engine.conditions import placeholders
 from h3doctor.engine.ruleset import load_rules, rules_dir
 from h3doctor.errors import ExitCode, RuleFileError
 
-CONTEXT_ROOTS = ("args", "hw", "env", "derived", "parse", "events", "intent", "config")
+CONTEXT_ROOTS = ("args", "hw", "env", "derived", "parse", "events", "intent", "config", "release")
 
 
 def test_ids_and_names_are_unique_and_match_file_names(rules):
@@ -84,9 +84,11 @@ def test_cli_exit_code_for_a_malformed_rule_dir(tmp_path, cli):
     assert code == 2 and "H3D305.yaml" in err and "Traceback" not in err
 
 
-def test_a_release_without_verified_rules_is_refused(tmp_path, cli):
-    target = _copy_rules(tmp_path)
-    for path in target.glob("*.yaml"):
-        path.write_text(path.read_text().replace('versions: "==0.5.23"', 'versions: "==0.5.99"'))
-    code, _, err = cli("check", "--rules-dir", str(target), "--profile", "4xH200", "--", "sglang", "serve", "MiniMaxAI/MiniMax-H3")
-    assert code == 2 and "no rule is verified for sglang 0.5.23" in err
+def test_a_release_without_verified_rules_is_judged_by_its_parser_and_says_what_it_cannot_verify(cli):
+    code, out, _ = cli("check", "--sglang-version", "0.5.20", "--profile", "4xH200", "--format", "json", "--",
+                       "sglang", "serve", "MiniMaxAI/MiniMax-H3", "--num-gpus", "4", "--attention_backend", "fa")
+    report = out  # the cli fixture parses --format json
+    assert code == 1 and report["sglang_version"] == "0.5.20" and report["sglang_version_source"] == "option"
+    rules = {f["rule"]: f for f in report["findings"]}
+    assert rules["H3D020"]["severity"] == "error"  # the 0.5.20 parser does not know --attention_backend
+    assert rules["H3D921"]["severity"] == "warning" and rules["H3D921"]["message"].startswith("cannot verify for sglang 0.5.20")

@@ -18,11 +18,16 @@ from h3doctor.facts import HardwareFacts
 from h3doctor.sglang.argv import ParsedCommand, parse_command
 from h3doctor.sglang.configfile import ConfigLoad, coerce, load_config
 from h3doctor.sglang.families import FamilyMatch, match_family
-from h3doctor.sglang.flagtable import FlagTable
+from h3doctor.sglang.flagtable import DEFAULT_SGLANG_VERSION, FlagTable
 from h3doctor.sglang.platform import apply_platform_override
+from h3doctor.sglang.releases import ReleaseTarget, describe_foreign, family_versions, in_range, lowest
+from h3doctor.sglang.releases import facts as release_facts
+from h3doctor.sglang.releases import key as release_key
+from h3doctor.sglang.releases import model_versions, needs_at_least
 from h3doctor.sglang.resolve import Resolver, parse_component_backend_map
 
 MAX_FIX_ROUNDS = 16
+_NEWEST = DEFAULT_SGLANG_VERSION  # the newest release whose rules are verified
 RELEVANT_ENV = (
     "SGLANG_DIFFUSION_PLATFORM_OVERRIDE", "SGLANG_CACHE_DIT_ENABLED", "SGLANG_DIFFUSION_MINIMAX_H3_ADALN_GPU_PLANS",
     "SGLANG_USE_SGL_FA3_KERNEL", "SGLANG_DIFFUSION_DISABLE_AUTO_RESIDENCY", "CUDA_VISIBLE_DEVICES", "SGLANG_CACHE_DIR",
@@ -96,9 +101,10 @@ def _server_args(cmd: ParsedCommand, config: ConfigLoad | None, table: FlagTable
     return args, explicit
 
 
-def _context(cmd, config, family, hw, env, resolver, intent) -> dict[str, Any]:
+def _context(cmd, config, family, hw, env, resolver, intent, release: ReleaseTarget) -> dict[str, Any]:
     ctx: dict[str, Any] = {"family": family.family.key if family.family else None, "entry": cmd.entry,
                            "launcher": cmd.launcher}
+    foreign = _release_context(ctx, cmd, family, resolver, release)
     resolved = resolver is not None and "resolution_error" not in resolver.events
     if resolver is not None:
         ctx.update({f"args.{k}": v for k, v in resolver.a.items()})
@@ -109,14 +115,20 @@ def _context(cmd, config, family, hw, env, resolver, intent) -> dict[str, Any]:
     ctx.update({f"intent.{k}": v for k, v in intent.items()})
     for p in cmd.problems:
         kind = PARSE_KIND.get(p.kind, p.kind)
+        if id(p) in foreign:  # a flag of another release: rule H3D012 reports it where argparse meets it
+            kind = "release_flag"
         ctx.setdefault(f"parse.{kind}", []).append(p.message)
         ctx.setdefault(f"parse.{kind}_message", p.message)
         # argparse classifies every option before it consumes any value, so an ambiguous
         # abbreviation is met first; the others in argv order (parse_known_args)
         position = -1 if p.kind == "ambiguous" else p.start
+        if kind == "release_flag":
+            # argparse stops at an ambiguous option at once; leftovers are reported after the whole parse
+            position = -1 if p.kind == "ambiguous" else _AFTER_PARSE + p.start
         if position < ctx.get(f"parse.{kind}_position", float("inf")):
             ctx[f"parse.{kind}_position"] = position
-            ctx[f"parse.{kind}_message"] = p.message
+            ctx[f"parse.{kind}_message"] = p.message if p.message.startswith("error: ") else f"error: {p.message}"\
+                if kind == "release_flag" else p.message
     if config is not None:
         ctx["config.path"] = config.path
         ctx["config.error"] = config.error
@@ -136,6 +148,58 @@ def _context(cmd, config, family, hw, env, resolver, intent) -> dict[str, Any]:
     if resolved:  # last, so derivations can read every other root
         ctx.update(derive_all(resolver, hw, ctx))
     return ctx
+
+
+_AFTER_PARSE = 1_000_000  # orders "unrecognized arguments" after every argparse error (rule H3D012)
+_FOREIGN_KINDS = ("unrecognized", "ambiguous")
+
+
+def _release_context(ctx: dict[str, Any], cmd: ParsedCommand, family: FamilyMatch, resolver, release: ReleaseTarget) -> set[int]:
+    """`release.*`: the target release and what it knows of this launch. Returns the parse problems
+    (by id) that are flags of another release."""
+    version = release.version
+    ctx.update({"release.version": version, "release.source": release.source, "release.table": release.table_version,
+                "release.newer_than_verified": release.newer_than_verified})
+    first = release_facts()["first_h3"]
+    ctx["release.first_h3"] = first
+    ctx["release.has_h3"] = release_key(version) >= release_key(first)
+    model = resolver.a.get("model_path") if resolver is not None else None
+    fam = family.family.key if family.family else None
+    spec = model_versions(model) or (family_versions(fam) if fam else None)
+    ctx["release.model_registered"] = None if spec is None else in_range(version, spec)
+    ctx["release.model_since"] = lowest(spec) if spec else None
+    typed = [o.option for o in cmd.occurrences if not o.abbreviated and o.option.startswith("--")]
+    notes, ids = [], set()
+    for p in cmd.problems:
+        if p.kind in _FOREIGN_KINDS and p.option:
+            info = describe_foreign(p.option, cmd.entry, release.table_version)
+            if info is not None:
+                ids.add(id(p))
+                notes.append(info["text"])
+                typed.append(p.option)
+    ctx["release.foreign_flags"] = notes
+    ctx["release.foreign_text"] = "; ".join(notes)
+    floor, why = needs_at_least(typed, cmd.entry, fam, model)
+    ctx["release.needs_at_least"], ctx["release.needs_why"] = floor, why
+    return ids
+
+
+def _unverified(rules: list[Rule], family: str | None, platform: str, entry: str, version: str, newest: str) -> list[str]:
+    """The rule groups (by sglang stage) that apply on the newest verified release but are not
+    verified for `version`: h3doctor cannot say whether this release raises them."""
+    if family is None or version == newest:
+        return []
+    missing: dict[str, int] = {}
+    for rule in rules:
+        if rule.applies(family, platform, entry, newest) and not rule.applies(family, platform, entry, version):
+            missing[rule.sglang_stage] = missing.get(rule.sglang_stage, 0) + 1
+    return [f"{_STAGE_NAMES.get(s, s)} ({n} rule{'s' if n > 1 else ''})" for s, n in sorted(missing.items(), key=lambda kv: _STAGE_ORDER.index(kv[0]) if kv[0] in _STAGE_ORDER else 99)]
+
+
+_STAGE_ORDER = "DPFAVMWLR-"
+_STAGE_NAMES = {"D": "dispatch", "P": "argument parsing", "F": "--config files", "A": "the adjust phase (auto-tuner, residency, parallelism, backends)",
+                "V": "argument validation", "M": "the H3 model hook", "W": "worker start", "L": "model load",
+                "R": "first request / forward", "-": "h3doctor's own advice (memory fit, GPUs)"}
 
 
 def _family_of(cmd: ParsedCommand, args: dict[str, Any]) -> FamilyMatch:
@@ -173,6 +237,7 @@ def _applicable(rules: list[Rule], family: str | None, platform: str, entry: str
         chosen = []
         for rule in rules:
             if rule.applies(family, platform, entry, version):
+                rule = rule.for_version(version)
                 compiled = _COMPILED.get(id(rule))
                 if compiled is None or compiled[0] is not rule:
                     compiled = _COMPILED[id(rule)] = (rule, compile_condition(rule.when))
@@ -182,7 +247,9 @@ def _applicable(rules: list[Rule], family: str | None, platform: str, entry: str
 
 
 def evaluate_launch(tokens: list[str], hw: HardwareFacts, rules: list[Rule], table: FlagTable,
-                    env: dict[str, str], intent: dict[str, Any] | None = None) -> Evaluation:
+                    env: dict[str, str], intent: dict[str, Any] | None = None,
+                    release: ReleaseTarget | None = None) -> Evaluation:
+    release = release or ReleaseTarget(table.sglang_version, "default", table.sglang_version)
     cmd = parse_command(tokens, table)
     env = cmd.form.environment(env)
     hw = apply_platform_override(hw, env)
@@ -198,10 +265,13 @@ def evaluate_launch(tokens: list[str], hw: HardwareFacts, rules: list[Rule], tab
             # A value sglang's own adjust code would choke on too (it is the same arithmetic):
             # report it rather than crash; rule H3D990 turns the event into a finding.
             resolver.events["resolution_error"] = f"{type(exc).__name__}: {exc}"
-    ctx = _context(cmd, config, family, hw, env, resolver, intent or {})
+    ctx = _context(cmd, config, family, hw, env, resolver, intent or {}, release)
     ctx["sglang_version"] = table.sglang_version
     findings = []
     key = family.family.key if family.family else None
+    unverified = _unverified(rules, key, hw.platform, cmd.entry, table.sglang_version, _NEWEST)
+    ctx["release.unverified"] = unverified
+    ctx["release.unverified_text"] = "; ".join(unverified)
     diffusers = bool(key) and _diffusers_backend(args)
     resolution_failed = "events.resolution_error" in ctx
     for rule, condition in _applicable(rules, key, hw.platform, cmd.entry, table.sglang_version):
@@ -217,14 +287,16 @@ def evaluate_launch(tokens: list[str], hw: HardwareFacts, rules: list[Rule], tab
         # known facts is a plain finding, whatever else it could not read.
         severity = rule.severity if verdict else "warning"
         unknown = sorted(unknowns) if verdict is None else []
-        findings.append(Finding(rule, render(rule.message, ctx), severity, rule.order_for(key), tuple(unknown)))
+        why = render(rule.why, ctx) if "{" in rule.why else ""
+        findings.append(Finding(rule, render(rule.message, ctx), severity, rule.order_for(key), tuple(unknown), why))
     findings.sort(key=lambda f: (f.order, ctx.get(f.rule.position, 0) if f.rule.position else 0, f.rule.id))
     effective = dict(resolver.a) if resolver else {}
     return Evaluation(cmd, family, hw, ctx, findings, config, effective)
 
 
 def check(tokens: list[str], hw: HardwareFacts, rules: list[Rule], table: FlagTable, env: dict[str, str],
-          intent: dict[str, Any] | None = None, evaluations: dict | None = None) -> CheckResult:
+          intent: dict[str, Any] | None = None, evaluations: dict | None = None,
+          release: ReleaseTarget | None = None) -> CheckResult:
     """Evaluate; then fix the first failing rule, re-resolve, re-check, until nothing fails.
 
     A failing rule with no fix (no change of flags makes it pass) is set aside and the others
@@ -236,7 +308,7 @@ def check(tokens: list[str], hw: HardwareFacts, rules: list[Rule], table: FlagTa
     and requests, e.g. the corrected command many launches converge on, is not evaluated again.
     Evaluations are frozen records, so sharing them is safe.
     """
-    first = _evaluate(tokens, hw, rules, table, env, intent, evaluations)
+    first = _evaluate(tokens, hw, rules, table, env, intent, evaluations, release)
     current, evaluation = list(tokens), first
     notes: list[str] = []
     gives_up: list[str] = []
@@ -270,19 +342,19 @@ def check(tokens: list[str], hw: HardwareFacts, rules: list[Rule], table: FlagTa
         if tuple(current) in seen:
             break
         seen.add(tuple(current))
-        evaluation = _evaluate(current, hw, rules, table, env, intent, evaluations)
+        evaluation = _evaluate(current, hw, rules, table, env, intent, evaluations, release)
     return CheckResult(first, None, "not-converged", notes, gives_up)
 
 
-def _evaluate(tokens, hw, rules, table, env, intent, memo: dict | None) -> Evaluation:
+def _evaluate(tokens, hw, rules, table, env, intent, memo: dict | None, release=None) -> Evaluation:
     if memo is None:
-        return evaluate_launch(tokens, hw, rules, table, env, intent)
+        return evaluate_launch(tokens, hw, rules, table, env, intent, release)
     key = (tuple(tokens), id(hw), id(rules), id(table), tuple(sorted(env.items())),
-           tuple(sorted((intent or {}).items())))
+           tuple(sorted((intent or {}).items())), release)
     hit = memo.get(key)
     if hit is not None and hit[0] is hw and hit[1] is rules and hit[2] is table:
         return hit[3]
-    evaluation = evaluate_launch(tokens, hw, rules, table, env, intent)
+    evaluation = evaluate_launch(tokens, hw, rules, table, env, intent, release)
     memo[key] = (hw, rules, table, evaluation)
     return evaluation
 

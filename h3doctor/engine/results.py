@@ -24,6 +24,7 @@ class Finding:
     severity: str
     order: int
     unknown_facts: tuple[str, ...] = ()
+    why: str = ""  # the rule's `why`, rendered (empty: the rule's text as written)
 
     @property
     def cannot_verify(self) -> bool:

@@ -5,6 +5,7 @@ A malformed rule file is a RuleFileError naming the file and the line (exit 2).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import json
@@ -17,11 +18,14 @@ from typing import Any
 from h3doctor.engine.conditions import paths_of, placeholders
 from h3doctor.errors import RuleFileError
 from h3doctor.paths import cache_dir
+from h3doctor.sglang.releases import in_range
 
 RULES_DIR_ENV = "H3DOCTOR_RULES_DIR"
 MAX_RULE_FILE_BYTES = 256 * 1024
 _CONTEXT_ROOTS = ("args", "hw", "env", "derived", "parse", "events", "intent", "config", "family", "entry", "launcher",
-                  "explicit")
+                  "explicit", "release")
+# what a per-release entry (`releases:`) may override
+_OVERRIDABLE = ("message", "why", "stage", "sglang_stage", "order", "severity", "where")
 
 
 
@@ -51,6 +55,20 @@ class Rule:
     path: str
     raw: dict[str, Any]
     position: str | None = None
+    releases: tuple[dict[str, Any], ...] = ()  # per-release overrides, first match wins
+
+    def for_version(self, version: str) -> "Rule":
+        """This rule as it reads for one release: its `releases:` entry for it applied."""
+        hit = _FOR_VERSION.get((id(self), version))
+        if hit is not None and hit[0] is self:
+            return hit[1]
+        resolved = self
+        for entry in self.releases:
+            if version_in_range(version, entry["versions"]):
+                resolved = dataclasses.replace(self, **{k: entry[k] for k in _OVERRIDABLE if k in entry})
+                break
+        _FOR_VERSION[(id(self), version)] = (self, resolved)
+        return resolved
 
     def order_for(self, family: str | None) -> int:
         return self.order_by_family.get(family or "", self.order)
@@ -75,22 +93,11 @@ class Rule:
         }
 
 
-def _version_tuple(v: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in v.split(".") if p.isdigit())
+_FOR_VERSION: dict[tuple[int, str], tuple[Rule, Rule]] = {}
 
 
-@functools.lru_cache(maxsize=4096)  # every rule asks it on every check, with a handful of distinct arguments
-def version_in_range(version: str, spec: str) -> bool:
-    v = _version_tuple(version)
-    for clause in spec.split(","):
-        for op in (">=", "<=", "==", ">", "<"):
-            if clause.startswith(op):
-                bound = _version_tuple(clause[len(op):])
-                ok = {">=": v >= bound, "<=": v <= bound, "==": v == bound, ">": v > bound, "<": v < bound}[op]
-                if not ok:
-                    return False
-                break
-    return True
+# every rule asks it on every check, with a handful of distinct arguments
+version_in_range = functools.lru_cache(maxsize=4096)(in_range)
 
 
 def rules_dir() -> Path:
@@ -134,10 +141,11 @@ def _load_file(path: Path, validator: Any) -> Rule:
 def _check_paths(path: Path, text: str, data: dict[str, Any]) -> None:
     from h3doctor.yamlpos import yaml_line
 
-    used = paths_of(data["when"]) + placeholders(data["message"])
-    for p in used:
+    texts = [data["message"], data["why"]] + [e.get(k, "") for e in data.get("releases", []) for k in ("message", "why")]
+    rendered = [p for t in texts for p in placeholders(t)]
+    for p in paths_of(data["when"]) + rendered:
         if p.split(".")[0] not in _CONTEXT_ROOTS:
-            line = yaml_line(text, ["message"] if p in placeholders(data["message"]) else ["when"])
+            line = yaml_line(text, ["message"] if p in rendered else ["when"])
             raise RuleFileError(f"unknown context path {p!r}", location=f"{path}:{line}")
 
 
@@ -155,7 +163,7 @@ def _rule_from(data: dict[str, Any], path: Path) -> Rule:
         when=data["when"], message=data["message"], why=data["why"],
         fix=None if fix == "none" else tuple(fix), fix_note=data.get("fix_note", ""),
         gives_up=data.get("gives_up", ""), examples=tuple(data["examples"]), path=str(path), raw=data,
-        position=data.get("position"),
+        position=data.get("position"), releases=tuple(data.get("releases", ())),
     )
 
 

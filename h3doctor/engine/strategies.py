@@ -11,6 +11,7 @@ import os
 
 from h3doctor.engine.fixes import PROGRAM, Edit, FixContext, Strategy, inline_config
 from h3doctor.engine.layout import parallel_layout
+from h3doctor.sglang.releases import describe_foreign
 
 # argv.py problem kinds that rule H3D010 reports together, as argparse's own errors
 PARSE_KIND = {"ambiguous": "argparse", "arity": "argparse", "invalid_value": "argparse"}
@@ -22,6 +23,32 @@ def _strategy_drop_unrecognized(fx: FixContext):
     for p in fx.cmd.problems:
         if p.kind == "unrecognized":
             edits.append(Edit(p.start, p.end, [p.suggestion] + fx.cmd.args[p.start + 1 : p.end] if p.suggestion and p.suggestion.startswith("--") else []))
+    return edits
+
+
+def _strategy_translate_release_flags(fx: FixContext):
+    """Flags of another release: this release's spelling where the cited equivalents table has
+    one (flagdata/flag-equivalents.json), else dropped; every change is named in the notes."""
+    version = fx.context.get("release.table") or fx.table.sglang_version
+    edits = []
+    for p in fx.cmd.problems:
+        if p.kind not in ("unrecognized", "ambiguous") or not p.option:
+            continue
+        info = describe_foreign(p.option, fx.cmd.entry, version)
+        if info is None:
+            continue
+        words = fx.cmd.args[p.start:p.end]
+        head, _, inline = words[0].partition("=")
+        value = (inline or (words[1] if len(words) > 1 else "true")).lower()
+        eq = info["equivalent"]
+        mapped = eq["values"].get(value) if eq else None
+        if mapped is not None:
+            edits.append(Edit(p.start, p.end, [eq["replacement"], mapped]))
+            fx.notes.append(f"{' '.join(words)} -> {eq['replacement']} {mapped}: {info['when']}; sglang {version} "
+                            f"spells it {eq['replacement']} ({eq['where']})")
+        else:
+            edits.append(Edit(p.start, p.end, []))
+            fx.notes.append(f"dropped {' '.join(words)}: {info['when']}; sglang {version} has no equivalent")
     return edits
 
 
@@ -111,6 +138,7 @@ STRATEGIES: dict[str, Strategy] = {
     "parallel_layout": parallel_layout,
     "inline_config": inline_config,
     "drop_unrecognized": _strategy_drop_unrecognized,
+    "translate_release_flags": _strategy_translate_release_flags,
     "expand_abbreviation": _strategy_expand_abbreviation,
     "drop_parse_error": _strategy_drop_parse_error,
     "override_config_types": _strategy_override_config_types,

@@ -17,7 +17,7 @@ from typing import Any
 
 from h3doctor.engine.check import check
 from h3doctor.engine.results import CheckResult
-from h3doctor.engine.ruleset import Rule, load_rules, version_in_range
+from h3doctor.engine.ruleset import Rule, load_rules
 from h3doctor.errors import UsageError
 from h3doctor.facts import HardwareFacts
 from h3doctor.host.gpus import ProfileNameError, catalog_profile, find_gpu
@@ -29,6 +29,7 @@ from h3doctor.lint.locate import Locator
 from h3doctor.lint.notices import NOTICES
 from h3doctor.lint.suppress import Suppression, inline_suppressions
 from h3doctor.loading import LoadError, Pos
+from h3doctor.sglang import releases
 from h3doctor.sglang.flagtable import DEFAULT_SGLANG_VERSION, FlagTable, load_flag_table
 
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
@@ -106,11 +107,9 @@ class LintSession:
 
     # --- shared, loaded once per run -------------------------------------------------------
     def table_for(self, version: str) -> FlagTable:
+        # a release whose rules are not verified is judged by its parser; rule H3D921 says what it cannot verify
         if version not in self._tables:
-            table = load_flag_table(version)
-            if not any(version_in_range(table.sglang_version, r.versions) for r in self.rules):
-                raise UsageError(f"no rule is verified for sglang {table.sglang_version}; h3doctor cannot judge that release yet")
-            self._tables[version] = table
+            self._tables[version] = load_flag_table(releases.target(version, None).table_version)
         return self._tables[version]
 
     def hardware(self, target: str, granted: int | None) -> HardwareFacts:
@@ -140,7 +139,7 @@ class LintSession:
         result = self._memo.get(key)
         if result is None:
             result = check(list(launch.tokens), hw, self.rules, self.table_for(version), dict(launch.env),
-                           dict(launch.intent), self._evaluations)
+                           dict(launch.intent), self._evaluations, release=releases.target(version, None))
             self._memo[key] = result
         self.checks += 1
         return hw, result

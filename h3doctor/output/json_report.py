@@ -39,7 +39,7 @@ def finding_dict(f: Finding) -> dict[str, Any]:
         "sglang_stage": r.sglang_stage,
         "message": f.message,
         "title": r.title,
-        "why": r.why,
+        "why": f.why or r.why,
         "fix": list(r.fix) if r.fix else None,
         "fix_note": r.fix_note or None,
         "sglang_where": r.where,
@@ -68,7 +68,8 @@ def build(result: CheckResult, fail_on: str = "error") -> dict[str, Any]:
     return {
         "schema_version": SCHEMA_VERSION,
         "h3doctor_version": __version__,
-        "sglang_version": ev.context.get("sglang_version"),
+        "sglang_version": ev.context.get("release.version", ev.context.get("sglang_version")),
+        "sglang_version_source": ev.context.get("release.source", "default"),
         "command": {"argv": ev.cmd.tokens, "entry": ev.cmd.entry, "program_given": ev.cmd.program_given,
                     "launcher": ev.cmd.launcher, "wrapper": ev.cmd.tokens[: ev.cmd.wrapper_len]},
         "is_h3_launch": fam is not None,

@@ -43,7 +43,7 @@ def text_report(result: CheckResult, console: Console, out: TextIO, *, show_conf
         console.print(f"     sglang says: {escape(f.message)}", soft_wrap=True)
         if f.cannot_verify:
             console.print(f"     unknown: {escape(', '.join(f.unknown_facts))}")
-        console.print(f"     why: {escape(' '.join(f.rule.why.split()))}", soft_wrap=True)
+        console.print(f"     why: {escape(' '.join((f.why or f.rule.why).split()))}", soft_wrap=True)
         if f.rule.fix_note:
             console.print(f"     fix: {escape(f.rule.fix_note)}", soft_wrap=True)
     memory = effective.get("memory") if effective else None

@@ -23,6 +23,7 @@ import argparse
 import importlib.util
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -38,11 +39,12 @@ sys.path.insert(0, str(HERE))
 
 import cases as casegen  # noqa: E402
 import compare  # noqa: E402
+import releases  # noqa: E402
 
 WORKER = HERE / "sglang_worker.py"
 EXTRACT = REPO / "tools" / "flagtable" / "extract.py"
 FORMAT_VERSION = 1
-RESULT_FIELDS = ("ok", "exc", "msg", "stage", "code", "at", "env", "network", "resolved")
+RESULT_FIELDS = ("ok", "exc", "msg", "stage", "code", "at", "env", "network", "hub", "resolved")
 
 
 # --------------------------------------------------------------------------
@@ -81,7 +83,8 @@ def _portable(argv: list[str]) -> list[str]:
 
 def ensure_venv(venv: str, sglang_version: str, wheel: str | None) -> Path:
     """Create/update the venv exactly as tools/flagtable/extract.py does (pinned torch from the
-    local disk, the sglang wheel with --no-deps, extract.IMPORT_REQUIREMENTS). The extractor's
+    local disk, the sglang wheel with --no-deps, extract.IMPORT_REQUIREMENTS, with the release's
+    pins from releases.py for releases other than 0.5.23). The extractor's
     `bootstrap` ends by re-executing the extractor inside the venv; that final exec is stopped
     here, so only its installation steps run."""
     extract = _load_extract()
@@ -90,6 +93,8 @@ def ensure_venv(venv: str, sglang_version: str, wheel: str | None) -> Path:
         return py
     ns = argparse.Namespace(venv=venv, wheel=wheel, sglang_version=sglang_version,
                             output=os.devnull)
+    # older releases pin other transformers/openai/... and import a few more packages
+    extract.IMPORT_REQUIREMENTS = releases.import_requirements(sglang_version, extract.IMPORT_REQUIREMENTS)
 
     def stop(*_a, **_k):
         raise _BootstrapDone
@@ -171,6 +176,15 @@ def run_sglang(py: Path, batch: list[dict[str, Any]], jobs: int, log_dir: Path,
     return results, platforms
 
 
+# an installed file named in a message (e.g. an ImportError's "(.../site-packages/sglang/x.py)")
+_SITE_PACKAGES = re.compile(r"/[^\s'\"()]*?/site-packages/")
+
+
+def portable_text(text: Any) -> Any:
+    """`text` without this machine's venv path: `.../site-packages/sglang/x.py` -> `sglang/x.py`."""
+    return _SITE_PACKAGES.sub("", text) if isinstance(text, str) else text
+
+
 def merge(case: dict[str, Any], result: dict[str, Any], keep_case_fields: bool = True) -> dict[str, Any]:
     out = {k: case[k] for k in ("id", "of", "kind", "profile", "argv", "files") if k in case}
     if not keep_case_fields:
@@ -178,7 +192,7 @@ def merge(case: dict[str, Any], result: dict[str, Any], keep_case_fields: bool =
         out.pop("files", None)
     for k in RESULT_FIELDS:
         if k in result:
-            out[k] = result[k]
+            out[k] = portable_text(result[k]) if k in ("msg", "env") else result[k]
     return out
 
 
@@ -278,9 +292,14 @@ def drift(other: Path, against: Path, show_messages: bool) -> int:
     print(f"# verdict drift: sglang {v1} ({against}) -> {v2} ({other})")
     print(f"{len(a)} / {len(b)} cases, {len(a) - len(only_a)} in common; "
           f"{len(changed)} changed verdict; {len(msg_changed)} rejected by both with a different error")
+    env_changed = sum(1 for r, s in changed if r.get("env") or s.get("env"))
+    if env_changed:
+        print(f"({env_changed} of the changed verdicts are marked env on either side: they depend on the "
+              "recording environment -- optional kernel packages, or the offline hub for a model id "
+              "that release does not register)")
     if only_a or only_b:
-        print(f"(cases only in {v1}: {len(only_a)}; only in {v2}: {len(only_b)} -- "
-              "different generator seed/count/version?)")
+        why = ("a smaller --count" if not only_b or not only_a else "different generator seed/version?")
+        print(f"(cases only in {v1}: {len(only_a)}; only in {v2}: {len(only_b)} -- {why})")
     for r, s in changed:
         print(f"\n{r['id']} [{r['profile']}] {compare.command_of(r['argv'])}")
         print(f"  {v1}: {compare.sglang_says(r)}")

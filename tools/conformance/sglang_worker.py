@@ -41,6 +41,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import simhw  # noqa: E402
 
 H3_COMPONENTS = ("transformer", "text_encoder", "video_vae", "audio_vae")
+# recorded instead of `residency` where ServerArgs has no residency_mode (0.5.17)
+OFFLOAD_FIELDS = ("dit_cpu_offload", "dit_layerwise_offload", "layerwise_offload_components",
+                  "text_encoder_cpu_offload", "vae_cpu_offload")
 
 # innermost marker frame wins: (function name, file suffix or None) -> stage
 STAGE_MARKERS = [
@@ -100,6 +103,56 @@ def install_network_guard() -> None:
     socket.socket.connect_ex = connect_ex
 
 
+# Hub look-ups (HF_HUB_OFFLINE=1, so each one fails). sglang asks the hub only for a model id
+# that its diffusion registry does not know: `get_is_diffusion_model` then fetches
+# model_index.json (offline: it routes the launch to the LLM server), and the diffusion side
+# may fall back to its diffusers backend. Such a verdict is the offline hub's, not the
+# release's: the case is marked `env` (e.g. FastH3 8-Step-V2 before 0.5.22, FastH3 Omni
+# before 0.5.23, VDN-H3 before 0.5.20).
+HUB_LOOKUPS: list[str] = []
+_HUB_FUNCTIONS = ("hf_hub_download", "snapshot_download", "model_info", "list_repo_files",
+                  "file_exists", "repo_info")
+
+
+def install_hub_guard() -> None:
+    import huggingface_hub
+
+    def wrap(name, fn):
+        def hub_call(*a, **k):
+            repo = k.get("repo_id") or (a[0] if a and isinstance(a[0], str) else None)
+            if name == "hf_hub_download":
+                what = f"{repo}/{k.get('filename') or (a[1] if len(a) > 1 else '')}"
+            else:
+                what = str(repo)
+            HUB_LOOKUPS.append(f"{name}({what})")
+            return fn(*a, **k)
+        hub_call.__wrapped__ = fn
+        hub_call._h3conf_hub = True
+        return hub_call
+
+    modules = [huggingface_hub]
+    for sub in ("file_download", "_snapshot_download", "hf_api"):
+        try:
+            modules.append(__import__(f"huggingface_hub.{sub}", fromlist=["_"]))
+        except ImportError:
+            pass
+    for mod in modules:
+        for name in _HUB_FUNCTIONS:
+            fn = getattr(mod, name, None)
+            if callable(fn) and not getattr(fn, "_h3conf_hub", False):
+                setattr(mod, name, wrap(name, fn))
+    api = getattr(huggingface_hub, "HfApi", None)
+    for name in _HUB_FUNCTIONS:
+        fn = getattr(api, name, None) if api is not None else None
+        if callable(fn):
+            orig = fn
+
+            def method(self, *a, _orig=orig, _name=name, **k):
+                HUB_LOOKUPS.append(f"{_name}({k.get('repo_id') or (a[0] if a else None)})")
+                return _orig(self, *a, **k)
+            setattr(api, name, method)
+
+
 # --------------------------------------------------------------------------
 # one case
 # --------------------------------------------------------------------------
@@ -154,13 +207,17 @@ def resolved_config(sa) -> dict[str, Any]:
         "ring": sa.ring_degree,
         "dp": sa.dp_size,
         "cfg_parallel": bool(sa.enable_cfg_parallel),
-        "residency": {c: sa.residency_mode(c) for c in H3_COMPONENTS},
+        # ServerArgs.residency_mode is new in 0.5.18 (with --component-residency)
+        "residency": ({c: sa.residency_mode(c) for c in H3_COMPONENTS}
+                      if hasattr(sa, "residency_mode") else None),
         "quantization": sa.quantization,
         "torch_compile": _jsonable(sa.enable_torch_compile),
         "warmup_mode": sa.warmup_mode,
         "pipeline_config": type(sa.pipeline_config).__name__,
     }
-    if (sa.kv_gather_degree or 1) > 1:
+    if out["residency"] is None:  # 0.5.17: the offload switches themselves
+        out["offload"] = {k: _jsonable(getattr(sa, k, None)) for k in OFFLOAD_FIELDS}
+    if (getattr(sa, "kv_gather_degree", None) or 1) > 1:  # --kv-gather-degree: 0.5.18+
         out["kv_gather"] = sa.kv_gather_degree
     return out
 
@@ -180,7 +237,22 @@ def _import_cause(exc: BaseException) -> str | None:
     return None
 
 
-def run_case(case: dict[str, Any], workdir: Path, sglang_root: str, cli_main) -> dict[str, Any]:
+# Model resolution caches of sglang's diffusion registry (`functools.lru_cache(maxsize=1)` on
+# `get_model_info` and `_get_config_info`, in every release 0.5.17-0.5.23). They are cleared
+# before every case, so each case resolves its model as a fresh `sglang serve` process would;
+# otherwise a case that follows one with the same unregistered model id would reuse that
+# case's (offline-hub) resolution without looking it up, and its `hub`/`env` marks would
+# depend on the case order. Verdicts do not depend on it (the 0.5.23 order check passed).
+RESOLUTION_CACHES = ("get_model_info", "_get_config_info")
+
+
+def resolution_caches() -> list:
+    from sglang.multimodal_gen import registry
+
+    return [fn for fn in (getattr(registry, n, None) for n in RESOLUTION_CACHES) if hasattr(fn, "cache_clear")]
+
+
+def run_case(case: dict[str, Any], workdir: Path, sglang_root: str, cli_main, caches=()) -> dict[str, Any]:
     # config files named by the case are written into the (per-process) work directory and
     # referred to by relative name, so messages that quote the path are machine-independent
     for cfg in case.get("files", ()):
@@ -188,6 +260,9 @@ def run_case(case: dict[str, Any], workdir: Path, sglang_root: str, cli_main) ->
     os.chdir(workdir)
     random.seed(zlib.crc32(case["id"].encode()))
     NETWORK_ATTEMPTS.clear()
+    HUB_LOOKUPS.clear()
+    for fn in caches:
+        fn.cache_clear()
     sys.argv = ["sglang", "serve", *case["argv"]]
     out, err = io.StringIO(), io.StringIO()
     result: dict[str, Any] = {"id": case["id"]}
@@ -223,6 +298,12 @@ def run_case(case: dict[str, Any], workdir: Path, sglang_root: str, cli_main) ->
             result["env"] = env
     if NETWORK_ATTEMPTS:
         result["network"] = list(NETWORK_ATTEMPTS)
+    if HUB_LOOKUPS:
+        lookups = list(dict.fromkeys(HUB_LOOKUPS))
+        result["hub"] = lookups
+        if not result.get("env"):
+            more = f" (+{len(lookups) - 1} more)" if len(lookups) > 1 else ""
+            result["env"] = f"offline hub: {lookups[0]}{more}"
     return result
 
 
@@ -236,6 +317,7 @@ def main() -> int:
 
     profile = json.loads(Path(args.profile_json).read_text())
     install_network_guard()
+    install_hub_guard()
     sim = simhw.install(profile)
 
     import sglang
@@ -248,13 +330,28 @@ def main() -> int:
     def dispatch_launch(server_args):
         raise _Accepted(server_args)
 
-    def run_llm(request):
+    def run_llm(*_a, **_k):
         raise _RoutedToLLM()
 
     diffusion_serve.dispatch_launch = dispatch_launch
-    cli_serve._run_llm = run_llm
-    cli_serve.kill_process_tree = lambda *a, **k: None
+    replaced = ["sglang.multimodal_gen.runtime.entrypoints.cli.serve.dispatch_launch"]
+    if hasattr(cli_serve, "_run_llm"):
+        # 0.5.18+: the LLM backend of `sglang serve`'s backend registry
+        cli_serve._run_llm = run_llm
+        replaced.append("sglang.cli.serve._run_llm")
+    else:
+        # 0.5.17: serve() itself builds the LLM server: `from sglang.srt.server_args import
+        # prepare_server_args` (imported when that branch runs), then run_server; the LLM
+        # argument parsing is stopped before it starts, as _run_llm is in later releases
+        import sglang.srt.server_args as srt_server_args
 
+        srt_server_args.prepare_server_args = run_llm
+        replaced.append("sglang.srt.server_args.prepare_server_args")
+    cli_serve.kill_process_tree = lambda *a, **k: None
+    replaced.append("sglang.cli.serve.kill_process_tree")
+    sim["replaced"] = replaced
+
+    caches = resolution_caches()
     sglang_root = str(Path(sglang.__file__).resolve().parent) + os.sep
     workdir = Path(args.workdir)
     workdir.mkdir(parents=True, exist_ok=True)
@@ -262,7 +359,7 @@ def main() -> int:
     with open(args.out, "w", encoding="utf-8") as fh:
         fh.write(json.dumps({"profile": profile["name"], "simulation": sim, "platform": facts}) + "\n")
         for case in cases:
-            fh.write(json.dumps(run_case(case, workdir, sglang_root, cli_main_mod.main)) + "\n")
+            fh.write(json.dumps(run_case(case, workdir, sglang_root, cli_main_mod.main, caches)) + "\n")
             fh.flush()
     return 0
 

@@ -34,6 +34,8 @@ Invalid device ids behave like torch: `get_device_properties(i)` for i >= device
 
 from __future__ import annotations
 
+import importlib.abc
+import importlib.machinery
 import sys
 import types
 from collections import namedtuple
@@ -77,7 +79,7 @@ def install(profile: dict[str, Any]) -> dict[str, Any]:
     """Patch torch / NVML / psutil for `profile` (a built-in h3doctor profile mapping).
 
     Returns a description of what was patched (written into the goldens' header)."""
-    if "sglang.multimodal_gen.runtime.platforms" in sys.modules:
+    if "sglang.multimodal_gen.runtime.platforms" in sys.modules or PYNVML in sys.modules:
         raise SimulationError("install() must run before sglang's platform module is imported")
 
     import psutil
@@ -160,30 +162,60 @@ def _install_cuda(profile, count, total_gib, free_gib, torch) -> None:
     _replace(cuda, "set_device", lambda device: None)
     torch.version.cuda = None  # see the module docstring: hides CUDA from sglang.srt only
 
-    # sglang's vendored NVML bindings: importing it runs sglang/__init__.py, which must not
-    # resolve the diffusion platform yet (checked below).
-    from sglang.multimodal_gen.third_party import pynvml
-
-    if "sglang.multimodal_gen.runtime.platforms" in sys.modules:
-        raise SimulationError("importing sglang resolved the diffusion platform before the simulation")
-
+    # sglang's vendored NVML bindings are patched when they are first imported (by a
+    # sys.meta_path hook), not imported here: in 0.5.17-0.5.20 `sglang.multimodal_gen`'s
+    # __init__ imports the whole diffusion runtime (DiffGenerator -> launch_server -> ...),
+    # so importing `third_party.pynvml` from here would resolve the platform before NVML is
+    # simulated. Patching at import time works whatever imports it first, in every release.
     Mem = namedtuple("c_nvmlMemory_t", "total free used")
 
-    def handle(i):
-        i = int(i)
-        if i < 0 or i >= count:
-            raise pynvml.NVMLError(pynvml.NVML_ERROR_INVALID_ARGUMENT)
-        return ("sim-gpu", i)
+    def patch(pynvml) -> None:
+        def handle(i):
+            i = int(i)
+            if i < 0 or i >= count:
+                raise pynvml.NVMLError(pynvml.NVML_ERROR_INVALID_ARGUMENT)
+            return ("sim-gpu", i)
 
-    pynvml.nvmlInit = lambda *a, **k: None
-    pynvml.nvmlShutdown = lambda *a, **k: None
-    pynvml.nvmlDeviceGetCount = lambda: count
-    pynvml.nvmlDeviceGetHandleByIndex = handle
-    pynvml.nvmlDeviceGetCudaComputeCapability = lambda h: (major, minor)
-    pynvml.nvmlDeviceGetName = lambda h: name
-    pynvml.nvmlDeviceGetMemoryInfo = lambda h, version=None: Mem(total, free, total - free)
-    pynvml.nvmlDeviceGetUUID = lambda h: f"GPU-sim-{h[1]}"
-    pynvml.nvmlDeviceGetP2PStatus = lambda a, b, i: pynvml.NVML_P2P_STATUS_OK
+        pynvml.nvmlInit = lambda *a, **k: None
+        pynvml.nvmlShutdown = lambda *a, **k: None
+        pynvml.nvmlDeviceGetCount = lambda: count
+        pynvml.nvmlDeviceGetHandleByIndex = handle
+        pynvml.nvmlDeviceGetCudaComputeCapability = lambda h: (major, minor)
+        pynvml.nvmlDeviceGetName = lambda h: name
+        pynvml.nvmlDeviceGetMemoryInfo = lambda h, version=None: Mem(total, free, total - free)
+        pynvml.nvmlDeviceGetUUID = lambda h: f"GPU-sim-{h[1]}"
+        pynvml.nvmlDeviceGetP2PStatus = lambda a, b, i: pynvml.NVML_P2P_STATUS_OK
+
+    sys.meta_path.insert(0, _PatchOnImport(PYNVML, patch))
+
+
+PYNVML = "sglang.multimodal_gen.third_party.pynvml"
+PATCHED_ON_IMPORT: set[str] = set()
+
+
+class _PatchOnImport(importlib.abc.MetaPathFinder):
+    """Finds module `name` with the normal path finder and runs `patch(module)` right after
+    the module's own code has run, before anything else can use it."""
+
+    def __init__(self, name: str, patch) -> None:
+        self.name, self.patch = name, patch
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname != self.name:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path, target)
+        if spec is None or spec.loader is None:
+            return spec
+        loader, patch = spec.loader, self.patch
+        orig_exec = loader.exec_module
+
+        def exec_module(module):
+            orig_exec(module)
+            patch(module)
+            PATCHED_ON_IMPORT.add(fullname)
+
+        loader.exec_module = exec_module
+        return spec
 
 
 def check_platform(profile: dict[str, Any]) -> dict[str, Any]:
@@ -194,14 +226,21 @@ def check_platform(profile: dict[str, Any]) -> dict[str, Any]:
         "class": type(p).__name__,
         "is_cuda": p.is_cuda(), "is_mps": p.is_mps(), "is_cpu": p.is_cpu(), "is_rocm": p.is_rocm(),
     }
-    cap = p.get_device_capability()
+    try:
+        cap = p.get_device_capability()
+    except NotImplementedError:  # MpsPlatform up to 0.5.18
+        cap = None
     facts["capability"] = cap.as_version_str() if cap is not None else None
     try:
         facts["total_memory_gib"] = round(p.get_device_total_memory() / GIB, 1)
     except Exception as exc:  # noqa: BLE001
         facts["total_memory_gib"] = f"<{type(exc).__name__}>"
-    facts["shares_host_memory"] = p.device_shares_host_memory()
+    # device_shares_host_memory is new in 0.5.20 (older releases have no integrated-GPU rule)
+    shares = getattr(p, "device_shares_host_memory", None)
+    facts["shares_host_memory"] = shares() if shares is not None else None
     want = profile["platform"]
+    if want == "cuda" and PYNVML not in PATCHED_ON_IMPORT:
+        raise SimulationError(f"{PYNVML} was not imported through the simulation hook")
     ok = {"cuda": facts["is_cuda"], "mps": facts["is_mps"], "cpu": facts["is_cpu"]}.get(want, False)
     if not ok:
         raise SimulationError(f"sglang resolved {facts['class']} for a {want} profile")

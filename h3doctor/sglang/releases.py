@@ -1,0 +1,168 @@
+"""Which sglang release a launch targets, and what that release knows (flags, H3 models).
+
+Reads data only: the generated flag history (`flagdata/flag-history.json`), the cited release
+facts (`flagdata/releases.json`) and the cited flag equivalents (`flagdata/flag-equivalents.json`).
+The installed sglang is read from its package metadata, never imported (importing it pulls torch).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from dataclasses import dataclass
+from importlib import metadata, resources
+from typing import Any
+
+from h3doctor.errors import UsageError
+from h3doctor.sglang.flagtable import DEFAULT_SGLANG_VERSION
+
+_RELEASE = re.compile(r"^(\d+)\.(\d+)\.(\d+)")
+
+
+@dataclass(frozen=True)
+class ReleaseTarget:
+    version: str  # the release the user targets (may be newer than any flag table)
+    source: str  # option | recipe | installed | default
+    table_version: str  # the flag table (and rules) it is judged with
+
+    @property
+    def newer_than_verified(self) -> bool:
+        return key(self.version) > key(self.table_version)
+
+
+def key(version: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in version.split(".") if p.isdigit())
+
+
+def in_range(version: str, spec: str) -> bool:
+    v = key(version)
+    for clause in spec.split(","):
+        for op in (">=", "<=", "==", ">", "<"):
+            if clause.startswith(op):
+                bound = key(clause[len(op):])
+                if not {">=": v >= bound, "<=": v <= bound, "==": v == bound, ">": v > bound, "<": v < bound}[op]:
+                    return False
+                break
+    return True
+
+
+def _data(name: str) -> dict[str, Any]:
+    return json.loads(resources.files("h3doctor.sglang.flagdata").joinpath(name).read_text(encoding="utf-8"))
+
+
+@functools.lru_cache(maxsize=1)
+def history() -> dict[str, Any]:
+    return _data("flag-history.json")
+
+
+@functools.lru_cache(maxsize=1)
+def facts() -> dict[str, Any]:
+    return _data("releases.json")
+
+
+@functools.lru_cache(maxsize=1)
+def equivalents() -> dict[str, dict[str, Any]]:
+    return {e["option"]: e for e in _data("flag-equivalents.json")["equivalents"]}
+
+
+def known_releases() -> list[str]:
+    """Releases with a generated flag table, oldest first."""
+    return sorted(history()["releases"], key=key)
+
+
+def installed_version() -> str | None:
+    try:
+        return metadata.version("sglang")
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def target(option: str | None, recipe: str | None, *, installed: str | None = None) -> ReleaseTarget:
+    """Option > recipe > installed sglang > the newest verified release."""
+    for source, raw in (("option", option), ("recipe", recipe), ("installed", installed)):
+        if raw:
+            return _target(str(raw), source)
+    return ReleaseTarget(DEFAULT_SGLANG_VERSION, "default", DEFAULT_SGLANG_VERSION)
+
+
+def _target(raw: str, source: str) -> ReleaseTarget:
+    m = _RELEASE.match(raw.strip())
+    if not m:
+        raise UsageError(f"sglang version must look like 0.5.23, got {raw[:40]!r} (from the {source})")
+    version = ".".join(m.groups())  # 0.5.23.post1 and 0.5.23rc1 are judged as 0.5.23
+    releases = known_releases()
+    if version in releases:
+        return ReleaseTarget(version, source, version)
+    newest = releases[-1]
+    if key(version) > key(newest):
+        return ReleaseTarget(version, source, newest)
+    raise UsageError(f"no flag table for sglang {version}; known releases: {', '.join(releases)}")
+
+
+def option_releases(option: str, entry: str) -> list[str]:
+    """The releases whose `entry` parser has this exact option string (empty if none has it)."""
+    info = history()["options"].get(option)
+    if info is None:
+        return []
+    return list(info.get("entry_points", {}).get(entry, info["releases"]))
+
+
+def family_versions(family: str) -> str:
+    return facts()["families"][family]["versions"]
+
+
+def model_versions(model_path: str | None) -> str | None:
+    """The release range that registers this exact hub id (None: not a registered id)."""
+    for m in facts()["models"]:
+        if model_path == m["id"]:
+            return m["versions"]
+    return None
+
+
+def lowest(spec: str) -> str | None:
+    """The oldest known release inside `spec`."""
+    inside = [r for r in known_releases() if in_range(r, spec)]
+    return inside[0] if inside else None
+
+
+def span_text(releases: list[str]) -> str:
+    if not releases:
+        return "no release"
+    return releases[0] if len(releases) == 1 else f"{releases[0]}-{releases[-1]}"
+
+
+def describe_foreign(option: str, entry: str, version: str) -> dict[str, Any] | None:
+    """A flag this release does not know but another release does: when it came or went, and the
+    equivalent here, if any. None when no release knows it (a plain unknown flag)."""
+    have = option_releases(option, entry)
+    if not have or version in have:
+        return None
+    all_releases = known_releases()
+    later = [r for r in have if key(r) > key(version)]
+    earlier = [r for r in have if key(r) < key(version)]
+    if later:
+        when = f"{option} was added in sglang {later[0]}"
+    else:
+        gone = next((r for r in all_releases if key(r) > key(earlier[-1])), None)
+        when = f"{option} exists only up to sglang {earlier[-1]}" + (f" (removed in {gone})" if gone else "")
+    eq = equivalents().get(option)
+    if eq and version in option_releases(eq["replacement"], entry):
+        return {"option": option, "when": when, "equivalent": eq,
+                "text": f"{when}; sglang {version} spells it {eq['replacement']} ({eq['where']})"}
+    return {"option": option, "when": when, "equivalent": None,
+            "text": f"{when}; sglang {version} has no equivalent, so the corrected command drops it"}
+
+
+def needs_at_least(options: list[str], entry: str, family: str | None, model_path: str | None) -> tuple[str, str]:
+    """The oldest release that knows every typed flag and serves the model, and why."""
+    floor, why = facts()["first_h3"], "MiniMax-H3 support"
+    spec = model_versions(model_path) or (family_versions(family) if family else None)
+    low = lowest(spec) if spec else None
+    if low and key(low) > key(floor):
+        floor, why = low, f"the model {model_path}"
+    for option in options:
+        have = option_releases(option, entry)
+        if have and key(have[0]) > key(floor):
+            floor, why = have[0], f"the flag {option}"
+    return floor, why
