@@ -288,9 +288,9 @@ def budget(a: dict[str, Any], residency: dict[str, str], family: str, hw: Hardwa
         refiner = w["dit_refiner"] / tp
         active["denoise"] = (0.0 if permanent else held) + window + refiner
         host = host + (blocks - (r if permanent else 0)) * block / tp + refiner
-    else:  # component / snapshot offload: the whole DiT for the denoise
+    else:  # component / snapshot offload: the whole DiT (split by TP only: FSDP shards resident modules only)
         load["transformer"] = 0.0
-        active["denoise"] = dit_total / shard_dit
+        active["denoise"] = dit_total / tp
     load["adaln_slab"] = slab
 
     # text encoder
