@@ -97,6 +97,23 @@ def test_l40s_ring_of_four_in_speed_mode(env):
     assert finding.severity == "error" and not finding.cannot_verify
 
 
+def test_a_component_residency_the_layerwise_list_cannot_move_is_no_fix_not_a_loop(env):
+    """--component-residency wins over --layerwise-offload-components: the memory fix must not
+    propose a list that changes nothing (it looped until the fix loop gave up)."""
+    rules, table = env
+    hw = load_profile("1xRTX5090")
+    result = check(shlex.split(f"{MODEL} --component-residency all=resident"), hw, rules, table, {})
+    assert "H3D540" in _ids(result)
+    assert result.fix_status == "no-fix" and "H3D540" in result.unfixable
+    partly = check(shlex.split(f"{MODEL} --component-residency transformer=resident --performance-mode speed"),
+                   hw, rules, table, {})
+    assert partly.fix_status == "no-fix"  # the DiT alone (61.7 GiB) is more than the card
+    rest = check(shlex.split(f"{MODEL} --component-residency video_vae=resident --performance-mode speed"),
+                 hw, rules, table, {})
+    assert rest.fix_status == "fixed"  # the text encoder and the DiT can still move
+    assert "--layerwise-offload-components" in rest.corrected_argv
+
+
 def test_default_4xh200_is_not_flagged(env):
     rules, table = env
     result = check(shlex.split(f"{MODEL} --num-gpus 4"), load_profile("4xH200"), rules, table, {})

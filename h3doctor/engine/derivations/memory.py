@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from h3doctor.sglang.memory import Budget, budget, constants
-from h3doctor.sglang.residency import H3_COMPONENTS, normalize_layerwise
+from h3doctor.sglang.residency import H3_COMPONENTS, canonical_mode, normalize_layerwise
 
 _PLATFORMS = ("cuda", "rocm")
 _LAYERWISE_NAME = {"transformer": "dit", "text_encoder": "text_encoder", "video_vae": "vae"}
@@ -93,7 +93,11 @@ def derive(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
         "derived.memory.uncertain": "; ".join(b.uncertain) or None,
     }
     if load_over or warm_over:
-        ops, why = _least_disruptive_fit(a, residency, family, hw, r.env, entry, intent, release)
+        # a component the user placed with --component-residency stays there whatever the
+        # layerwise list says (residency_mode precedence, server_args.py:1893-1935)
+        pinned = {c for c in H3_COMPONENTS if canonical_mode(c, a.get("component_residency")) is not None}
+        placed = {c for c in H3_COMPONENTS if r.res.explicit_mode(c) is not None}
+        ops, why = _least_disruptive_fit(a, residency, family, hw, r.env, entry, intent, release, pinned, placed)
         out["derived.memory.fix_ops"] = ops
         out["derived.memory.fix_why"] = why
     return out
@@ -114,10 +118,14 @@ def _fits(b: Budget) -> bool:
     return b.peak_live_gib is None or b.peak_live_gib <= cap
 
 
-def _least_disruptive_fit(a, residency, family, hw, env, entry, intent, release) -> tuple[list[dict], str | None]:
+def _least_disruptive_fit(a, residency, family, hw, env, entry, intent, release, pinned=frozenset(),
+                          placed=frozenset()) -> tuple[list[dict], str | None]:
     """The first change, least disruptive first, that fits by the model: layerwise offload of the
     biggest resident components (keeping the user's mode), fewer DiT layers held resident,
-    `--performance-mode memory`. Empty when none does (the rule then has no fix here)."""
+    `--performance-mode memory`. Empty when none does (the rule then has no fix here).
+
+    `pinned`: components --component-residency places (the layerwise list cannot move them);
+    `placed`: every component with an explicit placement (memory mode leaves them where they are)."""
     def trial(changes: dict[str, Any], modes: dict[str, str]) -> Budget:
         return budget({**a, **changes}, modes, family, hw, env, entry, intent, release, no_fold=True)
 
@@ -126,7 +134,7 @@ def _least_disruptive_fit(a, residency, family, hw, env, entry, intent, release)
         modes = dict(residency)
         names = list(listed)
         for comp in _OFFLOAD_ORDER:
-            if modes.get(comp) != "resident":
+            if modes.get(comp) != "resident" or comp in pinned:
                 continue
             modes[comp] = "layerwise-offload"
             name = _LAYERWISE_NAME[comp]
@@ -145,7 +153,7 @@ def _least_disruptive_fit(a, residency, family, hw, env, entry, intent, release)
     if str(a.get("performance_mode")) != "memory":
         modes = dict(residency)
         for comp in H3_COMPONENTS[:3]:
-            if modes.get(comp) == "resident":
+            if modes.get(comp) == "resident" and comp not in placed:
                 modes[comp] = "layerwise-offload" if hw.platform == "cuda" else "component-offload"
         if _fits(trial({"performance_mode": "memory"}, modes)):
             return ([{"set": {"flag": "--performance-mode", "value": "memory"}}],
