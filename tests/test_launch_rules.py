@@ -184,6 +184,19 @@ def test_subblock_sage_fp8_on_mac_reports_unknown_capability(run):  # M7 with no
     assert finding(result, "H3D307").message.endswith("found unknown.")
 
 
+def test_an_unfixable_finding_a_later_fix_removes_is_not_a_no_fix(run):  # M7 then M8 on an A100
+    """sage_fp8 SubBlock on sm80: M7 has no fix, but M8's fix (SubBlock cannot run here: fa) takes
+    the transformer off SubBlock, so M7 no longer fires and the launch is fixed, not given up."""
+    result = run(f"{H} --attention-backend subblock_sparse_attn --attention-backend-config compute_mode=sage_fp8",
+                 "1xA100")
+    assert {"H3D307", "H3D311"} <= set(ids(result))
+    assert result.fix_status == "fixed" and result.unfixable == []
+    assert not any(g.startswith("H3D307") for g in result.gives_up)
+    assert result.corrected_argv[result.corrected_argv.index("--attention-backend") + 1] == "fa"
+    again = run(shlex.join(result.corrected_argv), "1xA100")
+    assert again.fix_status == "clean"
+
+
 # -- the CLI --------------------------------------------------------------------------------------------
 
 def test_cli_reports_launch_rules_in_sglang_order(cli):

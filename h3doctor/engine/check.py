@@ -198,7 +198,11 @@ def check(tokens: list[str], hw: HardwareFacts, rules: list[Rule], table: FlagTa
                 gives_up.append(f"{f.rule.id} has no automatic fix: {f.rule.fix_note or 'no flag change fixes this'}")
         blocking = [f for f in blocking if f.rule.fix is not None]
         if not blocking:
-            return _finish(first, tokens, current, notes, gives_up, unfixable)
+            # a finding set aside as unfixable may have gone with a later fix (sage_fp8 SubBlock
+            # on an A100: the SubBlock capability fix moves the transformer to fa)
+            gone = [u for u in unfixable if not any(f.rule.id == u and _needs_fix(f) for f in evaluation.findings)]
+            gives_up = [g for g in gives_up if not any(g.startswith(f"{u} has no automatic fix") for u in gone)]
+            return _finish(first, tokens, current, notes, gives_up, [u for u in unfixable if u not in gone])
         target = blocking[0]  # one at a time, in sglang's order, as sglang itself would report them
         fx = FixContext(evaluation.cmd, table, evaluation.context, STRATEGIES)
         edits = [e for op in target.rule.fix for e in fx.edits_for(op)]
