@@ -79,6 +79,16 @@ def test_corrected_commands_are_accepted_by_sglang(report):
         )
 
 
+def test_alternatives_are_accepted_by_sglang(report):
+    """With no-fix, every alternative h3doctor offers passes sglang's own launcher (recorded as
+    kind=alternative); the alternatives leave corrected_argv/nearest_argv alone (test above)."""
+    assert report.alternatives_offered > 0, "no golden case is offered an alternative: the recording lost them"
+    if report.alternative_failures:
+        pytest.fail(
+            f"{len(report.alternative_failures)} of {report.alternatives_offered} alternatives are not accepted by "
+            f"sglang {VERSION}:\n" + compare.format_alternatives(report), pytrace=False)
+
+
 def test_first_error_agreement_figure(report, capsys):
     """Whether h3doctor's first launch-stage error is the one sglang raised (same message).
     Reported, not asserted: h3doctor reports every error, sglang only its first."""

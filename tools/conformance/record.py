@@ -196,19 +196,23 @@ def write_jsonl(path: Path, meta: dict[str, Any], records: list[dict[str, Any]])
 
 def corrected_cases(all_cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Every corrected command h3doctor proposes (its `corrected_argv`, or with no-fix its
-    `nearest_argv`), as a case to record (id `<case>~fix`)."""
+    `nearest_argv`), as a case to record (id `<case>~fix`), and with no-fix every alternative it
+    offers (id `<case>~alt<N>`, kind `alternative`)."""
     doctor = compare.Doctor()
     out = []
     for c in all_cases:
         o = doctor.run(c)
-        if o.corrected is None:
-            continue
-        fix = {"id": f"{c['id']}~fix", "of": c["id"], "profile": c["profile"], "argv": o.corrected}
-        if o.corrected_kind == "nearest":
-            fix["kind"] = "nearest"  # h3doctor's nearest_argv: it gave up on a finding it cannot fix
-        if c.get("files"):
-            fix["files"] = c["files"]
-        out.append(fix)
+        proposals = [] if o.corrected is None else [(f"{c['id']}~fix", o.corrected, o.corrected_kind)]
+        proposals += [(f"{c['id']}~alt{n}", argv, "alternative") for n, argv in enumerate(o.alternatives, 1)]
+        for case_id, argv, kind in proposals:
+            fix = {"id": case_id, "of": c["id"], "profile": c["profile"], "argv": argv}
+            if kind in ("nearest", "alternative"):
+                # nearest: h3doctor's nearest_argv, it gave up on a finding it cannot fix; alternative:
+                # one of the commands it offers instead, each giving something up
+                fix["kind"] = kind
+            if c.get("files"):
+                fix["files"] = c["files"]
+            out.append(fix)
     return out
 
 
@@ -246,7 +250,8 @@ def record_corrected(py: Path, goldens: list[dict[str, Any]], jobs: int, log_dir
     meta = {"format_version": FORMAT_VERSION, "sglang_version": version,
             "h3doctor_commit": _git_head(), "record_command": shlex.join(argv_used),
             "note": "h3doctor's corrected command (argv after `sglang serve`; kind=nearest: its "
-                    "nearest_argv after giving up on an unfixable finding) for case `of`, recorded "
+                    "nearest_argv after giving up on an unfixable finding; kind=alternative: one of the "
+                    "alternatives it offers with no-fix) for case `of`, recorded "
                     "through sglang on that case's profile and config files"}
     write_jsonl(path, meta, records)
     print(f"[record] wrote {path} ({len(records)} corrected commands)", file=sys.stderr)
