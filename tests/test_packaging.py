@@ -26,7 +26,8 @@ def test_wheel_carries_every_rule_and_data_file(wheel):
     shipped = {Path(n).name for n in names if n.startswith("h3doctor/_rules/") and n.endswith(".yaml")}
     assert shipped == {p.name for p in (REPO / "rules").glob("*.yaml")}
     for data in ("h3doctor/sglang/flagdata/sglang-0.5.23.json", "h3doctor/schema/rule.schema.json",
-                 "h3doctor/host/builtin_profiles/4xH200.json", "h3doctor/engine/catalog/catalog-0.5.23.tsv"):
+                 "h3doctor/host/builtin_profiles/4xH200.json", "h3doctor/engine/catalog/catalog-0.5.23.tsv",
+                 "h3doctor/suggest/cookbook-0.5.23.json", "h3doctor/schema/suggest.schema.json"):
         assert data in names
 
 
