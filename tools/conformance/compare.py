@@ -159,6 +159,34 @@ def _after_serve(argv: list[str]) -> list[str]:
     return ["<unexpected form>", *argv]  # h3doctor answers in the form it was given, always `sglang serve`
 
 
+def example_alternatives(doctor: Doctor) -> list[dict[str, Any]]:
+    """The alternatives `check` offers on the rule files' failing examples (`sglang serve` ones),
+    as cases (id `<rule>::<example>~alt<N>`): the recorder runs them through sglang too, so each
+    no-fix class a rule answers with alternatives is covered even where no generated case meets it."""
+    import shlex as _shlex
+
+    from h3doctor.engine.check import check
+
+    out = []
+    for rule in doctor.rules:
+        if not rule.alternatives:
+            continue
+        for ex in rule.examples:
+            argv = _shlex.split(ex["argv"])
+            if ex["expect"] != "fail" or argv[:2] != ["sglang", "serve"] or "{" in ex["argv"]:
+                continue  # a config or checkpoint file of the example is not a recorded case
+            hw = doctor.profile(ex["profile"])
+            if ex.get("hw"):
+                from dataclasses import replace
+
+                hw = replace(hw, **ex["hw"])
+            result = check(argv, hw, doctor.rules, doctor.table, ex.get("env", {}), ex.get("intent", {}))
+            for n, alt in enumerate(result.alternatives, 1):
+                out.append({"id": f"{rule.id}::{ex['name']}~alt{n}", "kind": "example-alternative",
+                            "profile": ex["profile"], "argv": _after_serve(alt.argv)})
+    return out
+
+
 @dataclass
 class Report:
     n_cases: int = 0
@@ -224,7 +252,7 @@ def build_lookup(goldens: list[dict[str, Any]], corrected: list[dict[str, Any]])
     by_id = {r["id"]: r for r in goldens}
     lookup = {case_key(r["profile"], r["argv"], r.get("files")): r for r in goldens}
     for r in corrected:
-        src = by_id.get(r["of"])
+        src = by_id.get(r.get("of"))  # a rule example's alternative (no `of`) is looked up by its own profile
         if src is None:
             continue
         lookup.setdefault(case_key(src["profile"], r["argv"], src.get("files")), r)

@@ -229,7 +229,7 @@ def record_corrected(py: Path, goldens: list[dict[str, Any]], jobs: int, log_dir
     """Record h3doctor's corrected commands. Commands that are cases already, or (with `reuse`)
     that the existing corrected file recorded through the same sglang version, are not run
     again."""
-    fixes = corrected_cases(goldens)
+    fixes = corrected_cases(goldens) + compare.example_alternatives(compare.Doctor())
     known = {casegen.case_key(r["profile"], r["argv"], r.get("files")): r for r in goldens}
     path = compare.corrected_path(version)
     if reuse and path.exists():
@@ -237,6 +237,9 @@ def record_corrected(py: Path, goldens: list[dict[str, Any]], jobs: int, log_dir
         if meta.get("sglang_version") == version:
             for key, rec in compare.build_lookup(goldens, old).items():
                 known.setdefault(key, rec)
+            for rec in old:  # the rule examples' alternatives carry their own profile
+                if rec.get("kind") == "example-alternative":
+                    known.setdefault(casegen.case_key(rec["profile"], rec["argv"], None), rec)
     todo = [f for f in fixes if casegen.case_key(f["profile"], f["argv"], f.get("files")) not in known]
     print(f"[record] {len(fixes)} corrected commands, {len(todo)} to run through sglang", file=sys.stderr)
     results, _ = run_sglang(py, todo, jobs, log_dir) if todo else ({}, {})
@@ -244,7 +247,7 @@ def record_corrected(py: Path, goldens: list[dict[str, Any]], jobs: int, log_dir
     for f in fixes:
         key = casegen.case_key(f["profile"], f["argv"], f.get("files"))
         res = results.get(f["id"]) or known[key]
-        rec = merge(f, res, keep_case_fields=False)
+        rec = merge(f, res, keep_case_fields=f.get("kind") == "example-alternative")
         rec.pop("resolved", None)
         records.append(rec)
     meta = {"format_version": FORMAT_VERSION, "sglang_version": version,
@@ -252,7 +255,8 @@ def record_corrected(py: Path, goldens: list[dict[str, Any]], jobs: int, log_dir
             "note": "h3doctor's corrected command (argv after `sglang serve`; kind=nearest: its "
                     "nearest_argv after giving up on an unfixable finding; kind=alternative: one of the "
                     "alternatives it offers with no-fix) for case `of`, recorded "
-                    "through sglang on that case's profile and config files"}
+                    "through sglang on that case's profile and config files; kind=example-alternative: "
+                    "an alternative check offers on a rule file's failing example, on its profile"}
     write_jsonl(path, meta, records)
     print(f"[record] wrote {path} ({len(records)} corrected commands)", file=sys.stderr)
 
