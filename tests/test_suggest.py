@@ -205,6 +205,7 @@ def test_cli_json_matches_the_schema_and_exit_codes(cli):
     (["--request", "1344x768x900s"], "--request must be WIDTHxHEIGHTxSECONDS"),
     (["--model", "black-forest-labs/FLUX.1-dev"], "is not a MiniMax-H3 family model"),
     (["--runner-ups", "99"], "--runner-ups must be between 0 and 10"),
+    (["--quantization", "nope"], "--quantization must be one of fp8, convrot_int8"),
     (["--profile", "nope"], "no such hardware profile"),
 ])
 def test_cli_usage_errors(cli, args, needle):

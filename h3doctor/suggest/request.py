@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from h3doctor.errors import UsageError
+from h3doctor.sglang.memory import QUANTIZED_DIT
 from h3doctor.suggest.report import build
 from h3doctor.suggest.search import PREFERENCES, search
 
@@ -52,6 +53,9 @@ def run(req: SuggestRequest) -> dict[str, Any]:
     if not 0 <= req.runner_ups <= MAX_RUNNER_UPS:
         raise UsageError(f"--runner-ups must be between 0 and {MAX_RUNNER_UPS}")
     intent = parse_request(req.request)
+    if req.quantization is not None and req.quantization.lower() not in QUANTIZED_DIT:
+        raise UsageError(f"--quantization must be one of {', '.join(QUANTIZED_DIT)} (the methods h3doctor's memory "
+                         f"model sizes), got {req.quantization[:40]!r}")
     family = match_family(req.model).family
     if family is None:
         known = ", ".join(f.hub_id for f in FAMILIES.values())
