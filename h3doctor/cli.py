@@ -121,6 +121,8 @@ def rule_cmd(
     out.write(f"sglang says: {match.message}\n\nwhy: {' '.join(match.why.split())}\n")
     if match.fix_note:
         out.write(f"fix: {match.fix_note}\n")
+    for alt in match.alternatives:
+        out.write(f"alternative: {alt['gives_up']}\n")
     out.write("\nexamples:\n")
     for ex in match.examples:
         out.write(f"  [{ex['expect']}] on {ex['profile']}: {ex['argv']}\n")

@@ -101,3 +101,11 @@ def test_json_and_text_show_the_alternatives(cli):
     lines = text.splitlines()
     assert f"    {H3} --num-gpus 4 --model-variant ref2va" in lines
     assert any(line.startswith(" 1. serves the FL2VA partition instead of hybrid") for line in lines)
+
+
+def test_the_rule_command_lists_a_rules_alternatives(cli):
+    code, out, _ = cli("rule", "H3D604", json_output=False)
+    assert code == 0
+    assert "alternative: uses dense FlashAttention instead of cube sparse attention" in out.splitlines()
+    code, data, _ = cli("rule", "H3D604", "--format", "json")
+    assert [a["gives_up"] for a in data["alternatives"]][0] == "uses dense FlashAttention instead of cube sparse attention"
