@@ -207,6 +207,8 @@ def rule_cmd(
     out.write(f"sglang says: {match.message}\n\nwhy: {' '.join(match.why.split())}\n")
     if match.fix_note:
         out.write(f"fix: {match.fix_note}\n")
+    for alt in match.alternatives:
+        out.write(f"alternative: {alt['gives_up']}\n")
     out.write("\nexamples:\n")
     for ex in match.examples:
         out.write(f"  [{ex['expect']}] on {ex['profile']}: {ex['argv']}\n")
@@ -375,6 +377,57 @@ def schema_cmd(
     if name not in names:
         raise UsageError(f"no schema {name!r}; known: {', '.join(names)}")
     sys.stdout.write(resources.files("h3doctor.schema").joinpath(f"{name}.schema.json").read_text(encoding="utf-8"))
+
+
+# --- suggest ------------------------------------------------------------------------------------
+
+class Prefer(str, Enum):
+    speed = "speed"
+    memory = "memory"
+    balanced = "balanced"
+
+
+@app.command("suggest", help="Search the launch space for the best MiniMax-H3 launch on this hardware, with the "
+             "rules and memory model of `check`: the best command with why, and the runner-ups. "
+             "h3doctor suggest --profile 4xH200 --prefer speed")
+def suggest_cmd(
+    profile: Annotated[Optional[str], typer.Option(help="Built-in hardware profile name or a YAML/JSON profile file. Without it, this host is probed.")] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Probe this host afresh, without the probe cache.")] = False,
+    model: Annotated[str, typer.Option("--model", help="The model to serve (a MiniMax-H3 family hub id).")] = "MiniMaxAI/MiniMax-H3",
+    variant: Annotated[Optional[str], typer.Option("--variant", help="--model-variant to serve: fl2va, ref2va or hybrid (base MiniMax-H3 only).")] = None,
+    prefer: Annotated[Prefer, typer.Option("--prefer", help="What to rank by: speed, memory (headroom) or balanced (speed with headroom to spare); docs/suggest.md.")] = Prefer.balanced,
+    request: Annotated[Optional[str], typer.Option("--request", help="The requests you will make, WIDTHxHEIGHTxSECONDS (e.g. 1344x768x5s): the memory fit at that shape (default: the server warmup).")] = None,
+    quantization: Annotated[Optional[str], typer.Option("--quantization", help="Suggest only launches with this --quantization (e.g. fp8); without it, none is quantized.")] = None,
+    runner_ups: Annotated[int, typer.Option("--runner-ups", help="How many runner-ups to show (0-10).")] = 3,
+    sglang_version: Annotated[Optional[str], typer.Option("--sglang-version", help="sglang release whose rules and parser to use (default 0.5.23).")] = None,
+    rules_dir: Annotated[Optional[str], typer.Option("--rules-dir", help="Use the rule files in this directory.")] = None,
+    format: Annotated[Format, typer.Option("--format", help="Report format.")] = Format.text,
+    exec_: Annotated[bool, typer.Option("--exec", help="Run the best command (as `check --exec` runs a clean launch).")] = False,
+) -> None:
+    from h3doctor.suggest import SuggestRequest, run
+
+    data = run(SuggestRequest(profile=profile, model=model, variant=variant, prefer=prefer.value, request=request,
+                              quantization=quantization, sglang_version=sglang_version, rules_dir=rules_dir,
+                              use_probe_cache=not no_cache, runner_ups=runner_ups))
+    out = sys.stderr if exec_ else sys.stdout  # when sglang starts, stdout is sglang's
+    if format is Format.json:
+        out.write(json.dumps(data, indent=2, default=str) + "\n")
+    else:
+        from h3doctor.output.suggest_text import suggest_report
+
+        suggest_report(data, _console(stderr=exec_), out)
+    if data["best"] is None:
+        raise typer.Exit(int(ExitCode.FINDINGS))
+    if exec_:
+        raise typer.Exit(_exec(data["best"]["argv"]))
+    raise typer.Exit(int(ExitCode.OK))
+
+
+def _exec(argv: list[str]) -> int:
+    """Launch the best suggestion as `check --exec` launches a clean launch (it checked clean)."""
+    from h3doctor.launch.gate import Verdict, exec_launch
+
+    return exec_launch(Verdict([], None, "clean"), list(argv), dict(os.environ))
 
 
 def main() -> None:

@@ -79,6 +79,33 @@ def test_corrected_commands_are_accepted_by_sglang(report):
         )
 
 
+def test_alternatives_are_accepted_by_sglang(report):
+    """With no-fix, every alternative h3doctor offers passes sglang's own launcher (recorded as
+    kind=alternative); the alternatives leave corrected_argv/nearest_argv alone (test above)."""
+    assert report.alternatives_offered > 0, "no golden case is offered an alternative: the recording lost them"
+    if report.alternative_failures:
+        pytest.fail(
+            f"{len(report.alternative_failures)} of {report.alternatives_offered} alternatives are not accepted by "
+            f"sglang {VERSION}:\n" + compare.format_alternatives(report), pytrace=False)
+
+
+def test_the_rule_examples_alternatives_are_accepted_by_sglang(corrected):
+    """The no-fix classes the rules answer with alternatives (hybrid without merged weights, cube
+    sparse without its config, sage_fp8 on the wrong GPU, ...): every alternative check offers on
+    their examples was recorded through sglang's launcher and accepted."""
+    recorded = {(r["profile"], tuple(r["argv"])): r for r in corrected if r.get("kind") == "example-alternative"}
+    offered = compare.example_alternatives(compare.Doctor(VERSION))
+    answered = {case["id"].split("::")[0] for case in offered}
+    assert {"H3D405", "H3D604", "H3D307"} <= answered
+    missing = [c["id"] for c in offered if (c["profile"], tuple(c["argv"])) not in recorded]
+    assert not missing, f"not recorded through sglang (rerun tools/conformance/record.py --corrected-only): {missing}"
+    judged = [c for c in offered if not recorded[(c["profile"], tuple(c["argv"]))].get("env")]  # kernel-package dependent
+    assert {c["id"].split("::")[0] for c in judged} >= {"H3D405", "H3D604", "H3D307"}
+    rejected = [f"{c['id']}: {compare.sglang_says(recorded[(c['profile'], tuple(c['argv']))])}" for c in judged
+                if not recorded[(c["profile"], tuple(c["argv"]))].get("ok")]
+    assert not rejected, rejected
+
+
 def test_first_error_agreement_figure(report, capsys):
     """Whether h3doctor's first launch-stage error is the one sglang raised (same message).
     Reported, not asserted: h3doctor reports every error, sglang only its first."""

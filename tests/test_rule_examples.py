@@ -56,6 +56,12 @@ def test_rule_example(rule, example, tmp_path):
             again = check(shlex.split(expected), hw, RULES, table, env, intent, release=release)
             errors = [f.rule.id for f in again.evaluation.findings if f.severity == "error"]
             assert errors == [], f"the corrected command still fails: {errors}"
+    if "alternatives" in example:
+        assert [a.command for a in result.alternatives] == example["alternatives"], [a.gives_up for a in result.alternatives]
+        for alt in result.alternatives:
+            assert rule.id in alt.answers and alt.checks_clean and alt.gives_up
+            again = check(alt.argv, hw, RULES, table, env, intent)
+            assert again.fix_status == "clean", f"the alternative {alt.command} does not re-check clean"
 
 
 def test_every_rule_has_failing_and_passing_examples():
@@ -63,6 +69,8 @@ def test_every_rule_has_failing_and_passing_examples():
         kinds = {e["expect"] for e in rule.examples}
         assert {"fail", "pass"} <= kinds, rule.id
         assert any("fixed" in e for e in rule.examples if e["expect"] == "fail"), f"{rule.id} shows no corrected command"
+        if rule.alternatives:
+            assert any(e.get("alternatives") for e in rule.examples), f"{rule.id} shows none of its alternatives"
 
 
 def _serialize(suffix: str, data) -> str:

@@ -60,6 +60,27 @@ def test_broken_yaml_is_located(tmp_path):
     assert info.value.location.startswith(str(target / "H3D305.yaml") + ":")
 
 
+def test_an_alternative_reading_an_unknown_context_is_located(tmp_path):
+    target = _copy_rules(tmp_path)
+    path = target / "H3D604.yaml"
+    text = path.read_text().replace("when: {path: derived.fa_really_runs, op: truthy}", "when: {path: nope.fa, op: truthy}", 1)
+    path.write_text(text)
+    line = text.splitlines().index("    when: {path: nope.fa, op: truthy}") + 1
+    with pytest.raises(RuleFileError, match="alternatives/0/when") as info:
+        load_rules(target, use_cache=False)
+    assert info.value.location == f"{path}:{line}"
+
+
+def test_an_alternative_must_say_what_it_gives_up(tmp_path):
+    target = _copy_rules(tmp_path)
+    path = target / "H3D405.yaml"
+    text = path.read_text()
+    first = text.index("  - gives_up: serves the FL2VA")
+    path.write_text(text[:first] + "  -" + text[text.index("\n    fix:", first) + len("\n   "):])
+    with pytest.raises(RuleFileError, match="'gives_up' is a required property"):
+        load_rules(target, use_cache=False)
+
+
 def test_python_in_a_rule_is_rejected(tmp_path):
     target = _copy_rules(tmp_path)
     path = target / "H3D305.yaml"

@@ -6,8 +6,10 @@ Pure: no printing, no exit codes. The CLI renders what this returns.
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 from typing import Any
 
+from h3doctor.engine.alternatives import alternatives
 from h3doctor.engine.conditions import Compiled, compile_condition, render
 from h3doctor.engine.derivations import derive_all
 from h3doctor.engine.fixes import FixContext, apply_edits
@@ -297,6 +299,20 @@ def evaluate_launch(tokens: list[str], hw: HardwareFacts, rules: list[Rule], tab
 def check(tokens: list[str], hw: HardwareFacts, rules: list[Rule], table: FlagTable, env: dict[str, str],
           intent: dict[str, Any] | None = None, evaluations: dict | None = None,
           release: ReleaseTarget | None = None) -> CheckResult:
+    """The fix loop (`fix_loop`); when it ends in no-fix, the alternatives the unfixable rules
+    list, each re-checked (engine/alternatives.py). Offered only: corrected_argv stays None."""
+    result = fix_loop(tokens, hw, rules, table, env, intent, evaluations, release)
+    if result.fix_status != "no-fix":
+        return result
+    offered = alternatives(result, tokens, rules, table,
+                           lambda argv: fix_loop(argv, hw, rules, table, env, intent, evaluations, release),
+                           lambda argv: _evaluate(argv, hw, rules, table, env, intent, evaluations, release))
+    return replace(result, alternatives=offered) if offered else result
+
+
+def fix_loop(tokens: list[str], hw: HardwareFacts, rules: list[Rule], table: FlagTable, env: dict[str, str],
+             intent: dict[str, Any] | None = None, evaluations: dict | None = None,
+             release: ReleaseTarget | None = None) -> CheckResult:
     """Evaluate; then fix the first failing rule, re-resolve, re-check, until nothing fails.
 
     A failing rule with no fix (no change of flags makes it pass) is set aside and the others

@@ -43,6 +43,23 @@ class Evaluation:
 
 
 @dataclass(frozen=True)
+class Alternative:
+    """A corrected command that gives something up: what a rule file's `alternatives:` offer when
+    the fix loop finds no change of flags alone (engine/alternatives.py). Never applied on its own."""
+
+    argv: list[str]
+    gives_up: list[str]  # what it gives up, first the alternative's own words, then its fixes'
+    answers: list[str]  # the unfixable rule IDs it answers
+    checks_clean: bool  # re-checked: nothing left that blocks the launch
+    still_failing: list[str] = field(default_factory=list)  # with checks_clean false: what still blocks it
+    fix_notes: list[str] = field(default_factory=list)  # the notes of the fixes it needed on top
+
+    @property
+    def command(self) -> str:
+        return shlex.join(self.argv)
+
+
+@dataclass(frozen=True)
 class CheckResult:
     evaluation: Evaluation
     corrected_argv: list[str] | None
@@ -51,6 +68,7 @@ class CheckResult:
     gives_up: list[str]
     nearest_argv: list[str] | None = None  # with no-fix: every fixable finding fixed
     unfixable: list[str] = field(default_factory=list)  # rule IDs no change of flags fixes
+    alternatives: list[Alternative] = field(default_factory=list)  # with no-fix: what to choose instead
 
     @property
     def corrected_command(self) -> str | None:

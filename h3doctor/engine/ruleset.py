@@ -69,6 +69,9 @@ class Rule:
                 break
         _FOR_VERSION[(id(self), version)] = (self, resolved)
         return resolved
+    # with `fix: none` (or a fix that finds no edit): what the user can choose instead, each
+    # {gives_up, fix, when?}; engine/alternatives.py applies and re-checks them
+    alternatives: tuple[dict[str, Any], ...] = ()
 
     def order_for(self, family: str | None) -> int:
         return self.order_by_family.get(family or "", self.order)
@@ -89,7 +92,7 @@ class Rule:
             "stage": self.stage, "sglang_stage": self.sglang_stage, "families": list(self.families),
             "platforms": list(self.platforms) if self.platforms else None, "message": self.message,
             "why": self.why, "fix": list(self.fix) if self.fix else None, "fix_note": self.fix_note,
-            "gives_up": self.gives_up, "examples": list(self.examples),
+            "gives_up": self.gives_up, "alternatives": list(self.alternatives), "examples": list(self.examples),
         }
 
 
@@ -142,11 +145,14 @@ def _check_paths(path: Path, text: str, data: dict[str, Any]) -> None:
     from h3doctor.yamlpos import yaml_line
 
     texts = [data["message"], data["why"]] + [e.get(k, "") for e in data.get("releases", []) for k in ("message", "why")]
-    rendered = [p for t in texts for p in placeholders(t)]
-    for p in paths_of(data["when"]) + rendered:
+    rendered = {p for t in texts for p in placeholders(t)}
+    used = [(p, ["when"]) for p in paths_of(data["when"])] + [(p, ["message"]) for p in sorted(rendered)]
+    for i, alt in enumerate(data.get("alternatives", ())):  # an alternative's conditions read the same context
+        conditions = ([alt["when"]] if "when" in alt else []) + [op["when"] for op in alt["fix"] if "when" in op]
+        used += [(p, ["alternatives", i]) for cond in conditions for p in paths_of(cond)]
+    for p, where in used:
         if p.split(".")[0] not in _CONTEXT_ROOTS:
-            line = yaml_line(text, ["message"] if p in rendered else ["when"])
-            raise RuleFileError(f"unknown context path {p!r}", location=f"{path}:{line}")
+            raise RuleFileError(f"unknown context path {p!r}", location=f"{path}:{yaml_line(text, where)}")
 
 
 def _rule_from(data: dict[str, Any], path: Path) -> Rule:
@@ -164,6 +170,7 @@ def _rule_from(data: dict[str, Any], path: Path) -> Rule:
         fix=None if fix == "none" else tuple(fix), fix_note=data.get("fix_note", ""),
         gives_up=data.get("gives_up", ""), examples=tuple(data["examples"]), path=str(path), raw=data,
         position=data.get("position"), releases=tuple(data.get("releases", ())),
+        alternatives=tuple(data.get("alternatives", ())),
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from h3doctor import __version__
-from h3doctor.engine.results import CheckResult, Finding
+from h3doctor.engine.results import Alternative, CheckResult, Finding
 
 SCHEMA_VERSION = 1
 STAGE_TITLES = {
@@ -48,6 +48,11 @@ def finding_dict(f: Finding) -> dict[str, Any]:
     }
 
 
+def alternative_dict(alt: Alternative) -> dict[str, Any]:
+    return {"argv": alt.argv, "command": alt.command, "gives_up": alt.gives_up, "answers": alt.answers,
+            "checks_clean": alt.checks_clean, "still_failing": alt.still_failing, "fix_notes": alt.fix_notes}
+
+
 def effective_config(result: CheckResult) -> dict[str, Any]:
     ev = result.evaluation
     if ev.family.family is None:
@@ -84,6 +89,7 @@ def build(result: CheckResult, fail_on: str = "error") -> dict[str, Any]:
         "fix_status": result.fix_status,
         "fix_notes": result.fix_notes,
         "gives_up": result.gives_up,
+        "alternatives": [alternative_dict(a) for a in result.alternatives],
         "effective_config": effective_config(result),
         "hardware": ev.hardware.as_dict(),
     }

@@ -66,9 +66,22 @@ def text_report(result: CheckResult, console: Console, out: TextIO, *, show_conf
             console.print("[bold]Nearest launch[/] (every other finding fixed):")
             out.write(shlex.join(result.nearest_argv) + "\n")
             out.flush()
+        _alternatives(result, console, out)
     elif result.fix_status == "not-converged":
         console.print("\n[bold red]h3doctor could not find a corrected command[/] (the fixes did not converge).")
     if result.corrected_command is not None:
         console.print("\n[bold]Corrected command[/] (passes every rule):")
         out.write(result.corrected_command + "\n")
+        out.flush()
+
+
+def _alternatives(result: CheckResult, console: Console, out: TextIO) -> None:
+    """What the user can choose instead, each with what it gives up; none is applied for them."""
+    if not result.alternatives:
+        return
+    console.print("\n[bold]Alternatives[/] (each gives something up; h3doctor never picks one for you):")
+    for n, alt in enumerate(result.alternatives, 1):
+        state = "checks clean" if alt.checks_clean else f"still fails: {', '.join(alt.still_failing)}"
+        console.print(f" {n}. {escape('; '.join(alt.gives_up))} [dim]({escape(state)})[/]", soft_wrap=True)
+        out.write(f"    {alt.command}\n")
         out.flush()

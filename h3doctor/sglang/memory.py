@@ -35,6 +35,7 @@ from typing import Any
 from h3doctor.facts import HardwareFacts
 
 COMPONENTS = ("transformer", "text_encoder", "video_vae", "audio_vae")
+QUANTIZED_DIT = ("fp8", "convrot_int8")  # the --quantization methods whose DiT bytes are modelled
 LOAD_ORDER = ("text_encoder", "transformer", "video_vae", "audio_vae")  # component_loading_order.py:154-168
 _KIB = 1 / (1 << 20)  # KiB in GiB
 
@@ -230,7 +231,7 @@ def budget(a: dict[str, Any], residency: dict[str, str], family: str, hw: Hardwa
     # -- component sizes as sglang holds them ------------------------------------------
     quant = str(a.get("quantization") or "").lower()
     adaln_off_gpu = bool(a.get("minimax_h3_adaln_online")) or bool(a.get("minimax_h3_adaln_cache_path"))
-    if quant in ("fp8", "convrot_int8"):
+    if quant in QUANTIZED_DIT:
         dit_total, block = w["dit_total_fp8"], w["dit_block_fp8"]
     elif adaln_off_gpu:
         dit_total, block = w["dit_total_no_adaln"], w["dit_block_no_adaln"]

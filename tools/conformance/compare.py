@@ -102,6 +102,7 @@ class Outcome:
     gives_up: list[str] = field(default_factory=list)
     corrected_kind: str | None = None  # "corrected" (corrected_argv) or "nearest" (nearest_argv)
     unfixable_launch: list[str] = field(default_factory=list)  # launch-stage rules h3doctor says no flag fixes
+    alternatives: list[list[str]] = field(default_factory=list)  # with no-fix: its alternatives (argv after `sglang serve`)
 
 
 def launch_errors(result) -> list[Any]:
@@ -141,19 +142,49 @@ class Doctor:
         proposal, kind = result.corrected_argv, "corrected"
         if proposal is None and getattr(result, "nearest_argv", None) is not None:
             proposal, kind = result.nearest_argv, "nearest"
-        corrected = None
-        if proposal is not None:
-            argv = list(proposal)
-            if argv[:2] == ["sglang", "serve"]:
-                corrected = argv[2:]
-            else:  # h3doctor answers in the form it was given, which is always `sglang serve`
-                corrected = ["<unexpected form>", *argv]
+        corrected = _after_serve(proposal) if proposal is not None else None
+        alternatives = [_after_serve(alt.argv) for alt in getattr(result, "alternatives", ())]
         unfixable = set(getattr(result, "unfixable", ()) or ())
         unfixable_launch = sorted({f.rule.id for f in result.evaluation.findings
                                    if f.rule.id in unfixable and f.rule.stage == "launch"})
         return Outcome(case, bool(errors), errors[0] if errors else None, errors, corrected, result.fix_status,
                        gives_up=list(result.gives_up or []), corrected_kind=kind if corrected else None,
-                       unfixable_launch=unfixable_launch)
+                       unfixable_launch=unfixable_launch, alternatives=alternatives)
+
+
+def _after_serve(argv: list[str]) -> list[str]:
+    argv = list(argv)
+    if argv[:2] == ["sglang", "serve"]:
+        return argv[2:]
+    return ["<unexpected form>", *argv]  # h3doctor answers in the form it was given, always `sglang serve`
+
+
+def example_alternatives(doctor: Doctor) -> list[dict[str, Any]]:
+    """The alternatives `check` offers on the rule files' failing examples (`sglang serve` ones),
+    as cases (id `<rule>::<example>~alt<N>`): the recorder runs them through sglang too, so each
+    no-fix class a rule answers with alternatives is covered even where no generated case meets it."""
+    import shlex as _shlex
+
+    from h3doctor.engine.check import check
+
+    out = []
+    for rule in doctor.rules:
+        if not rule.alternatives:
+            continue
+        for ex in rule.examples:
+            argv = _shlex.split(ex["argv"])
+            if ex["expect"] != "fail" or argv[:2] != ["sglang", "serve"] or "{" in ex["argv"]:
+                continue  # a config or checkpoint file of the example is not a recorded case
+            hw = doctor.profile(ex["profile"])
+            if ex.get("hw"):
+                from dataclasses import replace
+
+                hw = replace(hw, **ex["hw"])
+            result = check(argv, hw, doctor.rules, doctor.table, ex.get("env", {}), ex.get("intent", {}))
+            for n, alt in enumerate(result.alternatives, 1):
+                out.append({"id": f"{rule.id}::{ex['name']}~alt{n}", "kind": "example-alternative",
+                            "profile": ex["profile"], "argv": _after_serve(alt.argv)})
+    return out
 
 
 @dataclass
@@ -172,6 +203,10 @@ class Report:
     corrected_env_skipped: int = 0
     corrected_failures: list[dict[str, Any]] = field(default_factory=list)
     no_fix_offered: list[dict[str, Any]] = field(default_factory=list)
+    alternatives_offered: int = 0
+    alternatives_accepted: int = 0
+    alternatives_env_skipped: int = 0
+    alternative_failures: list[dict[str, Any]] = field(default_factory=list)
 
     @staticmethod
     def pct(a: int, b: int) -> float:
@@ -192,6 +227,8 @@ class Report:
                if self.corrected_env_skipped else "")
             + f"\nno fix offered (h3doctor: no change of flags passes sglang's launcher): {len(self.no_fix_offered)} "
             + f"({', '.join(sorted({r for d in self.no_fix_offered for r in d['outcome'].unfixable_launch}))})"
+            + f"\nalternatives (with no-fix) accepted by sglang: {self.alternatives_accepted}/{self.alternatives_offered}"
+            + (f" ({self.alternatives_env_skipped} not judged: kernel-package dependent)" if self.alternatives_env_skipped else "")
         )
 
 
@@ -215,7 +252,7 @@ def build_lookup(goldens: list[dict[str, Any]], corrected: list[dict[str, Any]])
     by_id = {r["id"]: r for r in goldens}
     lookup = {case_key(r["profile"], r["argv"], r.get("files")): r for r in goldens}
     for r in corrected:
-        src = by_id.get(r["of"])
+        src = by_id.get(r.get("of"))  # a rule example's alternative (no `of`) is looked up by its own profile
         if src is None:
             continue
         lookup.setdefault(case_key(src["profile"], r["argv"], src.get("files")), r)
@@ -246,6 +283,7 @@ def compare(goldens: list[dict[str, Any]], corrected: list[dict[str, Any]], doct
                     rep.first_error_disagreements.append({"case": rec, "outcome": o})
                 if o.first.rule.sglang_stage == rec.get("code"):
                     rep.first_error_stage_agree += 1
+        _judge_alternatives(rep, rec, o, lookup)
         # corrected commands: required for every case sglang rejects; every correction
         # h3doctor proposes (also for cases sglang accepts) must be accepted by sglang
         needs = (not rec["ok"] and not rec.get("env")) or o.corrected is not None
@@ -279,6 +317,29 @@ def compare(goldens: list[dict[str, Any]], corrected: list[dict[str, Any]], doct
         else:
             rep.corrected_accepted += 1
     return rep
+
+
+def _judge_alternatives(rep: Report, rec: dict[str, Any], o: Outcome, lookup: dict[tuple, dict[str, Any]]) -> None:
+    """Every alternative h3doctor offers must pass sglang's launcher too (it judges the launch
+    stage only: a worker or first-request finding an alternative answers is h3doctor's word)."""
+    for argv in o.alternatives:
+        rep.alternatives_offered += 1
+        fixed = lookup.get(case_key(rec["profile"], argv, rec.get("files")))
+        if fixed is None:
+            rep.alternative_failures.append({"case": rec, "argv": argv, "why": "alternative not recorded through sglang: "
+                                             "rerun tools/conformance/record.py --corrected-only"})
+        elif fixed.get("env"):
+            rep.alternatives_offered -= 1
+            rep.alternatives_env_skipped += 1
+        elif not fixed.get("ok"):
+            rep.alternative_failures.append({"case": rec, "argv": argv, "why": f"sglang {sglang_says(fixed)}"})
+        else:
+            rep.alternatives_accepted += 1
+
+
+def format_alternatives(rep: Report, limit: int | None = None) -> str:
+    return "\n".join(f"{d['case']['id']} [{d['case']['profile']}] {command_of(d['case']['argv'])}"
+                     f"\n    alternative: {command_of(d['argv'])}\n    {d['why']}" for d in rep.alternative_failures[:limit])
 
 
 def format_verdicts(rep: Report, limit: int | None = None) -> str:

@@ -210,19 +210,23 @@ def write_jsonl(path: Path, meta: dict[str, Any], records: list[dict[str, Any]])
 
 def corrected_cases(all_cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Every corrected command h3doctor proposes (its `corrected_argv`, or with no-fix its
-    `nearest_argv`), as a case to record (id `<case>~fix`)."""
+    `nearest_argv`), as a case to record (id `<case>~fix`), and with no-fix every alternative it
+    offers (id `<case>~alt<N>`, kind `alternative`)."""
     doctor = compare.Doctor()
     out = []
     for c in all_cases:
         o = doctor.run(c)
-        if o.corrected is None:
-            continue
-        fix = {"id": f"{c['id']}~fix", "of": c["id"], "profile": c["profile"], "argv": o.corrected}
-        if o.corrected_kind == "nearest":
-            fix["kind"] = "nearest"  # h3doctor's nearest_argv: it gave up on a finding it cannot fix
-        if c.get("files"):
-            fix["files"] = c["files"]
-        out.append(fix)
+        proposals = [] if o.corrected is None else [(f"{c['id']}~fix", o.corrected, o.corrected_kind)]
+        proposals += [(f"{c['id']}~alt{n}", argv, "alternative") for n, argv in enumerate(o.alternatives, 1)]
+        for case_id, argv, kind in proposals:
+            fix = {"id": case_id, "of": c["id"], "profile": c["profile"], "argv": argv}
+            if kind in ("nearest", "alternative"):
+                # nearest: h3doctor's nearest_argv, it gave up on a finding it cannot fix; alternative:
+                # one of the commands it offers instead, each giving something up
+                fix["kind"] = kind
+            if c.get("files"):
+                fix["files"] = c["files"]
+            out.append(fix)
     return out
 
 
@@ -239,7 +243,7 @@ def record_corrected(py: Path, goldens: list[dict[str, Any]], jobs: int, log_dir
     """Record h3doctor's corrected commands. Commands that are cases already, or (with `reuse`)
     that the existing corrected file recorded through the same sglang version, are not run
     again."""
-    fixes = corrected_cases(goldens)
+    fixes = corrected_cases(goldens) + compare.example_alternatives(compare.Doctor())
     known = {casegen.case_key(r["profile"], r["argv"], r.get("files")): r for r in goldens}
     path = compare.corrected_path(version)
     if reuse and path.exists():
@@ -247,6 +251,9 @@ def record_corrected(py: Path, goldens: list[dict[str, Any]], jobs: int, log_dir
         if meta.get("sglang_version") == version:
             for key, rec in compare.build_lookup(goldens, old).items():
                 known.setdefault(key, rec)
+            for rec in old:  # the rule examples' alternatives carry their own profile
+                if rec.get("kind") == "example-alternative":
+                    known.setdefault(casegen.case_key(rec["profile"], rec["argv"], None), rec)
     todo = [f for f in fixes if casegen.case_key(f["profile"], f["argv"], f.get("files")) not in known]
     print(f"[record] {len(fixes)} corrected commands, {len(todo)} to run through sglang", file=sys.stderr)
     results, _ = run_sglang(py, todo, jobs, log_dir) if todo else ({}, {})
@@ -254,14 +261,16 @@ def record_corrected(py: Path, goldens: list[dict[str, Any]], jobs: int, log_dir
     for f in fixes:
         key = casegen.case_key(f["profile"], f["argv"], f.get("files"))
         res = results.get(f["id"]) or known[key]
-        rec = merge(f, res, keep_case_fields=False)
+        rec = merge(f, res, keep_case_fields=f.get("kind") == "example-alternative")
         rec.pop("resolved", None)
         records.append(rec)
     meta = {"format_version": FORMAT_VERSION, "sglang_version": version,
             "h3doctor_commit": _git_head(), "record_command": shlex.join(argv_used),
             "note": "h3doctor's corrected command (argv after `sglang serve`; kind=nearest: its "
-                    "nearest_argv after giving up on an unfixable finding) for case `of`, recorded "
-                    "through sglang on that case's profile and config files"}
+                    "nearest_argv after giving up on an unfixable finding; kind=alternative: one of the "
+                    "alternatives it offers with no-fix) for case `of`, recorded "
+                    "through sglang on that case's profile and config files; kind=example-alternative: "
+                    "an alternative check offers on a rule file's failing example, on its profile"}
     write_jsonl(path, meta, records)
     print(f"[record] wrote {path} ({len(records)} corrected commands)", file=sys.stderr)
 

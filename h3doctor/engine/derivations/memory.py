@@ -130,7 +130,9 @@ def _least_disruptive_fit(a, residency, family, hw, env, entry, intent, release,
         return budget({**a, **changes}, modes, family, hw, env, entry, intent, release, no_fold=True)
 
     if hw.platform == "cuda":
-        listed = normalize_layerwise(a.get("layerwise_offload_components")) or []
+        # the resolved list may carry default groups H3 has no module for (image_encoder): not worth a word
+        places_h3 = {"all", "dit", "vae", *H3_COMPONENTS}
+        listed = [n for n in normalize_layerwise(a.get("layerwise_offload_components")) or [] if n in places_h3]
         modes = dict(residency)
         names = list(listed)
         for comp in _OFFLOAD_ORDER:

@@ -1,0 +1,78 @@
+"""`h3doctor suggest` for people: reads the report object (the JSON output), decides nothing.
+
+Commands go to `out` unstyled, one per line, so they can be copied as they are.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TextIO
+
+from rich.console import Console
+from rich.markup import escape
+
+
+def suggest_report(data: dict[str, Any], console: Console, out: TextIO) -> None:
+    hw = data["hardware"]
+    where = hw.get("description") or hw.get("device_name") or hw.get("platform")
+    request = data.get("request")
+    shape = f" for {request['resolution']} x {request['seconds']:g} s requests" if request else ""
+    console.print(f"{escape(data['family']['label'])} launch suggestion on {escape(str(where))} "
+                  f"[dim]({escape(str(hw.get('source')))})[/], preferring {data['prefer']}{escape(shape)}")
+    best = data["best"]
+    if best is not None and data["search"]["memory_criterion"] == "live":
+        console.print("\n[yellow]![/] no launch clears the workspace measured on real runs here (H3D641, likely out "
+                      "of memory): these fit the live need only, most headroom first")
+    if best is None:
+        _nothing(data, console)
+    else:
+        console.print("\n[bold green]Best[/] (checks clean):")
+        _one(best, console, out)
+        if data["runner_ups"]:
+            console.print("\n[bold]Runner-ups[/] (each checks clean):")
+            for n, item in enumerate(data["runner_ups"], 2):
+                console.print(f" {n}.")
+                _one(item, console, out)
+    if best is not None and data["cookbook"]:
+        console.print("")
+        for recipe in data["cookbook"]:
+            verdict = "at least as parallel" if recipe["suggestion_as_parallel"] else "less parallel"
+            console.print(f"cookbook: {escape(recipe['label'])} ({recipe['parallel']} GPU(s) on one request): "
+                          f"the suggestion is {verdict}")
+    s = data["search"]
+    console.print(f"\n[dim]searched {s['resolved']} launch(es) ({s['pruned_by_memory']} placement(s) dropped by the "
+                  f"memory model before the rules ran), {s['checked']} full check(s)"
+                  f"{' (the budget of full checks ran out)' if s['stopped_early'] else ''}, {s['elapsed_s']:.2f} s; "
+                  f"score: {escape(data['score']['doc'])}[/]")
+    for note in data["notes"]:
+        console.print(f"[dim]note: {escape(note)}[/]", soft_wrap=True)
+
+
+def _one(item: dict[str, Any], console: Console, out: TextIO) -> None:
+    out.write(f"    {item['command']}\n")
+    out.flush()
+    console.print(f"     why: {escape('; '.join(item['why']))}", soft_wrap=True)
+    memory = item["memory"]
+    if memory and memory.get("peak_typical_gib") is not None:
+        console.print(f"     memory: peak about {memory['peak_typical_gib']} of {memory['capacity_gib']} GiB per GPU "
+                      f"({memory['headroom_gib']} GiB headroom)")
+    elif memory is None:
+        console.print("     memory: not modelled on this platform")
+    console.print(f"     score: speed {item['score']['speed']:g}, memory {item['score']['memory']:g}")
+    for g in item["gives_up"]:
+        console.print(f"     [yellow]gives up:[/] {escape(g)}", soft_wrap=True)
+    unverified = sorted({w["rule"] for w in item["warnings"] if w["cannot_verify"]})
+    if unverified:
+        console.print(f"     [yellow]cannot verify:[/] {', '.join(unverified)} (see `h3doctor check` on this command)")
+    for w in item["warnings"]:
+        if not w["cannot_verify"]:
+            console.print(f"     [yellow]warning {w['rule']}:[/] {escape(w['message'])}", soft_wrap=True)
+
+
+def _nothing(data: dict[str, Any], console: Console) -> None:
+    console.print("\n[bold red]No launch checks clean[/] on this hardware with these choices.")
+    for r in data["rejected"][:5]:
+        console.print(f" ✗ [bold]{r['rule']}[/] ({r['count']} candidate(s)): {escape(r['title'])}")
+        console.print(f"     sglang says: {escape(r['message'])}", soft_wrap=True)
+        if r["fix_note"]:
+            console.print(f"     fix: {escape(r['fix_note'])}", soft_wrap=True)
+        console.print(f"     e.g. {escape(r['example'])}", soft_wrap=True)
