@@ -223,14 +223,28 @@ def test_cli_text_prints_the_best_command_on_a_line_of_its_own(cli):
     assert code == 0 and data["fix_status"] == "clean"
 
 
-def test_exec_is_handed_to_the_launch_room(cli):
-    code, _, err = cli("suggest", "--profile", "4xH200", "--runner-ups", "0", "--exec", json_output=False)
-    try:
-        import h3doctor.launch  # noqa: F401 - built on another branch
-    except ImportError:
-        assert code == 2 and "exec is not available in this build" in err
-    else:
-        pytest.skip("this build has the launch room: its own tests cover exec")
+def test_exec_launches_the_best_command(tmp_path):
+    import json as _json
+    import os
+    import subprocess
+    import sys
+
+    # a stand-in sglang on PATH records its argv and exits with its own status
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    stand_in = bindir / "sglang"
+    stand_in.write_text(f"#!{sys.executable}\nimport json, sys\n"
+                        f"open({str(tmp_path / 'argv.json')!r}, 'w').write(json.dumps(sys.argv[1:]))\nsys.exit(7)\n")
+    stand_in.chmod(0o755)
+    env = {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}"}
+    shown = subprocess.run([sys.executable, "-m", "h3doctor", "suggest", "--profile", "4xH200", "--runner-ups", "0",
+                            "--format", "json"], capture_output=True, text=True, env=env, timeout=120)
+    best = _json.loads(shown.stdout)["best"]["argv"]
+    run = subprocess.run([sys.executable, "-m", "h3doctor", "suggest", "--profile", "4xH200", "--runner-ups", "0",
+                          "--exec"], capture_output=True, text=True, env=env, timeout=120)
+    assert run.returncode == 7, run.stderr  # the server's own exit status
+    assert _json.loads((tmp_path / "argv.json").read_text()) == best[1:]  # exactly the suggested command
+    assert run.stdout == ""  # the report went to stderr: stdout is the server's
 
 
 def test_run_uses_the_request_object(rules):
