@@ -215,7 +215,8 @@ class Report:
     def summary(self) -> str:
         return (
             f"cases {self.n_cases} (judged {self.judged}, {len(self.env_skipped)} left out: sglang's verdict "
-            f"depends on optional kernel packages)\n"
+            f"depends on the recording environment: optional kernel packages, or the offline hub for a model id "
+            f"the release does not register)\n"
             f"verdict agreement: {self.verdict_agree}/{self.judged} = "
             f"{self.pct(self.verdict_agree, self.judged):.1f}%\n"
             f"first-error agreement (both reject, same message): {self.first_error_agree}/{self.both_reject} = "

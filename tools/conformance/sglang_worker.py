@@ -103,12 +103,16 @@ def install_network_guard() -> None:
     socket.socket.connect_ex = connect_ex
 
 
-# Hub look-ups (HF_HUB_OFFLINE=1, so each one fails). sglang asks the hub only for a model id
-# that its diffusion registry does not know: `get_is_diffusion_model` then fetches
-# model_index.json (offline: it routes the launch to the LLM server), and the diffusion side
-# may fall back to its diffusers backend. Such a verdict is the offline hub's, not the
-# release's: the case is marked `env` (e.g. FastH3 8-Step-V2 before 0.5.22, FastH3 Omni
-# before 0.5.23, VDN-H3 before 0.5.20).
+# Hub look-ups (HF_HUB_OFFLINE=1, so each one fails), recorded per case (`hub`). For a model
+# id that its diffusion registry does not know, sglang fetches model_index.json
+# (`get_is_diffusion_model`: offline, it routes the launch to the LLM server;
+# `maybe_download_model_index`: the diffusion side falls back to its diffusers backend). Such
+# a verdict is the offline hub's, not the release's: a case with a model_index.json look-up is
+# marked `env` (FastH3 8-Step-V2 before 0.5.22, FastH3 Omni before 0.5.23, VDN-H3 before
+# 0.5.20). Other look-ups are only listed: 0.5.23's auto performance mode on CUDA sizes the
+# *local* checkpoint of a registered H3 id (`checkpoint_component_sizes`: a
+# `snapshot_download(local_files_only=True)`); not downloaded, it keeps the per-model policy,
+# as on a host that has not downloaded the weights yet.
 HUB_LOOKUPS: list[str] = []
 _HUB_FUNCTIONS = ("hf_hub_download", "snapshot_download", "model_info", "list_repo_files",
                   "file_exists", "repo_info")
@@ -301,9 +305,10 @@ def run_case(case: dict[str, Any], workdir: Path, sglang_root: str, cli_main, ca
     if HUB_LOOKUPS:
         lookups = list(dict.fromkeys(HUB_LOOKUPS))
         result["hub"] = lookups
-        if not result.get("env"):
+        identity = [x for x in lookups if x.endswith("/model_index.json)")]
+        if identity and not result.get("env"):
             more = f" (+{len(lookups) - 1} more)" if len(lookups) > 1 else ""
-            result["env"] = f"offline hub: {lookups[0]}{more}"
+            result["env"] = f"offline hub: {identity[0]}{more}"
     return result
 
 
