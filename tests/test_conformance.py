@@ -135,14 +135,21 @@ def test_drift_report_lists_changed_verdicts(tmp_path, capsys):
     assert record.drift(old, old, show_messages=True) == 0
 
 
-def test_effective_configuration_matches_sglang_on_accepted_launches():
+FSDP_SUITE = compare.GOLDENS_DIR / f"sglang-{VERSION}-fsdp.jsonl"
+
+
+@pytest.mark.parametrize("goldens,at_least", [(compare.goldens_path(VERSION), 400), (FSDP_SUITE, 40)],
+                         ids=["seeded-cases", "fsdp-suite"])
+def test_effective_configuration_matches_sglang_on_accepted_launches(goldens, at_least):
     """For every launch sglang accepted, h3doctor resolves the same configuration: parallel
     layout, attention backends (after the model hook's own defaults), per-component residency
-    (auto-tuner, 120 GiB rule, MPS defaults), quantization, compile, warmup and config class."""
+    (auto-tuner, 120 GiB rule, MPS defaults, FSDP), quantization, compile, warmup and config class.
+    The FSDP suite (record.py --suite fsdp) covers --use-fsdp-inference x performance mode x GPU
+    count on both sides of the 120 GiB rule."""
     from h3doctor.engine.check import evaluate_launch
 
     doctor = compare.Doctor(VERSION)
-    _, records = compare.read_jsonl(compare.goldens_path(VERSION))
+    _, records = compare.read_jsonl(goldens)
     mismatches, judged = [], 0
     for rec in records:
         if not rec.get("ok") or rec.get("env") or "resolved" not in rec:
@@ -164,7 +171,7 @@ def test_effective_configuration_matches_sglang_on_accepted_launches():
         for key, theirs in rec["resolved"].items():
             if key in ours and ours[key] != theirs:
                 mismatches.append(f"{rec['id']} [{rec['profile']}] {key}: sglang {theirs!r}, h3doctor {ours[key]!r}")
-    assert judged >= 400
+    assert judged >= at_least
     assert mismatches == [], "\n".join(mismatches[:50])
 
 

@@ -382,6 +382,37 @@ def generate(seed: int = DEFAULT_SEED, count: int = DEFAULT_COUNT) -> list[dict[
     return cases
 
 
+def fsdp_suite() -> list[dict[str, Any]]:
+    """--use-fsdp-inference x performance mode x GPU count x free memory (below and above the
+    auto-tuner's 120 GiB rule), for the residency sglang resolves (issue: memory fit, item 0)."""
+    cases: list[dict[str, Any]] = []
+    n = 0
+    for profile in ("8xH100", "4xH200", "4xB200"):
+        for gpus in (1, 2, 4):
+            for mode in ("auto", "speed", "memory", "manual"):
+                for fsdp in (["--use-fsdp-inference"], ["--use-fsdp-inference", "false"]):
+                    n += 1
+                    argv = ["MiniMaxAI/MiniMax-H3", "--num-gpus", str(gpus), "--performance-mode", mode, *fsdp]
+                    if gpus > 1:
+                        argv += ["--ulysses-degree", str(gpus)]
+                    cases.append({"id": f"f{n:03d}", "profile": profile, "argv": argv})
+    extras = [
+        ["--num-gpus", "2", "--tp-size", "2", "--use-fsdp-inference"],
+        ["--num-gpus", "2", "--ring-degree", "2", "--use-fsdp-inference"],
+        ["--num-gpus", "4", "--dp-size", "2", "--ulysses-degree", "2", "--use-fsdp-inference"],
+        ["--num-gpus", "2", "--ulysses-degree", "2", "--use-fsdp-inference", "--dit-cpu-offload", "true"],
+        ["--num-gpus", "2", "--ulysses-degree", "2", "--use-fsdp-inference", "--dit-cpu-offload", "false"],
+    ]
+    for profile in ("8xH100", "4xH200"):
+        for extra in extras:
+            n += 1
+            cases.append({"id": f"f{n:03d}", "profile": profile, "argv": ["MiniMaxAI/MiniMax-H3", *extra]})
+    return cases
+
+
+SUITES = {"fsdp": fsdp_suite}
+
+
 def case_key(profile: str, argv, files) -> tuple:
     """Identity of a launch (used to match cases across golden files and corrected commands)."""
     return (profile, tuple(argv), json.dumps(files or [], sort_keys=True))

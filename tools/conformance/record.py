@@ -333,6 +333,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--count", type=int, default=casegen.DEFAULT_COUNT, help="random cases (anchors come on top)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="worker processes at once")
     ap.add_argument("--output", help="goldens file (default tests/conformance/sglang-<version>.jsonl)")
+    ap.add_argument("--suite", choices=sorted(casegen.SUITES), help="record a fixed case suite instead of the "
+                    "seeded cases (default output tests/conformance/sglang-<version>-<suite>.jsonl)")
     ap.add_argument("--no-corrected", action="store_true", help="do not (re)record the corrected commands")
     ap.add_argument("--corrected-only", action="store_true",
                     help="keep the goldens; re-record h3doctor's corrected commands only (commands "
@@ -368,6 +370,8 @@ def main(argv: list[str] | None = None) -> int:
     py = ensure_venv(args.venv, version, args.wheel)
     print(f"[record] sglang {version} in {py}; worker logs in {log_dir}", file=sys.stderr)
     output = Path(args.output) if args.output else compare.goldens_path(version)
+    if args.suite and not args.output:
+        output = output.with_name(f"sglang-{version}-{args.suite}.jsonl")
 
     if args.corrected_only:
         _, goldens = compare.read_jsonl(output)
@@ -375,7 +379,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     t0 = time.time()
-    all_cases = casegen.generate(args.seed, args.count)
+    all_cases = casegen.SUITES[args.suite]() if args.suite else casegen.generate(args.seed, args.count)
     results, platforms = run_sglang(py, all_cases, args.jobs, log_dir)
     if args.order_check:
         again, _ = run_sglang(py, all_cases, args.jobs, log_dir, reverse=True)
@@ -386,7 +390,8 @@ def main(argv: list[str] | None = None) -> int:
     records = [merge(c, results[c["id"]]) for c in all_cases]
     meta = {
         "format_version": FORMAT_VERSION, "sglang_version": version,
-        "generator": {"version": casegen.GENERATOR_VERSION, "seed": args.seed, "count": args.count},
+        "generator": ({"version": casegen.GENERATOR_VERSION, "suite": args.suite} if args.suite else
+                      {"version": casegen.GENERATOR_VERSION, "seed": args.seed, "count": args.count}),
         "cases": len(records), "record_command": shlex.join(argv_used),
         "entry": "sglang.cli.main:main with sys.argv = ['sglang', 'serve', *argv]",
         "profiles": platforms,
