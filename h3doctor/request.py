@@ -7,12 +7,15 @@ the hardware and the planned requests; options given on the command line win ove
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from h3doctor.engine.results import CheckResult
 from h3doctor.errors import UsageError
+from h3doctor.safeload import excerpt
 
 
 @dataclass
@@ -32,6 +35,7 @@ def run(request: CheckRequest) -> CheckResult:
     from h3doctor.sglang.flagtable import DEFAULT_SGLANG_VERSION, load_flag_table
 
     tokens, env, profile, version, intent = list(request.tokens), dict(os.environ), request.profile, request.sglang_version, dict(request.intent)
+    recipe = None
     if request.recipe:
         from h3doctor.inputs.recipe import load_recipe
 
@@ -45,8 +49,11 @@ def run(request: CheckRequest) -> CheckResult:
         intent = {**recipe.request, **{k: v for k, v in intent.items() if v is not None}}
     if not tokens:
         raise UsageError("no launch to check: give sglang flags, `-- sglang serve MODEL [flags]`, or --recipe FILE")
-    hw = _hardware(profile, tokens, env, request.use_probe_cache)
-    table = load_flag_table(version or DEFAULT_SGLANG_VERSION)
+    from_recipe = recipe if recipe is not None and request.profile is None and recipe.profile else None
+    with _located(from_recipe, "profile"):
+        hw = _hardware(profile, tokens, env, request.use_probe_cache, from_recipe is not None)
+    with _located(recipe if request.sglang_version is None else None, "sglang_version"):
+        table = load_flag_table(version or DEFAULT_SGLANG_VERSION)
     rules = load_rules(Path(request.rules_dir) if request.rules_dir else None)
     if not any(version_in_range(table.sglang_version, r.versions) for r in rules):
         # a release with a parser table but no verified rules would pass everything: refuse
@@ -54,10 +61,28 @@ def run(request: CheckRequest) -> CheckResult:
     return check(tokens, hw, rules, table, env, intent)
 
 
-def _hardware(profile: str | None, tokens: list[str], env: dict[str, str], use_cache: bool):
-    if profile is not None:
-        from h3doctor.host.profiles import load_profile
+@contextmanager
+def _located(recipe: Any, key: str) -> Iterator[None]:
+    """An error about a value the recipe gave (no such profile, unknown release) points at its line."""
+    try:
+        yield
+    except UsageError as exc:
+        if recipe is None or exc.location is not None:
+            raise
+        line = recipe.lines.get(key)
+        raise UsageError(f"{key}: {exc.message}", location=f"{recipe.path}:{line}" if line else recipe.path,
+                         hint=exc.hint) from None
 
+
+def _hardware(profile: str | None, tokens: list[str], env: dict[str, str], use_cache: bool, from_recipe: bool = False):
+    if profile is not None:
+        from h3doctor.host.profiles import builtin_profile_names, load_profile
+
+        if from_recipe and profile not in builtin_profile_names() and not os.path.isabs(profile):
+            # a bare name in a recipe is a built-in profile; a file is named by its path (./lab.yaml)
+            names = ", ".join(builtin_profile_names())
+            raise UsageError(f"no built-in profile {excerpt(profile)!r} (a profile file is named by its path "
+                             f"relative to the recipe, e.g. ./{excerpt(profile)}.yaml); built-in profiles: {names}")
         return load_profile(profile)
     from h3doctor.host.probe import facts_for_check
     from h3doctor.sglang.argv import split_command
