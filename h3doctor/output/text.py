@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from h3doctor.engine.results import CheckResult
-from h3doctor.output.json_report import STAGE_TITLES
+from h3doctor.output.json_report import STAGE_TITLES, changes_by_rule
 
 _MARK = {"error": "[bold red]✗[/]", "warning": "[yellow]![/]", "info": "[blue]i[/]"}
 
@@ -17,6 +17,7 @@ _MARK = {"error": "[bold red]✗[/]", "warning": "[yellow]![/]", "info": "[blue]
 def text_report(result: CheckResult, console: Console, out: TextIO, *, show_config: bool, effective: dict[str, Any]) -> None:
     ev = result.evaluation
     fam = ev.family.family
+    changes = changes_by_rule(result)
     hw = ev.hardware
     where = hw.description or hw.device_name or hw.platform
     if fam is None:
@@ -41,8 +42,19 @@ def text_report(result: CheckResult, console: Console, out: TextIO, *, show_conf
         if f.cannot_verify:
             console.print(f"     unknown: {escape(', '.join(f.unknown_facts))}")
         console.print(f"     why: {escape(' '.join(f.rule.why.split()))}", soft_wrap=True)
+        if f.detail:
+            console.print(f"     {escape(f.detail)}", soft_wrap=True)
         if f.rule.fix_note:
             console.print(f"     fix: {escape(f.rule.fix_note)}", soft_wrap=True)
+        for change in changes.get(f.rule.id, ()):
+            console.print(f"     the corrected command {escape(change)}", soft_wrap=True)
+    later = [step for step in result.fix_steps if step.found_after_fix and step.changes]
+    if later:
+        console.print("\n[bold]Found while fixing[/] (sglang reports these only once the ones above are fixed):")
+        for step in later:
+            console.print(f" {_MARK['error']} [bold]{step.rule.id}[/]: {escape(step.message)}", soft_wrap=True)
+            for change in step.changes:
+                console.print(f"     the corrected command {escape(change.text)}", soft_wrap=True)
     late = [f for f in ev.findings if f.rule.stage in ("after-download", "first-request") and f.severity == "error"]
     if late and fam is not None:
         console.print(f"\n[bold]Saved:[/] {len(late)} failure(s) sglang would only report after downloading "
