@@ -7,7 +7,9 @@ each surprise (unsupported suffix, removed keys, strings where booleans belong, 
 
 from __future__ import annotations
 
+import copy
 import os
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,7 +35,37 @@ class ConfigLoad:
         return f"{key}: {value!r} ({type(value).__name__}; sglang expects {self.type_mismatches[key]})"
 
 
+_READS: OrderedDict[tuple[Any, ...], tuple[Any, BaseException | None]] = OrderedDict()
+_READS_KEPT = 16
+
+
 def read_json_or_yaml(path: str, what: str = "config file") -> Any:
+    """read_json_or_yaml_once, once per file version and run: the fix loop re-evaluates the
+    command up to 16 times, and a pipe (`--config <(...)`) can only be read once anyway."""
+    try:
+        info = os.stat(path)
+        key: tuple[Any, ...] | None = (path, what, info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
+    except (OSError, ValueError):
+        key = None  # not there or not a path: read_json_or_yaml_once says why
+    if key is not None and key in _READS:
+        _READS.move_to_end(key)
+        value, error = _READS[key]
+    else:
+        value, error = None, None
+        try:
+            value = read_json_or_yaml_once(path, what)
+        except (ValueError, LimitExceeded) as exc:
+            error = exc
+        if key is not None:
+            _READS[key] = (value, error)
+            while len(_READS) > _READS_KEPT:
+                _READS.popitem(last=False)
+    if error is not None:
+        raise error
+    return copy.deepcopy(value)  # callers may change what they get
+
+
+def read_json_or_yaml_once(path: str, what: str = "config file") -> Any:
     """json.load for .json, yaml.safe_load otherwise, as sglang reads --config and
     --attention-backend-config files, within h3doctor's reading limits (h3doctor.safeload).
 

@@ -5,11 +5,12 @@ Catalog section 1.5 (registry.py:358-510, 723-744; minimax_h3.py:441-487; minima
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
 
 from h3doctor.errors import UsageError
-from h3doctor.safeload import excerpt, load_json, read_bounded
+from h3doctor.safeload import LimitExceeded, excerpt, load_json, read_bounded
 
 
 @dataclass(frozen=True)
@@ -81,13 +82,24 @@ MAX_MODEL_INDEX_BYTES = 1 << 20
 
 
 def _model_index_class(model_path: str) -> str:
-    """`_class_name` of a local model_index.json; "" when there is none or it cannot be read."""
+    """`_class_name` of a local model_index.json; "" when there is none or it is malformed.
+    One beyond h3doctor's reading limits is a usage error (LimitExceeded): not judged."""
     path = os.path.join(model_path, "model_index.json")
     try:
-        if not os.path.isfile(path):
-            return ""
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return ""
+    return _class_name(path, info.st_mtime_ns, info.st_size)
+
+
+@functools.lru_cache(maxsize=16)
+def _class_name(path: str, _mtime_ns: int, _size: int) -> str:
+    """Once per file version and run (the fix loop matches the family every round)."""
+    try:
         data = load_json(read_bounded(path, max_bytes=MAX_MODEL_INDEX_BYTES, what="model_index.json"),
                          origin=path, finite=False)
+    except LimitExceeded:
+        raise
     except UsageError:
         return ""
     return str(data.get("_class_name", "")) if isinstance(data, dict) else ""
