@@ -164,6 +164,8 @@ def load_yaml(text: str, *, origin: str, max_depth: int = MAX_DEPTH, max_nodes: 
 def _yaml_error(exc: Any, origin: str) -> UsageError:
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
     text = getattr(exc, "problem", None) or getattr(exc, "context", None) or str(exc)
+    if "maximum nesting depth" in text:  # libyaml's own cap (1000) met while scanning ahead
+        return LimitExceeded(f"nested deeper than {MAX_DEPTH} levels (h3doctor's limit)", location=_at(origin, mark))
     return UsageError(f"malformed YAML: {excerpt(text, 160)}", location=_at(origin, mark))
 
 
