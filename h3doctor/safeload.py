@@ -256,8 +256,10 @@ def _finite_float(text: str) -> float:
 _CONSTANT = re.compile(r"-?\b(?:NaN|Infinity)\b")
 
 
-def load_json(text: str, *, origin: str, max_depth: int = MAX_DEPTH, finite: bool = True) -> Any:
-    """json.loads with NaN/Infinity rejected (`finite`) and depth capped."""
+def load_json(text: str, *, origin: str, max_depth: int | None = MAX_DEPTH, finite: bool = True) -> Any:
+    """json.loads with NaN/Infinity rejected (`finite`) and depth capped. `max_depth=None`
+    leaves only the parser's own cap (~1000 levels, a RecursionError reported as a limit): for a
+    file whose content is checked otherwise (a cache with a content hash), at no extra cost."""
     try:
         if finite:
             data = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
@@ -270,10 +272,11 @@ def load_json(text: str, *, origin: str, max_depth: int = MAX_DEPTH, finite: boo
     except json.JSONDecodeError as exc:
         raise UsageError(f"malformed JSON: {exc.msg} (column {exc.colno})", location=f"{origin}:{exc.lineno}") from None
     except RecursionError:
-        raise LimitExceeded(f"nested deeper than {max_depth} levels (h3doctor's limit)", location=origin) from None
+        levels = "the JSON parser's ~1000" if max_depth is None else str(max_depth)
+        raise LimitExceeded(f"nested deeper than {levels} levels (h3doctor's limit)", location=origin) from None
     except ValueError as exc:  # e.g. an integer of more than 4300 digits
         raise UsageError(f"unreadable JSON value: {excerpt(str(exc), 160)}", location=origin) from None
-    if depth_exceeds(data, max_depth):
+    if max_depth is not None and depth_exceeds(data, max_depth):
         raise LimitExceeded(f"nested deeper than {max_depth} levels (h3doctor's limit)", location=origin)
     return data
 

@@ -199,8 +199,9 @@ def _read_cache(path: Path, digest: str, ids: list[str]) -> list[Rule] | None:
     try:
         if not path.is_file():
             return None
+        # the content hash below checks every value: only the parser's own depth cap here (speed)
         doc = load_json(read_bounded(path, max_bytes=MAX_RULE_FILE_BYTES * max(len(ids), 1), what="rules cache"),
-                        origin=str(path))
+                        origin=str(path), max_depth=None, finite=False)
         if not isinstance(doc, dict) or doc.get("format") != CACHE_FORMAT or doc.get("digest") != digest:
             return None
         entries = doc.get("rules")
@@ -209,7 +210,7 @@ def _read_cache(path: Path, digest: str, ids: list[str]) -> list[Rule] | None:
         if [e.get("data", {}).get("id") if isinstance(e, dict) else None for e in entries] != ids:
             return None  # a rule missing, added or renamed: a rule set that is not this one
         return [_rule_from(e["data"], Path(e["path"])) for e in entries]
-    except (OSError, UsageError, KeyError, TypeError, ValueError, AttributeError):
+    except (OSError, UsageError, KeyError, TypeError, ValueError, AttributeError, RecursionError):
         return None  # a damaged entry is rebuilt
 
 
