@@ -50,9 +50,10 @@ def run(request: CheckRequest) -> CheckResult:
     if not tokens:
         raise UsageError("no launch to check: give sglang flags, `-- sglang serve MODEL [flags]`, or --recipe FILE")
     from_recipe = recipe if recipe is not None and request.profile is None and recipe.profile else None
-    with _located(from_recipe, "profile"):
+    with _located(from_recipe, "profile", "--profile" if request.profile is not None else None):
         hw = _hardware(profile, tokens, env, request.use_probe_cache, from_recipe is not None)
-    with _located(recipe if request.sglang_version is None else None, "sglang_version"):
+    with _located(recipe if request.sglang_version is None else None, "sglang_version",
+                  "--sglang-version" if request.sglang_version is not None else None):
         table = load_flag_table(version or DEFAULT_SGLANG_VERSION)
     rules = load_rules(Path(request.rules_dir) if request.rules_dir else None)
     if not any(version_in_range(table.sglang_version, r.versions) for r in rules):
@@ -62,13 +63,16 @@ def run(request: CheckRequest) -> CheckResult:
 
 
 @contextmanager
-def _located(recipe: Any, key: str) -> Iterator[None]:
-    """An error about a value the recipe gave (no such profile, unknown release) points at its line."""
+def _located(recipe: Any, key: str, flag: str | None = None) -> Iterator[None]:
+    """An error about a value the recipe gave (no such profile, unknown release) points at its
+    line; one about an option's value names the option."""
     try:
         yield
     except UsageError as exc:
-        if recipe is None or exc.location is not None:
+        if exc.location is not None or (recipe is None and flag is None):
             raise
+        if recipe is None:
+            raise UsageError(exc.message, location=flag, hint=exc.hint) from None
         line = recipe.lines.get(key)
         raise UsageError(f"{key}: {exc.message}", location=f"{recipe.path}:{line}" if line else recipe.path,
                          hint=exc.hint) from None

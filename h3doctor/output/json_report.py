@@ -28,8 +28,11 @@ _CONFIG_KEYS = (
 
 
 def changes_by_rule(result: CheckResult) -> dict[str, list[str]]:
-    """What the corrected (or nearest) command changes, per rule whose fix changed it."""
+    """What the corrected (or nearest) command changes, per rule whose fix changed it (nothing
+    when there is neither: the fixes did not converge)."""
     out: dict[str, list[str]] = {}
+    if result.corrected_argv is None and result.nearest_argv is None:
+        return out
     for step in result.fix_steps:
         out.setdefault(step.rule.id, []).extend(c.text for c in step.changes)
     return out

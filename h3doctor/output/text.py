@@ -17,6 +17,7 @@ _MARK = {"error": "[bold red]✗[/]", "warning": "[yellow]![/]", "info": "[blue]
 def text_report(result: CheckResult, console: Console, out: TextIO, *, show_config: bool, effective: dict[str, Any]) -> None:
     ev = result.evaluation
     fam = ev.family.family
+    proposal = "the corrected command" if result.corrected_argv is not None else "the nearest launch"
     changes = changes_by_rule(result)
     hw = ev.hardware
     where = hw.description or hw.device_name or hw.platform
@@ -47,14 +48,14 @@ def text_report(result: CheckResult, console: Console, out: TextIO, *, show_conf
         if f.rule.fix_note:
             console.print(f"     fix: {escape(f.rule.fix_note)}", soft_wrap=True)
         for change in changes.get(f.rule.id, ()):
-            console.print(f"     the corrected command {escape(change)}", soft_wrap=True)
-    later = [step for step in result.fix_steps if step.found_after_fix and step.changes]
+            console.print(f"     {proposal} {escape(change)}", soft_wrap=True)
+    later = [step for step in result.fix_steps if step.found_after_fix and step.changes] if changes else []
     if later:
         console.print("\n[bold]Found while fixing[/] (sglang reports these only once the ones above are fixed):")
         for step in later:
             console.print(f" {_MARK['error']} [bold]{step.rule.id}[/]: {escape(step.message)}", soft_wrap=True)
             for change in step.changes:
-                console.print(f"     the corrected command {escape(change.text)}", soft_wrap=True)
+                console.print(f"     {proposal} {escape(change.text)}", soft_wrap=True)
     late = [f for f in ev.findings if f.rule.stage in ("after-download", "first-request") and f.severity == "error"]
     if late and fam is not None:
         console.print(f"\n[bold]Saved:[/] {len(late)} failure(s) sglang would only report after downloading "
