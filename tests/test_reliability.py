@@ -248,15 +248,40 @@ def test_a_damaged_probe_cache_means_probing_again(tmp_path, monkeypatch):
     assert probe_mod.probe(env).run["cached"] is True  # rewritten, atomically, and trusted again
 
 
-def test_cache_files_are_written_atomically(tmp_path):
+def test_files_are_written_atomically_and_never_replace_what_is_not_a_file(tmp_path):
+    import stat
+
     from h3doctor.paths import write_atomic
 
     target = tmp_path / "sub" / "f.json"
     write_atomic(target, "{}")
     assert target.read_text() == "{}" and [p.name for p in target.parent.iterdir()] == ["f.json"]
+    target.chmod(0o640)
+    write_atomic(target, "[]")
+    assert target.read_text() == "[]" and stat.S_IMODE(target.stat().st_mode) == 0o640  # keeps its mode
+    link = tmp_path / "link.json"
+    link.symlink_to(target)
+    write_atomic(link, "1")
+    assert link.is_symlink() and target.read_text() == "1"  # written through the link
     with pytest.raises(OSError):
         write_atomic(tmp_path, "x")  # a directory is not replaced
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["sub"]  # and no temporary file is left
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.json", "sub"]  # and no temporary file is left
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        write_atomic(fifo, "through the pipe")
+        assert os.read(fd, 100) == b"through the pipe" and stat.S_ISFIFO(fifo.stat().st_mode)
+    finally:
+        os.close(fd)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_writing_a_file_to_a_device_writes_into_it(cli):
+    import stat
+
+    usage_error(cli("coverage", "--write", "/dev/full", json_output=False), "No space left on device")
+    assert stat.S_ISCHR(os.stat("/dev/full").st_mode)  # still the device, not a file put in its place
 
 
 # -- 5. output streams and encodings ----------------------------------------------------------

@@ -12,7 +12,8 @@ stream) and stderr. The parent measures each child's wall time and peak resident
 
 A case fails when it exits 3 (internal error) or with anything but 0, 1 or 2, prints a
 traceback, runs past 5 s, peaks above 200 MB, prints more than 64 KiB to stderr, echoes the
-planted canary of a file it has no business reading, writes JSON that is not JSON, or proposes
+planted canary of a file it has no business reading, replaces /dev/full by a file (the cases
+write reports to it), writes JSON that is not JSON, or proposes
 a corrected command whose changed tokens the report does not name. Failing cases are kept in
 OUT/failures/ with their files; OUT/summary.json holds the figures (docs/reliability.md).
 
@@ -29,6 +30,7 @@ import os
 import random
 import shutil
 import signal
+import stat
 import statistics
 import sys
 import time
@@ -392,6 +394,8 @@ def problems_of(case: Case, outcome: dict) -> list[str]:
         found.append("noisy-stderr")
     if CANARY.encode() in out + err:
         found.append("canary-printed")
+    if os.path.exists("/dev/full") and not stat.S_ISCHR(os.stat("/dev/full").st_mode):
+        found.append("device-replaced")  # a write replaced /dev/full by a file (restore: mknod -m 666 /dev/full c 1 7)
     if code == 2 and case.category in FILE_CATEGORIES and case.stderr == "pipe" and not _located(case, err):
         found.append("unlocated-usage-error")
     if case.stdout == "pipe" and "json" in case.args and out.strip().startswith(b"{") and code in (0, 1):
