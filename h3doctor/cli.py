@@ -12,6 +12,7 @@ from typing import Annotated, List, Optional
 import typer
 
 from h3doctor.errors import ExitCode, H3DoctorError, UsageError
+from h3doctor.output.streams import Output, OutputError
 
 app = typer.Typer(
     add_completion=False,
@@ -206,7 +207,7 @@ def main() -> None:
     broken or full stdout), 3 for a bug, with the hint to rerun with H3DOCTOR_DEBUG=1 (a plain
     traceback: never local variables)."""
     streams = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = _Output(sys.stdout, "stdout"), _Output(sys.stderr, "stderr")
+    sys.stdout, sys.stderr = Output(sys.stdout, "stdout"), Output(sys.stderr, "stderr")
     try:
         code = app(standalone_mode=False)
         code = code if isinstance(code, int) else 0
@@ -265,84 +266,6 @@ def _flush_stdout(code: int) -> int:
     except OutputError as exc:
         return _fail(f"error: {exc}", None, int(ExitCode.USAGE))
     return code
-
-
-class OutputError(H3DoctorError):
-    """stdout or stderr cannot be written: closed, a broken pipe, a full disk."""
-
-
-# What the report prints outside ASCII, for terminals and pipes that cannot encode it.
-_ASCII = str.maketrans({"✓": "+", "✗": "x", "—": "-", "…": "...", "×": "x", "≥": ">=", "≤": "<=", "→": "->"})
-
-
-class _Output:
-    """sys.stdout / sys.stderr as the commands see them: a closed stream, a broken pipe or a full
-    disk become an OutputError (exit 2, once, at the boundary), and an encoding that cannot
-    show the report's symbols (PYTHONIOENCODING=ascii, a C locale) gets ASCII stand-ins."""
-
-    def __init__(self, stream, name: str):
-        self._stream, self._name, self._failed = stream, name, False
-        encoding = getattr(stream, "encoding", None) or "ascii"
-        try:
-            "✓✗—…×≥≤→".encode(encoding)
-            self._ascii = False
-        except (UnicodeEncodeError, LookupError):
-            self._ascii = True
-            try:
-                stream.reconfigure(errors="replace")  # anything else outside the encoding: '?'
-            except (AttributeError, ValueError, OSError):
-                pass
-
-    @property
-    def encoding(self) -> str:
-        return getattr(self._stream, "encoding", None) or "utf-8"
-
-    def write(self, text: str) -> int:
-        if self._ascii:
-            text = text.translate(_ASCII)
-        return self._guard(lambda: self._stream.write(text))
-
-    def flush(self) -> None:
-        self._guard(lambda: self._stream.flush())
-
-    @property
-    def failed(self) -> bool:
-        return self._failed
-
-    def _guard(self, action):
-        if self._failed:
-            raise OutputError(f"cannot write to {self._name}")
-        if self._stream is None:
-            self._failed = True
-            raise OutputError(f"cannot write to {self._name}: it is closed")
-        try:
-            return action()
-        except (OSError, ValueError) as exc:  # ValueError: I/O operation on closed file
-            self._failed = True
-            self._silence()
-            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-            raise OutputError(f"cannot write to {self._name}: {reason}") from None
-
-    def _silence(self) -> None:
-        """Point the descriptor at /dev/null, so Python's own flush at exit has somewhere to go."""
-        try:
-            fd = self._stream.fileno()
-            null = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(null, fd)
-            os.close(null)
-        except (OSError, ValueError, AttributeError):
-            pass
-
-    def isatty(self) -> bool:
-        try:
-            return bool(self._stream is not None and self._stream.isatty())
-        except (OSError, ValueError):
-            return False
-
-    def __getattr__(self, name: str):
-        if self._stream is None:
-            raise AttributeError(name)
-        return getattr(self._stream, name)
 
 
 def _click_exception_types() -> tuple[tuple[type, ...], tuple[type, ...]]:
