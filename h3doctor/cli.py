@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 from enum import Enum
@@ -11,6 +12,7 @@ from typing import Annotated, List, Optional
 import typer
 
 from h3doctor.errors import ExitCode, H3DoctorError, UsageError
+from h3doctor.output.streams import Output, OutputError
 
 app = typer.Typer(
     add_completion=True,  # --install-completion / --show-completion for bash, zsh, fish (Typer's own)
@@ -130,7 +132,7 @@ def _render(result, format: ReportFormat, show_config: bool, fail_on: str, out, 
     if format in (ReportFormat.sarif, ReportFormat.github) or output_file:
         _check_machine_report(result, data, format, output_file, recipe, profile, show_config)
     elif format is ReportFormat.json:
-        out.write(json.dumps(data, indent=2, default=str) + "\n")
+        out.write(_json_text(data))
     else:
         from h3doctor.output.text import text_report
 
@@ -175,7 +177,7 @@ def rules_cmd(
         Path(markdown).write_text(rules_markdown(rules), encoding="utf-8")
         return
     if format is Format.json:
-        sys.stdout.write(json.dumps([r.as_dict() for r in rules], indent=2) + "\n")
+        sys.stdout.write(_json_text([r.as_dict() for r in rules]))
         return
     for r in sorted(rules, key=lambda r: r.id):
         sys.stdout.write(f"{r.id}  {','.join(r.catalog):<8} {r.severity:<8} {r.stage:<15} {r.title}\n")
@@ -196,9 +198,9 @@ def rule_cmd(
     match = next((r for r in rules if rule_id.upper() == r.id or rule_id == r.name), None)
     if match is None:
         close = difflib.get_close_matches(rule_id, [r.id for r in rules] + [r.name for r in rules], n=1)
-        raise UsageError(f"no rule {rule_id!r}" + (f"; did you mean {close[0]}?" if close else ""))
+        raise UsageError(f"no rule {_short(rule_id, 80)!r}" + (f"; did you mean {close[0]}?" if close else ""))
     if format is Format.json:
-        sys.stdout.write(json.dumps(match.as_dict(), indent=2) + "\n")
+        sys.stdout.write(_json_text(match.as_dict()))
         return
     out = sys.stdout
     out.write(f"{match.id} {match.name}: {match.title}\n")
@@ -225,8 +227,7 @@ def coverage_cmd(
 
     text = markdown(load_rules())
     if write:
-        with open(write, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        _write_file(write, text, "coverage table")
     else:
         sys.stdout.write(text)
 
@@ -245,14 +246,9 @@ def probe_cmd(
     result = probe(dict(os.environ), use_cache=not no_cache, refresh=refresh, timeout=timeout)
     hook = hook_status(os.environ)
     if save_profile:
-        from pathlib import Path
-
-        try:
-            Path(save_profile).write_text(profile_text(result), encoding="utf-8")
-        except OSError as exc:
-            raise UsageError(f"cannot write profile: {exc}", location=save_profile) from None
+        _write_file(save_profile, profile_text(result), "profile")
     if format is Format.json:
-        sys.stdout.write(json.dumps({**result.as_dict(), "hook": hook}, indent=2, default=str) + "\n")
+        sys.stdout.write(_json_text({**result.as_dict(), "hook": hook}))
     else:
         render_text(result, _console())
         glyph = "✓" if hook["active"] else "!" if hook["loaded"] else "-"
@@ -430,31 +426,102 @@ def _exec(argv: list[str]) -> int:
     return exec_launch(Verdict([], None, "clean"), list(argv), dict(os.environ))
 
 
+def _json_text(data) -> str:
+    """JSON as JSON: a non-finite number (from a --config file, say) is written as a string."""
+    try:
+        return json.dumps(data, indent=2, default=str, allow_nan=False) + "\n"
+    except ValueError:
+        return json.dumps(_finite(data), indent=2, default=str, allow_nan=False) + "\n"
+
+
+def _finite(value):
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
+def _write_file(path: str, text: str, what: str) -> None:
+    from pathlib import Path
+
+    from h3doctor.paths import write_atomic
+
+    try:
+        write_atomic(Path(path), text)
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else type(exc).__name__
+        raise UsageError(f"cannot write the {what}: {reason}", location=_short(path, 200)) from None
+
+
 def main() -> None:
-    """Entry point: the one error boundary mapping exceptions to exit codes."""
+    """Entry point: the one error boundary mapping exceptions to exit codes.
+
+    0/1 verdicts, 2 for anything about the user's input or environment (including a closed,
+    broken or full stdout), 3 for a bug, with the hint to rerun with H3DOCTOR_DEBUG=1 (a plain
+    traceback: never local variables)."""
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = Output(sys.stdout, "stdout"), Output(sys.stderr, "stderr")
     try:
         code = app(standalone_mode=False)
-        sys.exit(code if isinstance(code, int) else 0)
+        code = code if isinstance(code, int) else 0
     except H3DoctorError as exc:
-        sys.stderr.write(f"error: {exc}\n")
-        if exc.hint:
-            sys.stderr.write(f"hint: {exc.hint}\n")
-        sys.exit(int(exc.exit_code))
+        code = _fail(f"error: {exc}", exc.hint, int(exc.exit_code))
     except typer.Exit as exc:
-        sys.exit(exc.exit_code)
+        code = exc.exit_code
     except KeyboardInterrupt:
-        sys.exit(130)
+        code = 130
     except Exception as exc:  # click usage errors and anything unexpected
-        click_error, abort = _click_exception_types()
-        if isinstance(exc, click_error):
-            exc.show()
-            sys.exit(int(getattr(exc, "exit_code", ExitCode.USAGE) or 0))
-        if isinstance(exc, abort):
-            sys.exit(130)
-        if os.environ.get("H3DOCTOR_DEBUG"):
-            raise
-        sys.stderr.write(f"internal error: {type(exc).__name__}: {exc}\n(set H3DOCTOR_DEBUG=1 for the traceback)\n")
-        sys.exit(int(ExitCode.INTERNAL))
+        code = _unexpected(exc)
+    code = _flush_stdout(code)
+    sys.stdout, sys.stderr = streams  # a failed one now points at /dev/null: Python's exit flush is quiet
+    sys.exit(code)
+
+
+def _unexpected(exc: Exception) -> int:
+    click_error, abort = _click_exception_types()
+    if isinstance(exc, click_error):
+        try:
+            exc.show(file=sys.stderr)
+        except OutputError:
+            pass
+        return int(getattr(exc, "exit_code", ExitCode.USAGE) or 0)
+    if isinstance(exc, abort):
+        return 130
+    if os.environ.get("H3DOCTOR_DEBUG"):
+        import traceback
+
+        traceback.print_exception(exc, file=sys.stderr)  # plain: no local variables
+        return int(ExitCode.INTERNAL)
+    return _fail(f"internal error: {type(exc).__name__}: {_short(str(exc))}",
+                 "this is a bug in h3doctor: rerun with H3DOCTOR_DEBUG=1 for the traceback and report it",
+                 int(ExitCode.INTERNAL))
+
+
+def _fail(message: str, hint: str | None, code: int) -> int:
+    try:
+        sys.stderr.write(message + "\n" + (f"hint: {hint}\n" if hint else ""))
+        sys.stderr.flush()
+    except OutputError:
+        pass  # stderr is closed too: the exit code is all that is left
+    return code
+
+
+def _short(text: str, limit: int = 300) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _flush_stdout(code: int) -> int:
+    """Flush inside the boundary: a failure at interpreter exit would be Python's exit 120."""
+    if getattr(sys.stdout, "failed", False):
+        return code  # already reported
+    try:
+        sys.stdout.flush()
+    except OutputError as exc:
+        return _fail(f"error: {exc}", None, int(ExitCode.USAGE))
+    return code
 
 
 def _click_exception_types() -> tuple[tuple[type, ...], tuple[type, ...]]:

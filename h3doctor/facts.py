@@ -2,7 +2,7 @@
 live probe (host/probe.py).
 
 Ground floor: the sglang model, the rule engine and the probe all read this type, so it imports
-nothing but `errors`.
+nothing but `errors` and `safeload`.
 
 Rules never look at where a fact came from; they read the fields of `HardwareFacts`. A value
 of None means *unknown*, and rules that need it report "cannot verify" instead of passing.
@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from h3doctor.errors import UsageError
+from h3doctor.safeload import excerpt
 
 PLATFORMS = ("cuda", "rocm", "mps", "cpu", "xpu", "npu", "musa")
 
@@ -75,23 +76,21 @@ class HardwareFacts:
 
 
 def facts_from_mapping(data: dict[str, Any], origin: str) -> HardwareFacts:
-    unknown = sorted(set(data) - set(_PROFILE_KEYS) - {"name", "sources", "source"})
+    unknown = sorted((str(k) for k in set(data) - set(_PROFILE_KEYS) - {"name", "sources", "source"}), key=str)
     if unknown:
-        raise UsageError(
-            f"unknown profile key(s): {', '.join(unknown)}; known: {', '.join(sorted(_PROFILE_KEYS))}",
-            location=origin,
-        )
+        shown = ", ".join(excerpt(k, 40) for k in unknown[:5]) + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
+        raise UsageError(f"unknown profile key(s): {shown}; known: {', '.join(sorted(_PROFILE_KEYS))}", location=origin)
     for key, types in _PROFILE_KEYS.items():
         value = data.get(key)
         if key in data and not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
             expected = " or ".join("null" if t is type(None) else t.__name__ for t in types)
-            raise UsageError(f"profile key {key!r} must be {expected}, got {value!r}", location=origin)
+            raise UsageError(f"profile key {key!r} must be {expected}, got {excerpt(value)}", location=origin)
     platform = data.get("platform")
     if platform not in PLATFORMS:
-        raise UsageError(f"profile 'platform' must be one of {', '.join(PLATFORMS)}, got {platform!r}", location=origin)
+        raise UsageError(f"profile 'platform' must be one of {', '.join(PLATFORMS)}, got {excerpt(platform)}", location=origin)
     cc = data.get("compute_capability")
     if cc is not None and not _valid_cc(cc):
-        raise UsageError(f"profile 'compute_capability' must look like \"9.0\", got {cc!r}", location=origin)
+        raise UsageError(f"profile 'compute_capability' must look like \"9.0\", got {excerpt(cc)}", location=origin)
     count = data.get("gpu_count", 0 if platform == "cpu" else 1)
     memory = data.get("gpu_memory_gib")
     return HardwareFacts(

@@ -1,4 +1,4 @@
-"""Where h3doctor keeps its caches (validated rules, probe results)."""
+"""Where h3doctor keeps its caches (validated rules, probe results), and how it writes files."""
 
 from __future__ import annotations
 
@@ -16,3 +16,47 @@ def cache_dir(env: Mapping[str, str]) -> Path:
     except ImportError:  # platformdirs is a dependency; this only guards odd installs
         return Path.home() / ".cache" / "h3doctor"
     return Path(user_cache_dir("h3doctor"))
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write through a temporary file in the same directory and os.replace it into place, so a
+    reader never sees half a file (a full disk, a crash, two runs at once). A symlink is written
+    through (its target is replaced, not the link); a device or a pipe (`/dev/full`,
+    `/dev/stdout`) is written into, never replaced; the file keeps its permissions. OSError
+    propagates; the temporary file is removed."""
+    import os
+    import stat
+    import tempfile
+
+    target = Path(os.path.realpath(path))
+    try:
+        info = os.stat(target)
+    except FileNotFoundError:
+        info = None
+    if info is not None and stat.S_ISDIR(info.st_mode):
+        raise IsADirectoryError(21, "Is a directory", str(path))
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        with open(target, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        return
+    if info is not None:
+        mode = stat.S_IMODE(info.st_mode)
+    else:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

@@ -7,12 +7,15 @@ the hardware and the planned requests; options given on the command line win ove
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from h3doctor.engine.results import CheckResult
 from h3doctor.errors import UsageError
+from h3doctor.safeload import excerpt
 
 
 @dataclass
@@ -40,7 +43,7 @@ def run(request: CheckRequest) -> Outcome:
     from h3doctor.sglang.flagtable import load_flag_table
 
     tokens, env, profile, intent = list(request.tokens), dict(os.environ), request.profile, dict(request.intent)
-    recipe_version = None
+    recipe_version, recipe = None, None
     if request.recipe:
         from h3doctor.inputs.recipe import load_recipe
 
@@ -55,19 +58,44 @@ def run(request: CheckRequest) -> Outcome:
     _check_request(intent)
     if not tokens:
         raise UsageError("no launch to check: give sglang flags, `-- sglang serve MODEL [flags]`, or --recipe FILE")
-    hw = _hardware(profile, tokens, env, request.use_probe_cache)
-    # option > recipe > installed sglang (package metadata, never imported) > newest verified
-    target = releases.target(request.sglang_version, recipe_version, installed=releases.installed_version())
-    table = load_flag_table(target.table_version)
+    from_recipe = recipe if recipe is not None and request.profile is None and recipe.profile else None
+    with _located(from_recipe, "profile", "--profile" if request.profile is not None else None):
+        hw = _hardware(profile, tokens, env, request.use_probe_cache, from_recipe is not None)
+    with _located(recipe if request.sglang_version is None else None, "sglang_version",
+                  "--sglang-version" if request.sglang_version is not None else None):
+        # option > recipe > installed sglang (package metadata, never imported) > newest verified
+        target = releases.target(request.sglang_version, recipe_version, installed=releases.installed_version())
+        table = load_flag_table(target.table_version)
     rules = load_rules(Path(request.rules_dir) if request.rules_dir else None)
     # rules not verified for the release are not run; rule H3D921 names them ("cannot verify")
     return Outcome(check(tokens, hw, rules, table, env, intent, release=target), tokens, env)
 
 
-def _hardware(profile: str | None, tokens: list[str], env: dict[str, str], use_cache: bool):
-    if profile is not None:
-        from h3doctor.host.profiles import load_profile
+@contextmanager
+def _located(recipe: Any, key: str, flag: str | None = None) -> Iterator[None]:
+    """An error about a value the recipe gave (no such profile, unknown release) points at its
+    line; one about an option's value names the option."""
+    try:
+        yield
+    except UsageError as exc:
+        if exc.location is not None or (recipe is None and flag is None):
+            raise
+        if recipe is None:
+            raise UsageError(exc.message, location=flag, hint=exc.hint) from None
+        where = recipe.doc.pos((key,)) if recipe.doc is not None else None
+        raise UsageError(f"{key}: {exc.message}", location=f"{recipe.path}:{where}" if where else recipe.path,
+                         hint=exc.hint) from None
 
+
+def _hardware(profile: str | None, tokens: list[str], env: dict[str, str], use_cache: bool, from_recipe: bool = False):
+    if profile is not None:
+        from h3doctor.host.profiles import builtin_profile_names, is_named_profile, load_profile
+
+        if from_recipe and not is_named_profile(profile) and not os.path.isabs(profile):
+            # a bare name in a recipe is a built-in or <N>x<GPU> profile; a file is named by its path (./lab.yaml)
+            names = ", ".join(builtin_profile_names())
+            raise UsageError(f"no built-in profile {excerpt(profile)!r} (a profile file is named by its path "
+                             f"relative to the recipe, e.g. ./{excerpt(profile)}.yaml); built-in profiles: {names}")
         return load_profile(profile)
     from h3doctor.host.probe import facts_for_check
     from h3doctor.sglang.launch_forms import read_launch_form

@@ -1,4 +1,4 @@
-"""Line numbers for errors in YAML files (rule files, recipes)."""
+"""Line numbers and short messages for errors in YAML files (rule files, recipes)."""
 
 from __future__ import annotations
 
@@ -28,3 +28,24 @@ def yaml_line(text: str, error_path: list[Any]) -> int | None:
         node = match
         line = node.start_mark.line + 1
     return line
+
+
+def schema_message(err: Any) -> str:
+    """A jsonschema error in a few words: its own message can hold the whole offending value
+    (every unknown key, a whole expanded mapping)."""
+    from h3doctor.safeload import excerpt
+
+    if err.validator == "additionalProperties" and isinstance(err.instance, dict):
+        allowed = sorted(err.schema.get("properties", {}))
+        extra = sorted((str(k) for k in err.instance if k not in allowed), key=str)
+        shown = ", ".join(repr(excerpt(k, 40)) for k in extra[:5]) + (f" and {len(extra) - 5} more" if len(extra) > 5 else "")
+        verb = "was" if len(extra) == 1 else "were"
+        return f"Additional properties are not allowed ({shown} {verb} unexpected; allowed: {', '.join(allowed)})"
+    if err.validator in ("type", "pattern", "enum", "minLength", "minimum", "oneOf", "const"):
+        what = {"type": f"is not of type {err.validator_value!r}", "pattern": f"does not match {err.validator_value!r}",
+                "enum": f"is not one of {excerpt(err.validator_value, 120)}", "minLength": "is too short",
+                "minimum": f"is less than the minimum of {err.validator_value!r}",
+                "oneOf": "is not valid under any of the given schemas", "const": f"is not {err.validator_value!r}"}
+        shown = repr(excerpt(err.instance)) if isinstance(err.instance, str) else excerpt(err.instance)
+        return f"{shown} {what[err.validator]}"
+    return excerpt(err.message, 200)

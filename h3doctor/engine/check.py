@@ -13,7 +13,7 @@ from h3doctor.engine.alternatives import alternatives
 from h3doctor.engine.conditions import Compiled, compile_condition, render
 from h3doctor.engine.derivations import derive_all
 from h3doctor.engine.fixes import FixContext, apply_edits
-from h3doctor.engine.results import CheckResult, Evaluation, Finding
+from h3doctor.engine.results import Change, CheckResult, Evaluation, Finding, FixStep
 from h3doctor.engine.ruleset import Rule
 from h3doctor.engine.strategies import PARSE_KIND, STRATEGIES
 from h3doctor.facts import HardwareFacts
@@ -290,10 +290,40 @@ def evaluate_launch(tokens: list[str], hw: HardwareFacts, rules: list[Rule], tab
         severity = rule.severity if verdict else "warning"
         unknown = sorted(unknowns) if verdict is None else []
         why = render(rule.why, ctx) if "{" in rule.why else ""
-        findings.append(Finding(rule, render(rule.message, ctx), severity, rule.order_for(key), tuple(unknown), why))
+        findings.append(Finding(rule, render(rule.message, ctx), severity, rule.order_for(key), tuple(unknown), why,
+                                _after_first(rule, ctx)))
     findings.sort(key=lambda f: (f.order, ctx.get(f.rule.position, 0) if f.rule.position else 0, f.rule.id))
     effective = dict(resolver.a) if resolver else {}
     return Evaluation(cmd, family, hw, ctx, findings, config, effective)
+
+
+def _after_first(rule: Rule, ctx: dict[str, Any]) -> str | None:
+    """A rule whose message is the first of several parse errors (`position: parse.<kind>_position`)
+    names the others here: sglang stops at the first, and the fix removes them all."""
+    if not rule.position or not rule.position.startswith("parse.") or not rule.position.endswith("_position"):
+        return None
+    kind = rule.position[len("parse."):-len("_position")]
+    others = list(ctx.get(f"parse.{kind}") or [])
+    first = ctx.get(f"parse.{kind}_message")
+    if first in others:
+        others.remove(first)
+    return f"sglang stops at the first parse error; after it: {'; '.join(others)}" if others else None
+
+
+def _changes(before: list[str], after: list[str]) -> tuple[Change, ...]:
+    """Every run of tokens that differs between two commands (difflib over tokens)."""
+    from difflib import SequenceMatcher
+
+    out = []
+    for op, i1, i2, j1, j2 in SequenceMatcher(None, before, after, autojunk=False).get_opcodes():
+        if op == "equal":
+            continue
+        removed, added = tuple(before[i1:i2]), tuple(after[j1:j2])
+        # a value changed behind its flag: say which flag (`--attention-backend nope` -> `... fa`)
+        flag = before[i1 - 1] if i1 > 0 and before[i1 - 1].startswith("--") and "=" not in before[i1 - 1] else None
+        starts_with_flag = (removed or added)[0].startswith("-")
+        out.append(Change(removed, added, flag if flag and not starts_with_flag else None))
+    return tuple(out)
 
 
 def check(tokens: list[str], hw: HardwareFacts, rules: list[Rule], table: FlagTable, env: dict[str, str],
@@ -330,6 +360,8 @@ def fix_loop(tokens: list[str], hw: HardwareFacts, rules: list[Rule], table: Fla
     gives_up: list[str] = []
     unfixable: list[str] = []
     seen = {tuple(tokens)}
+    steps: list[FixStep] = []
+    first_ids = {f.rule.id for f in first.findings}
     for _ in range(MAX_FIX_ROUNDS):
         blocking = [f for f in evaluation.findings if _needs_fix(f) and f.rule.id not in unfixable]
         for f in blocking:
@@ -342,7 +374,7 @@ def fix_loop(tokens: list[str], hw: HardwareFacts, rules: list[Rule], table: Fla
             # on an A100: the SubBlock capability fix moves the transformer to fa)
             gone = [u for u in unfixable if not any(f.rule.id == u and _needs_fix(f) for f in evaluation.findings)]
             gives_up = [g for g in gives_up if not any(g.startswith(f"{u} has no automatic fix") for u in gone)]
-            return _finish(first, tokens, current, notes, gives_up, [u for u in unfixable if u not in gone])
+            return _finish(first, tokens, current, notes, gives_up, [u for u in unfixable if u not in gone], steps)
         target = blocking[0]  # one at a time, in sglang's order, as sglang itself would report them
         fx = FixContext(evaluation.cmd, table, evaluation.context, STRATEGIES)
         edits = [e for op in target.rule.fix for e in fx.edits_for(op)]
@@ -354,12 +386,13 @@ def fix_loop(tokens: list[str], hw: HardwareFacts, rules: list[Rule], table: Fla
             gives_up.append(target.rule.gives_up)
         notes += [n for n in fx.notes if n not in notes]
         gives_up += [g for g in fx.gives_up if g not in gives_up]
-        current = apply_edits(evaluation.cmd, edits)
+        before, current = current, apply_edits(evaluation.cmd, edits)
+        steps.append(FixStep(target.rule, target.message, _changes(before, current), target.rule.id not in first_ids))
         if tuple(current) in seen:
             break
         seen.add(tuple(current))
         evaluation = _evaluate(current, hw, rules, table, env, intent, evaluations, release)
-    return CheckResult(first, None, "not-converged", notes, gives_up)
+    return CheckResult(first, None, "not-converged", notes, gives_up, fix_steps=steps)
 
 
 def _evaluate(tokens, hw, rules, table, env, intent, memo: dict | None, release=None) -> Evaluation:
@@ -376,12 +409,13 @@ def _evaluate(tokens, hw, rules, table, env, intent, memo: dict | None, release=
 
 
 def _finish(first: Evaluation, tokens: list[str], current: list[str], notes: list[str], gives_up: list[str],
-            unfixable: list[str]) -> CheckResult:
+            unfixable: list[str], steps: list[FixStep]) -> CheckResult:
     changed = current != list(tokens)
     if unfixable:
         return CheckResult(first, None, "no-fix", notes, gives_up, nearest_argv=current if changed else None,
-                           unfixable=list(unfixable))
-    return CheckResult(first, current if changed else None, "fixed" if changed else "clean", notes, gives_up)
+                           unfixable=list(unfixable), fix_steps=steps)
+    return CheckResult(first, current if changed else None, "fixed" if changed else "clean", notes, gives_up,
+                       fix_steps=steps)
 
 
 def _needs_fix(f: Finding) -> bool:

@@ -25,6 +25,7 @@ class Finding:
     order: int
     unknown_facts: tuple[str, ...] = ()
     why: str = ""  # the rule's `why`, rendered (empty: the rule's text as written)
+    detail: str | None = None  # what sglang would report next, once this message's cause is fixed
 
     @property
     def cannot_verify(self) -> bool:
@@ -60,6 +61,39 @@ class Alternative:
 
 
 @dataclass(frozen=True)
+class Change:
+    """One run of tokens a fix replaced: `removed` (as the user wrote them) by `added`."""
+
+    removed: tuple[str, ...]
+    added: tuple[str, ...]
+    context: str | None = None  # the flag in front of a changed value, to say which one it is
+
+    @property
+    def text(self) -> str:
+        lead = (self.context,) if self.context else ()
+        old, new = shlex.join(lead + self.removed), shlex.join(lead + self.added)
+        if not self.added:
+            return f"drops `{old}`" if not self.context else f"drops `{shlex.join(self.removed)}` after `{self.context}`"
+        if not self.removed:
+            return f"adds `{new}`"
+        text = f"replaces `{old}` with `{new}`"
+        old_flag, new_flag = (t.split("=", 1)[0] for t in (self.removed[0], self.added[0]))
+        if old_flag.startswith("--") and new_flag.startswith("--") and old_flag != new_flag:
+            text += f" (a different flag: {new_flag} is the closest one sglang knows; check it is the one you meant)"
+        return text
+
+
+@dataclass(frozen=True)
+class FixStep:
+    """One round of the fix loop: the finding it fixed and every token change it made."""
+
+    rule: Rule
+    message: str
+    changes: tuple[Change, ...]
+    found_after_fix: bool  # not among the first findings: sglang reports it only once they are fixed
+
+
+@dataclass(frozen=True)
 class CheckResult:
     evaluation: Evaluation
     corrected_argv: list[str] | None
@@ -69,6 +103,7 @@ class CheckResult:
     nearest_argv: list[str] | None = None  # with no-fix: every fixable finding fixed
     unfixable: list[str] = field(default_factory=list)  # rule IDs no change of flags fixes
     alternatives: list[Alternative] = field(default_factory=list)  # with no-fix: what to choose instead
+    fix_steps: list[FixStep] = field(default_factory=list)  # what each fix changed, in order
 
     @property
     def corrected_command(self) -> str | None:

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from h3doctor.engine.conditions import paths_of, placeholders
-from h3doctor.errors import RuleFileError
-from h3doctor.paths import cache_dir
+from h3doctor.errors import RuleFileError, UsageError
+from h3doctor.paths import cache_dir, write_atomic
 from h3doctor.sglang.releases import in_range
 
 RULES_DIR_ENV = "H3DOCTOR_RULES_DIR"
@@ -115,26 +115,20 @@ def rules_dir() -> Path:
 
 
 def _load_file(path: Path, validator: Any) -> Rule:
-    # PyYAML is imported only here, on a rules-cache miss: a cached check never pays for it
-    import yaml
+    from h3doctor.safeload import load_yaml, read_bounded
+    from h3doctor.yamlpos import schema_message, yaml_line
 
-    from h3doctor.yamlpos import yaml_line
-
-    if path.stat().st_size > MAX_RULE_FILE_BYTES:
-        raise RuleFileError("rule file is larger than 256 KiB", location=str(path))
-    text = path.read_text(encoding="utf-8")
     try:
-        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark else str(path)
-        raise RuleFileError(f"malformed YAML: {getattr(exc, 'problem', exc)}", location=where) from None
+        text = read_bounded(path, max_bytes=MAX_RULE_FILE_BYTES, what="rule file")
+        data = load_yaml(text, origin=str(path))
+    except UsageError as exc:
+        raise RuleFileError(exc.message, location=exc.location) from None
     errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
     if errors:
         err = errors[0]
         line = yaml_line(text, list(err.absolute_path))
         key = "/".join(str(p) for p in err.absolute_path) or "(top level)"
-        raise RuleFileError(f"at {key}: {err.message}", location=f"{path}:{line}" if line else str(path))
+        raise RuleFileError(f"at {key}: {schema_message(err)}", location=f"{path}:{line}" if line else str(path))
     if path.stem != data["id"]:
         raise RuleFileError(f"file name must equal the rule id {data['id']!r}", location=f"{path}:1")
     _check_paths(path, text, data)
@@ -177,30 +171,65 @@ def _rule_from(data: dict[str, Any], path: Path) -> Rule:
 def _digest(files: list[Path], schema_text: str) -> str:
     h = hashlib.sha256(schema_text.encode())
     for path in files:
+        if not path.is_file() or path.stat().st_size > MAX_RULE_FILE_BYTES:
+            raise RuleFileError("not a regular file of at most 256 KiB", location=str(path))
         h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()[:32]
+
+
+CACHE_FORMAT = 2
+
+
+def _content_hash(entries: Any) -> str:
+    return hashlib.sha256(json.dumps(entries, sort_keys=True).encode()).hexdigest()
 
 
 def load_rules(directory: Path | None = None, *, use_cache: bool = True) -> list[Rule]:
     """Load and validate every rule file. Validation is the slow part (jsonschema), so the
     validated rules are cached under a digest of the schema and every file's bytes: an edited,
-    added or removed rule file is validated again."""
+    added or removed rule file is validated again.
+
+    The cache is a file in the user's cache directory, so it is not trusted: an entry counts
+    only when its digest, its content hash and its rule IDs (one per rule file) all match;
+    anything else is a miss and is rebuilt, never a verdict."""
     directory = directory or rules_dir()
-    if not directory.is_dir():
-        raise RuleFileError("rules directory not found", location=str(directory))
-    files = sorted(directory.glob("*.yaml"))
+    try:
+        files = sorted(directory.glob("*.yaml")) if directory.is_dir() else None
+    except (OSError, ValueError) as exc:
+        raise RuleFileError(f"cannot read the rules directory ({type(exc).__name__})", location=str(directory)[:200]) from None
+    if files is None:
+        raise RuleFileError("rules directory not found", location=str(directory)[:200])
     schema_text = resources.files("h3doctor.schema").joinpath("rule.schema.json").read_text(encoding="utf-8")
-    cached = cache_dir(os.environ) / f"rules-{_digest(files, schema_text)}.json" if use_cache else None
-    if cached is not None and cached.is_file():
-        try:
-            entries = json.loads(cached.read_text(encoding="utf-8"))
-            return [_rule_from(e["data"], Path(e["path"])) for e in entries]
-        except (OSError, ValueError, KeyError, TypeError):
-            pass  # a damaged cache entry is rebuilt below
+    digest = _digest(files, schema_text)
+    cached = cache_dir(os.environ) / f"rules-{digest}.json" if use_cache else None
+    rules = _read_cache(cached, digest, [p.stem for p in files]) if cached is not None else None
+    if rules is not None:
+        return rules
     rules = _validate_all(files, json.loads(schema_text))
     if cached is not None:
-        _write_cache(cached, rules)
+        _write_cache(cached, digest, rules)
     return rules
+
+
+def _read_cache(path: Path, digest: str, ids: list[str]) -> list[Rule] | None:
+    from h3doctor.safeload import load_json, read_bounded
+
+    try:
+        if not path.is_file():
+            return None
+        # the content hash below checks every value: only the parser's own depth cap here (speed)
+        doc = load_json(read_bounded(path, max_bytes=MAX_RULE_FILE_BYTES * max(len(ids), 1), what="rules cache"),
+                        origin=str(path), max_depth=None, finite=False)
+        if not isinstance(doc, dict) or doc.get("format") != CACHE_FORMAT or doc.get("digest") != digest:
+            return None
+        entries = doc.get("rules")
+        if not isinstance(entries, list) or doc.get("content_sha256") != _content_hash(entries):
+            return None
+        if [e.get("data", {}).get("id") if isinstance(e, dict) else None for e in entries] != ids:
+            return None  # a rule missing, added or renamed: a rule set that is not this one
+        return [_rule_from(e["data"], Path(e["path"])) for e in entries]
+    except (OSError, UsageError, KeyError, TypeError, ValueError, AttributeError, RecursionError):
+        return None  # a damaged entry is rebuilt
 
 
 def _validate_all(files: list[Path], schema: dict[str, Any]) -> list[Rule]:
@@ -219,11 +248,10 @@ def _validate_all(files: list[Path], schema: dict[str, Any]) -> list[Rule]:
     return rules
 
 
-def _write_cache(path: Path, rules: list[Rule]) -> None:
+def _write_cache(path: Path, digest: str, rules: list[Rule]) -> None:
+    entries = [{"path": r.path, "data": r.raw} for r in rules]
+    doc = {"format": CACHE_FORMAT, "digest": digest, "content_sha256": _content_hash(entries), "rules": entries}
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps([{"path": r.path, "data": r.raw} for r in rules]), encoding="utf-8")
-        os.replace(tmp, path)
+        write_atomic(path, json.dumps(doc))
     except OSError:
-        pass  # a read-only cache only costs speed
+        pass  # a read-only or full cache directory only costs speed

@@ -19,6 +19,7 @@ from __future__ import annotations
 import importlib.machinery
 import importlib.util
 import json
+import math
 import os
 import shutil
 import sys
@@ -252,9 +253,10 @@ def _host_memory() -> tuple[int | None, int | None, str]:
 
 def timeout_from(env: dict[str, str]) -> float:
     try:
-        return float(env.get("H3DOCTOR_PROBE_TIMEOUT") or DEFAULT_TIMEOUT_S)
+        value = float(env.get("H3DOCTOR_PROBE_TIMEOUT") or DEFAULT_TIMEOUT_S)
     except ValueError:
         return DEFAULT_TIMEOUT_S
+    return value if math.isfinite(value) and value > 0 else DEFAULT_TIMEOUT_S
 
 
 def probe(env: dict[str, str] | None = None, *, use_cache: bool = True, refresh: bool = False,
@@ -262,6 +264,10 @@ def probe(env: dict[str, str] | None = None, *, use_cache: bool = True, refresh:
     """Probe this host. `use_cache=False` neither reads nor writes the cache; `refresh` re-probes and writes."""
     env = dict(os.environ if env is None else env)
     timeout = timeout_from(env) if timeout is None else timeout
+    if not (math.isfinite(timeout) and timeout > 0):
+        from h3doctor.errors import UsageError
+
+        raise UsageError(f"the probe timeout must be a positive number of seconds, not {timeout!r}")
     start = time.perf_counter()
     host = host_facts(env)
     entry = None
@@ -276,12 +282,20 @@ def probe(env: dict[str, str] | None = None, *, use_cache: bool = True, refresh:
         run = dict(entry.get("run") or {})
         run.update({"cached": True, "cache_age_s": round(entry["age_s"], 1), "cache_file": entry["path"],
                     "cache": "hit", "child_elapsed_s": run.get("elapsed_s")})
-    else:
-        obs, run = run_child(env, timeout)
-        run.update({"cached": False, "cache_age_s": None, "cache": cache_why, "child_elapsed_s": run.get("elapsed_s")})
-        run["cache_file"] = None
-        if parts is not None and run.get("outcome") == "ok":  # a hang or crash is never cached
-            run["cache_file"] = probe_cache.store(env, parts, obs, {k: run[k] for k in ("outcome", "elapsed_s") if k in run})
+        run["timeout_s"] = timeout
+        try:
+            result = build(obs, run, host, env)
+        except (TypeError, ValueError, KeyError, AttributeError, IndexError) as exc:
+            # well-typed but inconsistent (a hand-edited entry): a miss, never a verdict
+            entry, cache_why = None, f"cache file is damaged ({type(exc).__name__}); probing again"
+        else:
+            run["elapsed_s"] = round(time.perf_counter() - start, 3)
+            return result
+    obs, run = run_child(env, timeout)
+    run.update({"cached": False, "cache_age_s": None, "cache": cache_why, "child_elapsed_s": run.get("elapsed_s")})
+    run["cache_file"] = None
+    if parts is not None and run.get("outcome") == "ok":  # a hang or crash is never cached
+        run["cache_file"] = probe_cache.store(env, parts, obs, {k: run[k] for k in ("outcome", "elapsed_s") if k in run})
     run["timeout_s"] = timeout
     result = build(obs, run, host, env)
     run["elapsed_s"] = round(time.perf_counter() - start, 3)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
+import math
 import sys
 import time
 from pathlib import Path
@@ -23,11 +23,13 @@ from typing import Any
 
 from h3doctor import __version__
 from h3doctor.host.probe_child import PROTOCOL
-from h3doctor.paths import cache_dir
+from h3doctor.paths import cache_dir, write_atomic
+from h3doctor.safeload import excerpt
 
 CACHE_FORMAT = 1
 DEFAULT_MAX_AGE_S = 600.0
 KEEP_FILES = 16
+MAX_ENTRY_BYTES = 1 << 20
 KEY_ENV = (
     "SGLANG_DIFFUSION_PLATFORM_OVERRIDE",
     "CUDA_VISIBLE_DEVICES",
@@ -47,9 +49,10 @@ KEY_DISTRIBUTIONS = ("torch", "nvidia-ml-py", "amdsmi")
 
 def max_age(env: dict[str, str]) -> float:
     try:
-        return float(env.get("H3DOCTOR_PROBE_CACHE_TTL") or DEFAULT_MAX_AGE_S)
+        value = float(env.get("H3DOCTOR_PROBE_CACHE_TTL") or DEFAULT_MAX_AGE_S)
     except ValueError:
         return DEFAULT_MAX_AGE_S
+    return value if math.isfinite(value) and value >= 0 else DEFAULT_MAX_AGE_S
 
 
 def _read_first_line(path: str) -> str | None:
@@ -104,17 +107,26 @@ def path_for(env: dict[str, str], parts: dict[str, Any]) -> Path:
 
 
 def load(env: dict[str, str], parts: dict[str, Any], now: float | None = None) -> tuple[dict[str, Any] | None, str]:
-    """(entry, why): the entry for this key if it is there, readable and fresh."""
-    path = path_for(env, parts)
+    """(entry, why): the entry for this key if it is there, readable, well-typed and fresh.
+
+    The file sits in the user's cache directory, so it is not trusted: anything off (not JSON,
+    another key, a field of the wrong type) is a miss, and the probe runs again."""
+    from h3doctor.errors import UsageError
+    from h3doctor.safeload import load_json, read_bounded
+
     try:
-        entry = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return None, "no cached probe for this key"
-    except (OSError, ValueError) as exc:
-        return None, f"unreadable cache file ({type(exc).__name__})"
-    if not isinstance(entry, dict) or entry.get("key") != parts or not isinstance(entry.get("observations"), dict):
+        path = path_for(env, parts)
+        if not path.is_file():
+            return None, "no cached probe for this key"
+        entry = load_json(read_bounded(path, max_bytes=MAX_ENTRY_BYTES, what="probe cache"), origin=str(path))
+    except (OSError, UsageError) as exc:
+        return None, f"unreadable cache file ({excerpt(getattr(exc, 'message', type(exc).__name__), 80)})"
+    if not isinstance(entry, dict) or entry.get("key") != parts:
         return None, "cache file does not match this key"
-    age = (time.time() if now is None else now) - float(entry.get("created", 0))
+    problem = entry_problem(entry)
+    if problem:
+        return None, f"cache file is damaged ({problem}); probing again"
+    age = (time.time() if now is None else now) - float(entry["created"])
     limit = max_age(env)
     if age < 0 or age > limit:
         return None, f"cached probe is {age:.0f} s old (limit {limit:.0f} s)"
@@ -123,21 +135,83 @@ def load(env: dict[str, str], parts: dict[str, Any], now: float | None = None) -
     return entry, "cached"
 
 
+# What the child records (probe_child.py), field by field: a cached entry must match it.
+_N = type(None)
+_DEVICE = {"index": (int,), "name": (str, _N), "uuid": (str, _N), "cc": (str, _N), "total": (int,), "free": (int,),
+           "integrated": (bool,), "arch": (str,), "error": (str,), "memory_error": (str,)}
+_STEPS: dict[str, dict[str, Any]] = {
+    "nvidia_procfs": {"gpus": [{"bus_id": (str,), "model": (str, _N)}], "jetson": (bool,)},
+    "torch": {"ok": (bool,), "version": (str,), "cuda": (str, _N), "hip": (str, _N), "error": (str,)},
+    "mps": {"available": (bool,), "recommended_max_memory": (int,), "recommended_max_memory_error": (str,),
+            "chip": (str, _N), "error": (str,)},
+    "xpu": {"available": (bool,), "count": (int,), "name": (str, _N), "total_memory": (int, _N), "error": (str,)},
+    "npu": {"available": (bool,), "count": (int, _N), "name": (str, _N), "error": (str,)},
+    "amdsmi": {"available": (bool,), "count": (int,), "why": (str,), "missing": (bool,)},
+    "musa": {"available": (bool,), "count": (int,), "why": (str,), "missing": (bool,)},
+    "nvml": {"ok": (bool,), "missing": (bool,), "error": (str,), "error_class": (str,), "driver": (str, _N),
+             "count": (int,), "devices": [_DEVICE]},
+    "torch_cuda": {"available": (bool,), "count": (int,), "error": (str,)},
+}
+_TOP = {"plugins": [(str,)], "cuda_devices": [_DEVICE], "cuda_devices_incomplete": (bool,)}
+
+
+def entry_problem(entry: dict[str, Any]) -> str | None:
+    """What is wrong with a cache entry's fields, or None."""
+    created = entry.get("created")
+    if not _is_number(created):
+        return "'created' is not a number"
+    run = entry.get("run")
+    if not isinstance(run, dict) or not isinstance(run.get("outcome"), str) or not _is_number(run.get("elapsed_s", 0)):
+        return "'run' is not a probe run"
+    obs = entry.get("observations")
+    if not isinstance(obs, dict):
+        return "'observations' is not a mapping"
+    for step, value in obs.items():
+        spec = _STEPS.get(step) if step in _STEPS else _TOP.get(step)
+        if spec is None:
+            return f"unknown step {excerpt(step, 40)!r}"
+        problem = _shape_problem(value, spec, step)
+        if problem:
+            return problem
+    return None
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _shape_problem(value: Any, spec: Any, where: str) -> str | None:
+    if isinstance(spec, tuple):  # scalar types; bool is not an int here
+        ok = any(isinstance(value, t) and not (t is int and isinstance(value, bool)) for t in spec)
+        return None if ok else f"{where} is {type(value).__name__}"
+    if isinstance(spec, list):
+        if not isinstance(value, list):
+            return f"{where} is not a list"
+        for i, item in enumerate(value):
+            problem = _shape_problem(item, spec[0], f"{where}[{i}]")
+            if problem:
+                return problem
+        return None
+    if not isinstance(value, dict):
+        return f"{where} is not a mapping"
+    for key, item in value.items():
+        if key not in spec:
+            return f"{where}.{excerpt(key, 40)} is not a field the probe records"
+        problem = _shape_problem(item, spec[key], f"{where}.{key}")
+        if problem:
+            return problem
+    return None
+
+
 def store(env: dict[str, str], parts: dict[str, Any], observations: dict[str, Any], run: dict[str, Any]) -> str | None:
     """Write atomically; a cache that cannot be written is not an error."""
-    path = path_for(env, parts)
     entry = {"key": parts, "created": time.time(), "observations": observations, "run": run}
-    import tempfile
-
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".probe-", suffix=".tmp", dir=path.parent)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(entry, fh)
-        os.replace(tmp, path)
+        path = path_for(env, parts)
+        write_atomic(path, json.dumps(entry))
         _prune(path.parent)
         return str(path)
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a NUL byte in the cache path
         return None
 
 

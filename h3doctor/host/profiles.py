@@ -7,13 +7,13 @@ A profile is a mapping of fact names to values, turned into `HardwareFacts` by
 
 from __future__ import annotations
 
-import json
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from h3doctor.errors import UsageError
 from h3doctor.facts import HardwareFacts, facts_from_mapping
+from h3doctor.safeload import excerpt, load_json, load_yaml, read_bounded
 
 MAX_PROFILE_BYTES = 1 << 20
 _BUILTIN = "h3doctor.host.builtin_profiles"
@@ -29,20 +29,21 @@ def builtin_profile_names() -> list[str]:
 
 def _read_profile_text(name_or_path: str) -> tuple[str, str]:
     # built-in profiles are JSON so that a check on one never imports a YAML parser
-    builtin = resources.files(_BUILTIN).joinpath(f"{name_or_path}.json")
-    if "/" not in name_or_path and builtin.is_file():
-        return builtin.read_text(encoding="utf-8"), f"builtin:{name_or_path}.json"
-    path = Path(name_or_path)
-    if not path.is_file():
+    if name_or_path in builtin_profile_names():
+        return resources.files(_BUILTIN).joinpath(f"{name_or_path}.json").read_text(encoding="utf-8"), f"builtin:{name_or_path}.json"
+    if not _exists(name_or_path):
         names = ", ".join(builtin_profile_names())
-        raise UsageError(f"no such hardware profile {name_or_path!r}; built-in profiles: {names}; "
+        raise UsageError(f"no such hardware profile {excerpt(name_or_path, 120)!r}; built-in profiles: {names}; "
                          "or <N>x<GPU> for any GPU that `h3doctor profiles` lists (e.g. 4xH100)")
-    if path.stat().st_size > MAX_PROFILE_BYTES:
-        raise UsageError("profile file is larger than 1 MiB", location=str(path))
+    return read_bounded(name_or_path, max_bytes=MAX_PROFILE_BYTES, what="profile"), name_or_path
+
+
+def _exists(path: str) -> bool:
+    """Whether the path names something (a too-long or NUL-containing path is read, and refused, there)."""
     try:
-        return path.read_text(encoding="utf-8"), str(path)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read profile: {exc}", location=str(path)) from None
+        return Path(path).exists()
+    except (OSError, ValueError):
+        return True
 
 
 def profile_mapping(name_or_path: str) -> tuple[dict[str, Any], str]:
@@ -52,6 +53,11 @@ def profile_mapping(name_or_path: str) -> tuple[dict[str, Any], str]:
         return catalog, f"catalog:{name_or_path}"
     text, origin = _read_profile_text(name_or_path)
     return _parse_profile(text, origin), origin
+
+
+def is_named_profile(name: str) -> bool:
+    """A built-in profile or a `<N>x<GPU>` name (not a file)."""
+    return name in builtin_profile_names() or _catalog_mapping(name) is not None
 
 
 def load_profile(name_or_path: str) -> HardwareFacts:
@@ -74,21 +80,13 @@ def _catalog_mapping(name: str) -> dict[str, Any] | None:
 
 
 def _parse_profile(text: str, origin: str) -> dict[str, Any]:
-    if origin.endswith(".json"):
-        try:
-            data = json.loads(text)
-        except ValueError as exc:
-            line = getattr(exc, "lineno", None)
-            raise UsageError(f"malformed profile: {exc}", location=f"{origin}:{line}" if line else origin) from None
-    else:
-        import yaml
-
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f"{origin}:{mark.line + 1}" if mark is not None else origin
-            raise UsageError(f"malformed profile: {getattr(exc, 'problem', None) or exc}", location=where) from None
-    if not isinstance(data, dict):
-        raise UsageError("a profile must be a mapping of fact names to values", location=origin)
+    try:
+        data = load_json(text, origin=origin) if origin.endswith(".json") else load_yaml(text, origin=origin)
+    except UsageError as exc:
+        raise UsageError(f"malformed profile: {exc.message}", location=exc.location) from None
+    if not isinstance(data, dict) or "platform" not in data:
+        # say what a profile is, never what this file holds: it may be anything (a recipe's
+        # `profile:` is data from someone else's pull request)
+        raise UsageError("not a profile: a profile is a YAML or JSON mapping with a 'platform' key "
+                         "(see README, Hardware profiles)", location=origin)
     return data

@@ -18,6 +18,8 @@ from typing import Any
 from h3doctor.errors import UsageError
 from h3doctor.inputs.launch import Ignore, Launch, Segment, Unsupported, shell_words
 from h3doctor.loading import Document, load_file
+from h3doctor.safeload import excerpt
+from h3doctor.yamlpos import schema_message
 
 MAX_RECIPE_BYTES = 1 << 20
 RECIPE_KEYS = frozenset({"description", "sglang_version", "profile", "targets", "command", "env", "request", "ignore"})
@@ -70,12 +72,15 @@ def recipe_from(doc: Document) -> Recipe:
     data, path_text = doc.data, doc.origin
     _validate(doc)
     command = data["command"]
-    tokens = _split(command) if isinstance(command, str) else list(command)
+    try:
+        tokens = _split(command) if isinstance(command, str) else list(command)
+    except ValueError as exc:  # an unbalanced quote or a trailing backslash
+        raise UsageError(f"command: {exc} (as a shell would read it)", location=f"{path_text}:{doc.pos(('command',))}") from None
     env = {k: ("true" if v is True else "false" if v is False else str(v)) for k, v in (data.get("env") or {}).items()}
-    base = Path(path_text).parent
     return Recipe(
-        path_text, tokens, env, _relative(data.get("profile"), base), data.get("sglang_version"),
-        dict(data.get("request") or {}), tuple(_relative(t, base) for t in data.get("targets") or ()),
+        path_text, tokens, env, _profile(data.get("profile"), doc, ("profile",)), data.get("sglang_version"),
+        dict(data.get("request") or {}),
+        tuple(_profile(t, doc, ("targets", n)) for n, t in enumerate(data.get("targets") or ())),
         tuple(Ignore(i["rule"], i["reason"], doc.pos(("ignore", n))) for n, i in enumerate(data.get("ignore") or ())),
         doc,
     )
@@ -96,10 +101,24 @@ def _split(command: str) -> list[str]:
     return shlex.split(command)
 
 
-def _relative(profile: str | None, base: Path) -> str | None:
-    if profile and ("/" in profile or profile.endswith((".yaml", ".yml", ".json"))):
-        return str((base / profile).resolve())  # a profile file next to the recipe
-    return profile
+def _profile(value: str | None, doc: Document, key: tuple) -> str | None:
+    """A built-in name as it is; a profile file relative to the recipe, inside the recipe's own
+    directory tree (a recipe from a pull request must not make h3doctor read files elsewhere:
+    such a profile is given on the command line with --profile)."""
+    where = f"{doc.origin}:{doc.pos(key)}"
+    if value and "\0" in value:
+        raise UsageError("profile: the value contains a NUL byte", location=where)
+    if not value or not ("/" in value or "\\" in value or value.endswith((".yaml", ".yml", ".json"))):
+        return value
+    base = Path(doc.origin).parent.resolve()
+    try:
+        target = (base / value).resolve()
+    except (OSError, RuntimeError, ValueError) as exc:
+        raise UsageError(f"profile: cannot resolve the path ({type(exc).__name__})", location=where) from None
+    if not target.is_relative_to(base):
+        raise UsageError("profile: the path leaves the recipe's directory; give a profile from elsewhere on the "
+                         "command line (--profile FILE)", location=where)
+    return str(target)
 
 
 def recipe_launch(recipe: Recipe) -> Launch:
@@ -134,6 +153,5 @@ def _validate(doc: Document) -> None:
     if errors:
         err = errors[0]
         path = tuple(err.absolute_path)
-        key = "/".join(str(p) for p in path) or "(top level)"
-        text = err.message if len(err.message) <= 160 else err.message[:160] + "…"  # never a whole value
-        raise UsageError(f"at {key}: {text}", location=f"{doc.origin}:{doc.pos(path)}")
+        key = "/".join(excerpt(p, 40) for p in path) or "(top level)"
+        raise UsageError(f"at {key}: {schema_message(err)}", location=f"{doc.origin}:{doc.pos(path)}")

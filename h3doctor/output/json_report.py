@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from h3doctor import __version__
-from h3doctor.engine.results import Alternative, CheckResult, Finding
+from h3doctor.engine.results import Alternative, CheckResult, Finding, FixStep
 
 SCHEMA_VERSION = 1
 STAGE_TITLES = {
@@ -27,7 +27,23 @@ _CONFIG_KEYS = (
 )
 
 
-def finding_dict(f: Finding) -> dict[str, Any]:
+def changes_by_rule(result: CheckResult) -> dict[str, list[str]]:
+    """What the corrected (or nearest) command changes, per rule whose fix changed it (nothing
+    when there is neither: the fixes did not converge)."""
+    out: dict[str, list[str]] = {}
+    if result.corrected_argv is None and result.nearest_argv is None:
+        return out
+    for step in result.fix_steps:
+        out.setdefault(step.rule.id, []).extend(c.text for c in step.changes)
+    return out
+
+
+def fix_step_dict(step: FixStep) -> dict[str, Any]:
+    return {"rule": step.rule.id, "message": step.message, "found_after_fix": step.found_after_fix,
+            "changes": [{"removed": list(c.removed), "added": list(c.added), "text": c.text} for c in step.changes]}
+
+
+def finding_dict(f: Finding, changes: list[str] | None = None) -> dict[str, Any]:
     r = f.rule
     return {
         "rule": r.id,
@@ -45,6 +61,8 @@ def finding_dict(f: Finding) -> dict[str, Any]:
         "sglang_where": r.where,
         "cannot_verify": f.cannot_verify,
         "unknown_facts": f.unknown_facts,
+        "detail": f.detail,
+        "changes": list(changes or []),
     }
 
 
@@ -70,6 +88,7 @@ def effective_config(result: CheckResult) -> dict[str, Any]:
 def build(result: CheckResult, fail_on: str = "error") -> dict[str, Any]:
     ev = result.evaluation
     fam = ev.family.family
+    changes = changes_by_rule(result)
     return {
         "schema_version": SCHEMA_VERSION,
         "h3doctor_version": __version__,
@@ -82,7 +101,8 @@ def build(result: CheckResult, fail_on: str = "error") -> dict[str, Any]:
                                              "pipeline_class": fam.pipeline_class, "matched_by": ev.family.how},
         "note": None if fam is not None else ev.family.how,
         "verdict": "fail" if exit_failing(result, fail_on) else "pass",
-        "findings": [finding_dict(f) for f in ev.findings],
+        "findings": [finding_dict(f, changes.get(f.rule.id)) for f in ev.findings],
+        "fix_steps": [fix_step_dict(step) for step in result.fix_steps],
         "corrected_argv": result.corrected_argv,
         "corrected_command": result.corrected_command,
         "nearest_argv": result.nearest_argv,

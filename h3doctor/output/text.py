@@ -10,7 +10,7 @@ from rich.markup import escape
 
 from h3doctor.engine.results import CheckResult
 from h3doctor.output import memory_bar
-from h3doctor.output.json_report import STAGE_TITLES
+from h3doctor.output.json_report import STAGE_TITLES, changes_by_rule
 
 _MEMORY_RULES = ("H3D540", "H3D640", "H3D641")
 
@@ -20,6 +20,8 @@ _MARK = {"error": "[bold red]✗[/]", "warning": "[yellow]![/]", "info": "[blue]
 def text_report(result: CheckResult, console: Console, out: TextIO, *, show_config: bool, effective: dict[str, Any]) -> None:
     ev = result.evaluation
     fam = ev.family.family
+    proposal = "the corrected command" if result.corrected_argv is not None else "the nearest launch"
+    changes = changes_by_rule(result)
     hw = ev.hardware
     where = hw.description or hw.device_name or hw.platform
     if fam is None:
@@ -44,8 +46,19 @@ def text_report(result: CheckResult, console: Console, out: TextIO, *, show_conf
         if f.cannot_verify:
             console.print(f"     unknown: {escape(', '.join(f.unknown_facts))}")
         console.print(f"     why: {escape(' '.join((f.why or f.rule.why).split()))}", soft_wrap=True)
+        if f.detail:
+            console.print(f"     {escape(f.detail)}", soft_wrap=True)
         if f.rule.fix_note:
             console.print(f"     fix: {escape(f.rule.fix_note)}", soft_wrap=True)
+        for change in changes.get(f.rule.id, ()):
+            console.print(f"     {proposal} {escape(change)}", soft_wrap=True)
+    later = [step for step in result.fix_steps if step.found_after_fix and step.changes] if changes else []
+    if later:
+        console.print("\n[bold]Found while fixing[/] (sglang reports these only once the ones above are fixed):")
+        for step in later:
+            console.print(f" {_MARK['error']} [bold]{step.rule.id}[/]: {escape(step.message)}", soft_wrap=True)
+            for change in step.changes:
+                console.print(f"     {proposal} {escape(change.text)}", soft_wrap=True)
     memory = effective.get("memory") if effective else None
     if memory and (show_config or any(f.rule.id in _MEMORY_RULES for f in ev.findings)):
         console.print("")

@@ -7,10 +7,14 @@ each surprise (unsupported suffix, removed keys, strings where booleans belong, 
 
 from __future__ import annotations
 
-import json
+import copy
 import os
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
+
+from h3doctor.errors import UsageError
+from h3doctor.safeload import LimitExceeded, load_json, load_yaml, read_bounded
 
 MAX_CONFIG_BYTES = 4 << 20
 
@@ -31,20 +35,52 @@ class ConfigLoad:
         return f"{key}: {value!r} ({type(value).__name__}; sglang expects {self.type_mismatches[key]})"
 
 
-def read_json_or_yaml(path: str) -> Any:
-    """json.load for .json, yaml.safe_load otherwise, as sglang reads --config and
-    --attention-backend-config files. Any failure is a ValueError naming the file (and line)."""
-    import yaml
+_READS: OrderedDict[tuple[Any, ...], tuple[Any, BaseException | None]] = OrderedDict()
+_READS_KEPT = 16
 
+
+def read_json_or_yaml(path: str, what: str = "config file") -> Any:
+    """read_json_or_yaml_once, once per file version and run: the fix loop re-evaluates the
+    command up to 16 times, and a pipe (`--config <(...)`) can only be read once anyway."""
     try:
-        with open(path, encoding="utf-8") as fh:
-            return json.load(fh) if path.endswith(".json") else yaml.safe_load(fh)
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise ValueError(f"cannot parse {path}: {exc}") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (line {mark.line + 1})" if mark is not None else ""
-        raise ValueError(f"cannot parse {path}{where}: {getattr(exc, 'problem', exc)}") from None
+        info = os.stat(path)
+        key: tuple[Any, ...] | None = (path, what, info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
+    except (OSError, ValueError):
+        key = None  # not there or not a path: read_json_or_yaml_once says why
+    if key is not None and key in _READS:
+        _READS.move_to_end(key)
+        value, error = _READS[key]
+    else:
+        value, error = None, None
+        try:
+            value = read_json_or_yaml_once(path, what)
+        except (ValueError, LimitExceeded) as exc:
+            error = exc
+        if key is not None:
+            _READS[key] = (value, error)
+            while len(_READS) > _READS_KEPT:
+                _READS.popitem(last=False)
+    if error is not None:
+        raise error
+    return copy.deepcopy(value)  # callers may change what they get
+
+
+def read_json_or_yaml_once(path: str, what: str = "config file") -> Any:
+    """json.load for .json, yaml.safe_load otherwise, as sglang reads --config and
+    --attention-backend-config files, within h3doctor's reading limits (h3doctor.safeload).
+
+    What sglang's own reader would fail on (a missing file, a syntax error, a date that is not
+    a date) is a ValueError naming the file and line; a file beyond h3doctor's limits (size,
+    depth, values after alias expansion) is a LimitExceeded, a usage error: not judged."""
+    try:
+        text = read_bounded(path, max_bytes=MAX_CONFIG_BYTES, what=what)
+        if path.endswith(".json"):
+            return load_json(text, origin=path, finite=False)
+        return load_yaml(text, origin=path, string_keys=False, finite=False, invalid_dates="error")
+    except LimitExceeded:
+        raise
+    except UsageError as exc:
+        raise ValueError(f"cannot parse {exc}") from None
 
 
 def load_config(path: str, *, known_fields: set[str], boolean_fields: set[str], removed: tuple[str, ...],
@@ -54,11 +90,8 @@ def load_config(path: str, *, known_fields: set[str], boolean_fields: set[str], 
         load.error, load.error_kind = f"Unsupported config file format: {path}", "unsupported"
         load.values = _read_toml(path)  # sglang refuses it; read anyway so a fix can pass its settings as flags
         return load
-    if not os.path.isfile(path):
+    if not _is_file(path):
         load.error, load.error_kind = f"[Errno 2] No such file or directory: {path!r}", "missing"
-        return load
-    if os.path.getsize(path) > MAX_CONFIG_BYTES:
-        load.error, load.error_kind = "config file is larger than 4 MiB; h3doctor did not read it", "too_large"
         return load
     try:
         data = read_json_or_yaml(path)
@@ -66,9 +99,11 @@ def load_config(path: str, *, known_fields: set[str], boolean_fields: set[str], 
         load.error, load.error_kind = str(exc), "malformed"
         return load
     if not isinstance(data, dict):
-        # from_cli_args merges {**config, **cli} (server_args.py:3717): anything but a mapping
-        # (an empty YAML file is None) is a TypeError there.
-        load.error = f"TypeError: '{type(data).__name__}' object is not a mapping"
+        # from_cli_args (server_args.py:3717-3719) first adds the file's keys to a set, then
+        # merges {**config, **cli}: a value that is not iterable (an empty file is None) fails
+        # the first, any other non-mapping the second; a TypeError either way.
+        iterable = isinstance(data, (list, str))
+        load.error = f"TypeError: '{type(data).__name__}' object is not {'a mapping' if iterable else 'iterable'}"
         load.error_kind = "not_mapping"
         return load
     load.removed_keys = [k for k in removed if k in data]
@@ -85,6 +120,18 @@ def load_config(path: str, *, known_fields: set[str], boolean_fields: set[str], 
     return load
 
 
+def _is_file(path: str) -> bool:
+    """False only for a path that is not there; a path too long, with a NUL byte or naming a
+    directory is read (and refused, with the reason) by read_bounded."""
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        return False
+    except (OSError, ValueError):
+        return True
+    return True
+
+
 def _is_number(value: Any, expected: str) -> bool:
     if value is None or isinstance(value, bool):
         return value is None
@@ -95,7 +142,7 @@ def coerce(value: Any, expected: str) -> Any:
     """Best-effort conversion so the rest of the check can go on after reporting a mismatch."""
     try:
         return int(value) if expected == "int" else float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # int(inf)
         return None
 
 
@@ -109,6 +156,6 @@ def _read_toml(path: str) -> dict[str, Any]:
     try:
         with open(path, "rb") as fh:
             data = tomllib.load(fh)
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return {}
     return data if isinstance(data, dict) else {}

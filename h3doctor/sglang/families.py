@@ -5,9 +5,12 @@ Catalog section 1.5 (registry.py:358-510, 723-744; minimax_h3.py:441-487; minima
 
 from __future__ import annotations
 
-import json
+import functools
 import os
 from dataclasses import dataclass
+
+from h3doctor.errors import UsageError
+from h3doctor.safeload import LimitExceeded, excerpt, load_json, read_bounded
 
 
 @dataclass(frozen=True)
@@ -75,17 +78,40 @@ def _detect(probe: str) -> str | None:
     return None
 
 
+MAX_MODEL_INDEX_BYTES = 1 << 20
+
+
 def _model_index_class(model_path: str) -> str:
+    """`_class_name` of a local model_index.json; "" when there is none or it is malformed.
+    One beyond h3doctor's reading limits is a usage error (LimitExceeded): not judged."""
+    path = os.path.join(model_path, "model_index.json")
     try:
-        with open(os.path.join(model_path, "model_index.json"), encoding="utf-8") as fh:
-            return str(json.load(fh).get("_class_name", ""))
-    except (OSError, ValueError, AttributeError):
+        info = os.stat(path)
+    except (OSError, ValueError):
         return ""
+    return _class_name(path, info.st_mtime_ns, info.st_size)
+
+
+@functools.lru_cache(maxsize=16)
+def _class_name(path: str, _mtime_ns: int, _size: int) -> str:
+    """Once per file version and run (the fix loop matches the family every round)."""
+    try:
+        data = load_json(read_bounded(path, max_bytes=MAX_MODEL_INDEX_BYTES, what="model_index.json"),
+                         origin=path, finite=False)
+    except LimitExceeded:
+        raise
+    except UsageError:
+        return ""
+    return str(data.get("_class_name", "")) if isinstance(data, dict) else ""
 
 
 def match_family(model_path: str | None, model_id: str | None = None, pipeline_class_name: str | None = None) -> FamilyMatch:
     if not model_path:
         return FamilyMatch(None, "no model path")
+    if not isinstance(model_path, str):  # e.g. `model_path: 5` in a --config file
+        return FamilyMatch(None, f"model_path {excerpt(model_path, 40)} ({type(model_path).__name__}) is not a path: sglang cannot resolve it")
+    model_id = str(model_id) if model_id is not None else None
+    pipeline_class_name = str(pipeline_class_name) if pipeline_class_name is not None else None
     if model_id:
         for hub_id, key in _REGISTERED:
             if _short(hub_id).lower() == model_id.lower():

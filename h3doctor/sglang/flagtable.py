@@ -13,6 +13,7 @@ from importlib import resources
 from typing import Any
 
 from h3doctor.errors import UsageError
+from h3doctor.safeload import excerpt
 
 DEFAULT_SGLANG_VERSION = "0.5.23"
 ENTRY_POINTS = ("serve", "generate", "launch_server")
@@ -116,18 +117,17 @@ def _action_from_json(raw: dict[str, Any]) -> FlagAction:
 
 @functools.lru_cache(maxsize=None)
 def load_flag_table(sglang_version: str = DEFAULT_SGLANG_VERSION) -> FlagTable:
-    name = f"sglang-{sglang_version}.json"
-    try:
-        text = resources.files("h3doctor.sglang.flagdata").joinpath(name).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        known = sorted(
-            p.name.removeprefix("sglang-").removesuffix(".json")
-            for p in resources.files("h3doctor.sglang.flagdata").iterdir()
-            if p.name.startswith("sglang-") and p.name.endswith(".json")
-        )
+    # only the shipped releases: the version is user input and must not pick another file
+    known = sorted(
+        p.name.removeprefix("sglang-").removesuffix(".json")
+        for p in resources.files("h3doctor.sglang.flagdata").iterdir()
+        if p.name.startswith("sglang-") and p.name.endswith(".json")
+    )
+    if sglang_version not in known:
         raise UsageError(
-            f"no flag table for sglang {sglang_version}; known releases: {', '.join(known)}"
-        ) from None
+            f"no flag table for sglang {excerpt(sglang_version)!r}; known releases: {', '.join(known)}"
+        )
+    text = resources.files("h3doctor.sglang.flagdata").joinpath(f"sglang-{sglang_version}.json").read_text(encoding="utf-8")
     raw = json.loads(text)
     parsers = raw.get("parsers", {})
     return FlagTable(

@@ -12,7 +12,9 @@ import json
 import os
 from typing import Any
 
+from h3doctor.errors import UsageError
 from h3doctor.facts import HardwareFacts
+from h3doctor.safeload import LimitExceeded, excerpt, load_json
 from h3doctor.sglang.configfile import read_json_or_yaml
 from h3doctor.sglang.families import Family
 from h3doctor.sglang.residency import (
@@ -88,9 +90,11 @@ def parse_component_backend_map(value: Any) -> tuple[dict[str, str], str | None]
     text = text.strip()
     if text.startswith("{"):
         try:
-            loaded = json.loads(text)
+            loaded = _inline_json(text, "--component-attention-backends")
             return {str(k).replace("-", "_"): v for k, v in loaded.items()}, None
-        except (ValueError, AttributeError):
+        except LimitExceeded:
+            raise
+        except (UsageError, AttributeError):
             return {}, "component_attention_backends must use component=backend entries"
     out: dict[str, str] = {}
     for part in text.split(","):  # sglang splits on commas only (server_args.py:1453)
@@ -106,6 +110,12 @@ def parse_component_backend_map(value: Any) -> tuple[dict[str, str], str | None]
     return out, None
 
 
+def _inline_json(text: str, flag: str) -> Any:
+    """json.loads as sglang calls it (NaN accepted), depth-capped: a LimitExceeded (usage
+    error) beyond h3doctor's limit, any other UsageError where json.loads raises."""
+    return load_json(text, origin=flag, finite=False)
+
+
 def parse_attention_backend_config(value: Any) -> tuple[dict[str, Any], str | None]:
     """server_args.py:2096-2133: a file, JSON, or k=v pairs (B15 on failure)."""
     if value is None or value == "" or value == {}:
@@ -115,15 +125,17 @@ def parse_attention_backend_config(value: Any) -> tuple[dict[str, Any], str | No
     text = str(value)
     if os.path.isfile(text) and text.endswith((".json", ".yaml", ".yml")):  # a file first (server_args.py:2102)
         try:
-            loaded = read_json_or_yaml(text)
+            loaded = read_json_or_yaml(text, what="attention backend config file")
         except ValueError as exc:
-            return {}, f"Could not parse attention backend config: {text} ({exc})"
+            return {}, f"Could not parse attention backend config: {excerpt(text, 200)} ({exc})"
         return (loaded if isinstance(loaded, dict) else {}), None
     try:
-        loaded = json.loads(text)
+        loaded = _inline_json(text, "--attention-backend-config")
         if isinstance(loaded, dict):
             return loaded, None
-    except ValueError:
+    except LimitExceeded:
+        raise
+    except UsageError:
         pass
     out: dict[str, Any] = {}
     try:
@@ -137,7 +149,7 @@ def parse_attention_backend_config(value: Any) -> tuple[dict[str, Any], str | No
             else:
                 out[k.strip()] = v
     except ValueError:
-        return {}, f"Could not parse attention backend config: {text}"
+        return {}, f"Could not parse attention backend config: {excerpt(text, 200)}"
     return out, None
 
 
