@@ -8,7 +8,6 @@ find every problem. The result is a flat mapping that rule conditions read.
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any
 
