@@ -70,7 +70,7 @@ def _catalog_mapping(name: str) -> dict[str, Any] | None:
     """A `<N>x<GPU>` name that is neither a built-in profile nor an existing file."""
     from h3doctor.host.gpus import ProfileNameError, catalog_profile
 
-    if "/" in name or resources.files(_BUILTIN).joinpath(f"{name}.json").is_file() or Path(name).is_file():
+    if "/" in name or name in builtin_profile_names() or _exists(name):
         return None
     try:
         return catalog_profile(name)

@@ -64,7 +64,11 @@ def load_recipe(path_text: str) -> Recipe:
     path = Path(path_text)
     if not path.is_file():
         raise UsageError("no such recipe file", location=path_text)
-    [doc] = load_file(path_text, max_bytes=MAX_RECIPE_BYTES)
+    docs = load_file(path_text, max_bytes=MAX_RECIPE_BYTES)
+    if len(docs) != 1:
+        raise UsageError("a recipe is one YAML document (a mapping with `command:`)" if docs else "the recipe is empty",
+                         location=path_text)
+    [doc] = docs
     return recipe_from(doc)
 
 
