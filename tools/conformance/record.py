@@ -399,7 +399,7 @@ def main(argv: list[str] | None = None) -> int:
     write_jsonl(output, meta, records)
     n_ok = sum(1 for r in records if r["ok"])
     print(f"[record] wrote {output}: {len(records)} cases, {n_ok} accepted, "
-          f"{sum(1 for r in records if r.get('env'))} import-dependent, {time.time() - t0:.0f}s", file=sys.stderr)
+          f"{sum(1 for r in records if r.get('env'))} marked env (kernel packages or offline hub), {time.time() - t0:.0f}s", file=sys.stderr)
     nets = [r["id"] for r in records if r.get("network")]
     if nets:
         print(f"[record] WARNING: network was attempted in {len(nets)} case(s): {nets[:10]}", file=sys.stderr)
