@@ -64,7 +64,8 @@ def run(request: CheckRequest) -> Outcome:
     with _located(recipe if request.sglang_version is None else None, "sglang_version",
                   "--sglang-version" if request.sglang_version is not None else None):
         # option > recipe > installed sglang (package metadata, never imported) > newest verified
-        target = releases.target(request.sglang_version, recipe_version, installed=releases.installed_version())
+        installed = None if request.sglang_version or recipe_version else releases.installed_version()
+        target = releases.target(request.sglang_version, recipe_version, installed=installed)
         table = load_flag_table(target.table_version)
     rules = load_rules(Path(request.rules_dir) if request.rules_dir else None)
     # rules not verified for the release are not run; rule H3D921 names them ("cannot verify")
