@@ -36,7 +36,7 @@ def write_atomic(path: Path, text: str) -> None:
     if info is not None and stat.S_ISDIR(info.st_mode):
         raise IsADirectoryError(21, "Is a directory", str(path))
     if info is not None and not stat.S_ISREG(info.st_mode):
-        with open(target, "w", encoding="utf-8") as fh:
+        with open(target, "w", encoding="utf-8", newline="") as fh:
             fh.write(text)
         return
     if info is not None:
@@ -48,7 +48,7 @@ def write_atomic(path: Path, text: str) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())

@@ -16,14 +16,14 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import io
-import os
 import shlex
-import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from h3doctor.inputs.launch import Launch, Segment
 from h3doctor.lint.session import LintRun, LintSession
+from h3doctor.paths import write_atomic
 
 MAX_ROUNDS = 4
 
@@ -42,21 +42,8 @@ class Change:
 
 
 def write_atomically(path: str, text: str) -> None:
-    """Write to a temporary file beside `path`, then rename it over: a reader never sees half a file."""
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".h3doctor-", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-        if os.path.exists(path):
-            os.chmod(tmp, os.stat(path).st_mode & 0o7777)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    """Write `path` so a reader never sees half a file, keeping its line endings (paths.write_atomic)."""
+    write_atomic(Path(path), text)
 
 
 def corrected_for_all(session: LintSession, launch: Launch) -> tuple[list[str] | None, str | None]:
@@ -220,7 +207,10 @@ def _node(docs, index: int, path: tuple):
 def _typed_like(old: Any, new: str) -> Any:
     """A new list item: quoted like the one it replaces, and quoted whenever YAML would otherwise
     read it as something other than a string (`4`, `true`)."""
-    from ruamel.yaml.scalarstring import DoubleQuotedScalarString, SingleQuotedScalarString
+    from ruamel.yaml.scalarstring import (
+        DoubleQuotedScalarString,
+        SingleQuotedScalarString,
+    )
 
     if isinstance(old, (DoubleQuotedScalarString, SingleQuotedScalarString)):
         return type(old)(new)
