@@ -357,8 +357,10 @@ def main(argv: list[str] | None = None) -> int:
         return drift(Path(args.compare), Path(args.against) if args.against else compare.goldens_path(), args.messages)
     if args.summary:
         _, goldens = compare.read_jsonl(compare.goldens_path(version))
-        _, corrected = compare.read_jsonl(compare.corrected_path(version))
-        rep = compare.compare(goldens, corrected)
+        # an older release may have no corrected commands recorded yet: judge the verdicts alone
+        cpath = compare.corrected_path(version)
+        corrected = compare.read_jsonl(cpath)[1] if cpath.exists() else []
+        rep = compare.compare(goldens, corrected, compare.Doctor(version))
         print(rep.summary())
         if args.details:
             print()
