@@ -103,18 +103,33 @@ def _server_args(cmd: ParsedCommand, config: ConfigLoad | None, table: FlagTable
     return args, explicit
 
 
+_ARG_PATHS: dict[str, str] = {}
+
+
+def _arg_path(dest: str) -> str:
+    """`args.<dest>`, built once per dest: every evaluation spells ~200 of them (a lint run, thousands
+    of evaluations). The cache is capped: a --config file can bring any number of odd keys."""
+    path = _ARG_PATHS.get(dest)
+    if path is None:
+        path = "args." + dest
+        if len(_ARG_PATHS) < 2048:
+            _ARG_PATHS[dest] = path
+    return path
+
+
 def _context(cmd, config, family, hw, env, resolver, intent, release: ReleaseTarget) -> dict[str, Any]:
     ctx: dict[str, Any] = {"family": family.family.key if family.family else None, "entry": cmd.entry,
                            "launcher": cmd.launcher}
     foreign = _release_context(ctx, cmd, family, resolver, release)
     resolved = resolver is not None and "resolution_error" not in resolver.events
     if resolver is not None:
-        ctx.update({f"args.{k}": v for k, v in resolver.a.items()})
+        ctx.update(zip(map(_arg_path, resolver.a), resolver.a.values()))
         ctx.update({f"events.{k}": v for k, v in resolver.events.items()})
         ctx["explicit"] = sorted(resolver.explicit)
     ctx.update({f"hw.{k}": v for k, v in hw.as_dict().items()})
     ctx.update({f"env.{k}": env.get(k) for k in RELEVANT_ENV})
     ctx.update({f"intent.{k}": v for k, v in intent.items()})
+    ctx["intent"] = {k: v for k, v in intent.items() if v is not None}  # the whole request, for derivations
     for p in cmd.problems:
         kind = PARSE_KIND.get(p.kind, p.kind)
         if id(p) in foreign:  # a flag of another release: rule H3D012 reports it where argparse meets it
@@ -186,11 +201,23 @@ def _release_context(ctx: dict[str, Any], cmd: ParsedCommand, family: FamilyMatc
     return ids
 
 
+_UNVERIFIED: dict[tuple, tuple[list[Rule], list[str]]] = {}
+
+
 def _unverified(rules: list[Rule], family: str | None, platform: str, entry: str, version: str, newest: str) -> list[str]:
     """The rule groups (by sglang stage) that apply on the newest verified release but are not
-    verified for `version`: h3doctor cannot say whether this release raises them."""
+    verified for `version`: h3doctor cannot say whether this release raises them. Worked out once
+    per rule list and combination, like the applicable rules."""
     if family is None or version == newest:
         return []
+    key = (id(rules), len(rules), family, platform, entry, version, newest)
+    cached = _UNVERIFIED.get(key)
+    if cached is None or cached[0] is not rules:
+        cached = _UNVERIFIED[key] = (rules, _count_unverified(rules, family, platform, entry, version, newest))
+    return list(cached[1])
+
+
+def _count_unverified(rules: list[Rule], family: str, platform: str, entry: str, version: str, newest: str) -> list[str]:
     missing: dict[str, int] = {}
     for rule in rules:
         if rule.applies(family, platform, entry, newest) and not rule.applies(family, platform, entry, version):

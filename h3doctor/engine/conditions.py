@@ -116,20 +116,45 @@ def compile_condition(cond: Mapping[str, Any]) -> Compiled:
     unknown facts (every child of all/any is still evaluated), without re-reading the condition's
     structure on every check. A lint run evaluates every rule thousands of times."""
     if "all" in cond or "any" in cond:
-        children = [compile_condition(c) for c in cond["all" if "all" in cond else "any"]]
+        branch = cond["all" if "all" in cond else "any"]
+        children = [compile_condition(c) for c in branch]
+        # `evaluate` reads every child, so the unknown facts it reports include those of children
+        # after the deciding one. Stopping early is the same answer only when no later child can
+        # report an unknown fact: precomputed per position, so most rules (no hardware or memory
+        # fact) stop at the first deciding child.
+        quiet_after = [not any(_may_be_unknown(c) for c in branch[i + 1:]) for i in range(len(branch))]
+        steps = list(zip(children, quiet_after))
         if "all" in cond:
             def all_of(context, unknowns):
-                results = [c(context, unknowns) for c in children]
-                if False in results:
+                unknown = False
+                decided = False
+                for child, quiet in steps:
+                    value = child(context, unknowns)
+                    if value is False:
+                        decided = True
+                        if quiet:
+                            return False
+                    elif value is None:
+                        unknown = True
+                if decided:
                     return False
-                return UNKNOWN if None in results else True
+                return UNKNOWN if unknown else True
             return all_of
 
         def any_of(context, unknowns):
-            results = [c(context, unknowns) for c in children]
-            if True in results:
+            unknown = False
+            decided = False
+            for child, quiet in steps:
+                value = child(context, unknowns)
+                if value is True:
+                    decided = True
+                    if quiet:
+                        return True
+                elif value is None:
+                    unknown = True
+            if decided:
                 return True
-            return UNKNOWN if None in results else False
+            return UNKNOWN if unknown else False
         return any_of
     if "not" in cond:
         inner = compile_condition(cond["not"])
@@ -153,6 +178,16 @@ def compile_condition(cond: Mapping[str, Any]) -> Compiled:
                 return UNKNOWN
         return _compare(op, context.get(path), context.get(ref) if ref is not None else value)
     return leaf
+
+
+def _may_be_unknown(cond: Mapping[str, Any]) -> bool:
+    """Whether evaluating `cond` can add an unknown fact (a fact leaf that is not a null test)."""
+    if "all" in cond or "any" in cond:
+        return any(_may_be_unknown(c) for c in cond["all" if "all" in cond else "any"])
+    if "not" in cond:
+        return _may_be_unknown(cond["not"])
+    refs = [cond["path"]] + ([cond["ref"]] if "ref" in cond else [])
+    return cond["op"] not in ("is_null", "not_null") and any(_is_fact(p) for p in refs)
 
 
 def paths_of(cond: Mapping[str, Any]) -> list[str]:

@@ -50,6 +50,13 @@ def _flat(section: dict[str, Any]) -> dict[str, Any]:
     return {k: v["value"] for k, v in section.items() if isinstance(v, dict) and "value" in v}
 
 
+@lru_cache(maxsize=None)
+def _values(release: str, section: str) -> dict[str, Any]:
+    """One section's values for a release, flattened once (budget() reads them on every check).
+    Callers must not mutate the mapping."""
+    return _flat(constants(release)[section])
+
+
 @dataclass(frozen=True)
 class Workload:
     """One forward's shape: the startup warmup for `serve`, or a request."""
@@ -217,7 +224,7 @@ def budget(a: dict[str, Any], residency: dict[str, str], family: str, hw: Hardwa
     """The memory budget per GPU of one resolved launch (`a`: sglang's resolved ServerArgs fields).
     `no_fold` forces the text encoder unfolded (the other case when the P2P topology is unknown)."""
     c = constants(release)
-    w, ws, lw = _flat(c["weights_gib"]), _flat(c["workspace"]), _flat(c["layerwise"])
+    w, ws, lw = _values(release, "weights_gib"), _values(release, "workspace"), _values(release, "layerwise")
     uncertain: list[str] = []
     num_gpus = max(1, int(a.get("num_gpus") or 1))
     dp = max(1, int(a.get("dp_size") or 1))
@@ -323,7 +330,7 @@ def budget(a: dict[str, Any], residency: dict[str, str], family: str, hw: Hardwa
         active["decode"] = vae_total
     load["audio_vae"] = w["audio_vae"] if mode["audio_vae"] == "resident" else 0.0
 
-    context = _flat(c["context_gib"])["multi_gpu" if num_gpus > 1 else "single_gpu"]
+    context = _values(release, "context_gib")["multi_gpu" if num_gpus > 1 else "single_gpu"]
     capacity = _capacity(hw)
     weights = sum(load.values())
     load_total = weights + context
@@ -340,9 +347,10 @@ def budget(a: dict[str, Any], residency: dict[str, str], family: str, hw: Hardwa
     act_live = typical = peak_live = peak_typ = None
     peak_stage = max(active, key=lambda s: active[s])
     if wl is not None:
-        fps = _flat(c["warmup"])["fps"]
+        warm = _values(release, "warmup")
+        fps = warm["fps"]
         rows = wl.rows(fps)
-        ref_rows = Workload(int(_flat(c["warmup"])["width"]), int(_flat(c["warmup"])["height"]), _flat(c["warmup"])["seconds"], "").rows(fps)
+        ref_rows = Workload(int(warm["width"]), int(warm["height"]), warm["seconds"], "").rows(fps)
         act_dit = ((rows / sp) * (32 + 57 / tp) + rows * 21.5) * _KIB
         stage_live = {
             "encode": active["encode"] + ws["te_act_gib"],

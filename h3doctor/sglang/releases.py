@@ -33,10 +33,14 @@ class ReleaseTarget:
         return key(self.version) > key(self.table_version)
 
 
+# Version strings and range specs are few (the releases, the rules' ranges) and met on every check:
+# their parses are cached.
+@functools.lru_cache(maxsize=512)
 def key(version: str) -> tuple[int, ...]:
     return tuple(int(p) for p in version.split(".") if p.isdigit())
 
 
+@functools.lru_cache(maxsize=4096)
 def in_range(version: str, spec: str) -> bool:
     v = key(version)
     for clause in spec.split(","):
@@ -70,7 +74,12 @@ def equivalents() -> dict[str, dict[str, Any]]:
 
 def known_releases() -> list[str]:
     """Releases with a generated flag table, oldest first."""
-    return sorted(history()["releases"], key=key)
+    return list(_known_releases())
+
+
+@functools.lru_cache(maxsize=1)
+def _known_releases() -> tuple[str, ...]:
+    return tuple(sorted(history()["releases"], key=key))
 
 
 def installed_version() -> str | None:
@@ -132,9 +141,10 @@ def model_versions(model_path: str | None) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=256)
 def lowest(spec: str) -> str | None:
     """The oldest known release inside `spec`."""
-    inside = [r for r in known_releases() if in_range(r, spec)]
+    inside = [r for r in _known_releases() if in_range(r, spec)]
     return inside[0] if inside else None
 
 

@@ -8,10 +8,12 @@ crash on with an unrelated exception is reported as that exception's text, or le
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from typing import Any, Callable
 
+from h3doctor.sglang.flagtable import DEFAULT_SGLANG_VERSION
 from h3doctor.sglang.residency import (
     COMPONENT_OFFLOAD,
     LAYERWISE_OFFLOAD,
@@ -76,12 +78,18 @@ def _config_removed_message(r: Any) -> str | None:
     return "Removed server argument(s): " + "; ".join(f"{k} -> {RETIRED_ARGS[k]}" for k in removed)
 
 
-def _string_false_config_keys(r: Any) -> list[str]:
-    """StoreBoolean fields whose effective value is a string meaning false. The command line
-    always yields a bool for these, so a string is a --config value sglang did not convert."""
+@functools.lru_cache(maxsize=None)
+def _store_boolean_dests(version: str) -> frozenset[str]:
     from h3doctor.sglang.flagtable import load_flag_table
 
-    booleans = {a.dest for a in load_flag_table().actions if a.action == "store_boolean"}
+    return frozenset(a.dest for a in load_flag_table(version).actions if a.action == "store_boolean")
+
+
+def _string_false_config_keys(r: Any, version: str) -> list[str]:
+    """StoreBoolean fields (of the target release's parser) whose effective value is a string
+    meaning false. The command line always yields a bool for these, so a string is a --config
+    value sglang did not convert."""
+    booleans = _store_boolean_dests(version)
     return sorted(
         k for k in r.explicit
         if k in booleans and isinstance(r.a.get(k), str) and r.a[k].strip().lower() in FALSE_WORDS
@@ -518,7 +526,8 @@ def derive(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
 
     # F
     out["derived.config_removed_message"] = _config_removed_message(r)
-    out["derived.config_string_false_keys"] = _safe(_string_false_config_keys, r, default=[])
+    version = str(ctx.get("release.table") or DEFAULT_SGLANG_VERSION)
+    out["derived.config_string_false_keys"] = _safe(_string_false_config_keys, r, version, default=[])
 
     # A
     out["derived.conditioning_cache_invalid"] = _conditioning_cache_invalid(a)
