@@ -6,6 +6,20 @@ from collections.abc import Mapping
 from pathlib import Path
 
 
+def package_dir(package: str) -> Path:
+    """The directory of one of h3doctor's own packages, where its data files are shipped.
+
+    importlib.resources would be the general tool, but on the check's hot path (the shell hook
+    runs one check per launch) its import costs ~10 ms and each files() call more; h3doctor is
+    always installed as plain files (a wheel unpacked by pip, or an editable checkout), where
+    files() returns exactly this directory."""
+    import importlib
+
+    if package != "h3doctor" and not package.startswith("h3doctor."):
+        raise ValueError(f"not an h3doctor package: {package!r}")
+    return Path(importlib.import_module(package).__file__).parent
+
+
 def cache_dir(env: Mapping[str, str]) -> Path:
     """$H3DOCTOR_CACHE_DIR, else the platform's user cache dir (platformdirs), else ~/.cache/h3doctor."""
     override = env.get("H3DOCTOR_CACHE_DIR")

@@ -7,9 +7,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from importlib import resources
 
 from h3doctor.engine.ruleset import Rule
+from h3doctor.paths import package_dir
 
 LAUNCH_STAGES = ("D", "P", "F", "A", "V", "M")
 
@@ -22,7 +22,7 @@ class CatalogEntry:
 
 
 def catalog(release: str = "0.5.23") -> list[CatalogEntry]:
-    text = resources.files("h3doctor.engine.catalog").joinpath(f"catalog-{release}.tsv").read_text(encoding="utf-8")
+    text = package_dir("h3doctor.engine.catalog").joinpath(f"catalog-{release}.tsv").read_text(encoding="utf-8")
     rows = [line.split("\t") for line in text.splitlines() if line and not line.startswith("#")]
     return [CatalogEntry(*row[:3]) for row in rows]
 
@@ -30,7 +30,7 @@ def catalog(release: str = "0.5.23") -> list[CatalogEntry]:
 def not_encoded(release: str = "0.5.23") -> dict[str, str]:
     import yaml
 
-    text = resources.files("h3doctor.engine.catalog").joinpath(f"not-encoded-{release}.yaml").read_text(encoding="utf-8")
+    text = package_dir("h3doctor.engine.catalog").joinpath(f"not-encoded-{release}.yaml").read_text(encoding="utf-8")
     return yaml.safe_load(text) or {}
 
 

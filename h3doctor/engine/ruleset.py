@@ -11,13 +11,12 @@ import hashlib
 import json
 import os
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from h3doctor.engine.conditions import paths_of, placeholders
 from h3doctor.errors import RuleFileError, UsageError
-from h3doctor.paths import cache_dir, write_atomic
+from h3doctor.paths import cache_dir, package_dir, write_atomic
 from h3doctor.sglang.releases import in_range
 
 RULES_DIR_ENV = "H3DOCTOR_RULES_DIR"
@@ -108,7 +107,7 @@ def rules_dir() -> Path:
     override = os.environ.get(RULES_DIR_ENV)
     if override:
         return Path(override)
-    packaged = resources.files("h3doctor").joinpath("_rules")
+    packaged = package_dir("h3doctor").joinpath("_rules")
     if packaged.is_dir():
         return Path(str(packaged))
     return Path(__file__).resolve().parents[2] / "rules"
@@ -199,7 +198,7 @@ def load_rules(directory: Path | None = None, *, use_cache: bool = True) -> list
         raise RuleFileError(f"cannot read the rules directory ({type(exc).__name__})", location=str(directory)[:200]) from None
     if files is None:
         raise RuleFileError("rules directory not found", location=str(directory)[:200])
-    schema_text = resources.files("h3doctor.schema").joinpath("rule.schema.json").read_text(encoding="utf-8")
+    schema_text = package_dir("h3doctor.schema").joinpath("rule.schema.json").read_text(encoding="utf-8")
     digest = _digest(files, schema_text)
     cached = cache_dir(os.environ) / f"rules-{digest}.json" if use_cache else None
     rules = _read_cache(cached, digest, [p.stem for p in files]) if cached is not None else None

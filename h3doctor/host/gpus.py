@@ -11,8 +11,9 @@ import functools
 import json
 import re
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any
+
+from h3doctor.paths import package_dir
 
 _NAME = re.compile(r"^\s*(\d+)\s*[xX×]\s*(.+?)\s*$")
 _MEMORY_SUFFIX = re.compile(r"^(.*?)[-_ ]?(\d+(?:\.\d+)?)\s*GB$", re.IGNORECASE)
@@ -40,7 +41,7 @@ def _norm(name: str) -> str:
 
 @functools.lru_cache(maxsize=1)
 def catalog() -> tuple[Gpu, ...]:
-    raw = json.loads(resources.files("h3doctor.host").joinpath("gpus.json").read_text(encoding="utf-8"))
+    raw = json.loads(package_dir("h3doctor.host").joinpath("gpus.json").read_text(encoding="utf-8"))
     return tuple(Gpu(
         key=g["key"], aliases=tuple(g.get("aliases", ())), device_name=g["device_name"], platform=g["platform"],
         compute_capability=g.get("compute_capability"), memory_gib=float(g["memory_gib"]),

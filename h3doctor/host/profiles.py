@@ -7,12 +7,12 @@ A profile is a mapping of fact names to values, turned into `HardwareFacts` by
 
 from __future__ import annotations
 
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from h3doctor.errors import UsageError
 from h3doctor.facts import HardwareFacts, facts_from_mapping
+from h3doctor.paths import package_dir
 from h3doctor.safeload import excerpt, load_json, load_yaml, read_bounded
 
 MAX_PROFILE_BYTES = 1 << 20
@@ -22,7 +22,7 @@ _BUILTIN = "h3doctor.host.builtin_profiles"
 def builtin_profile_names() -> list[str]:
     return sorted(
         p.name.removesuffix(".json")
-        for p in resources.files(_BUILTIN).iterdir()
+        for p in package_dir(_BUILTIN).iterdir()
         if p.name.endswith(".json")
     )
 
@@ -30,7 +30,7 @@ def builtin_profile_names() -> list[str]:
 def _read_profile_text(name_or_path: str) -> tuple[str, str]:
     # built-in profiles are JSON so that a check on one never imports a YAML parser
     if name_or_path in builtin_profile_names():
-        return resources.files(_BUILTIN).joinpath(f"{name_or_path}.json").read_text(encoding="utf-8"), f"builtin:{name_or_path}.json"
+        return package_dir(_BUILTIN).joinpath(f"{name_or_path}.json").read_text(encoding="utf-8"), f"builtin:{name_or_path}.json"
     if not _exists(name_or_path):
         names = ", ".join(builtin_profile_names())
         raise UsageError(f"no such hardware profile {excerpt(name_or_path, 120)!r}; built-in profiles: {names}; "
@@ -68,10 +68,11 @@ def load_profile(name_or_path: str) -> HardwareFacts:
 
 def _catalog_mapping(name: str) -> dict[str, Any] | None:
     """A `<N>x<GPU>` name that is neither a built-in profile nor an existing file."""
-    from h3doctor.host.gpus import ProfileNameError, catalog_profile
-
     if "/" in name or name in builtin_profile_names() or _exists(name):
         return None
+    # imported only for catalog names: a built-in profile or a file does not pay for it
+    from h3doctor.host.gpus import ProfileNameError, catalog_profile
+
     try:
         return catalog_profile(name)
     except ProfileNameError as exc:

@@ -11,13 +11,13 @@ import functools
 import json
 import shlex
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from h3doctor.errors import UsageError
 from h3doctor.inputs.launch import Ignore, Launch, Segment, Unsupported, shell_words
 from h3doctor.loading import Document, load_file
+from h3doctor.paths import package_dir
 from h3doctor.safeload import excerpt
 from h3doctor.yamlpos import schema_message
 
@@ -46,7 +46,7 @@ class Recipe:
 
 @functools.lru_cache(maxsize=1)
 def schema() -> dict[str, Any]:
-    return json.loads(resources.files("h3doctor.schema").joinpath("recipe.schema.json").read_text(encoding="utf-8"))
+    return json.loads(package_dir("h3doctor.schema").joinpath("recipe.schema.json").read_text(encoding="utf-8"))
 
 
 @functools.lru_cache(maxsize=1)

@@ -10,11 +10,11 @@ other status (h3doctor broken or missing) makes the function say so and launch s
 from __future__ import annotations
 
 import os
-from importlib import resources
 from typing import Mapping
 
 from h3doctor.errors import UsageError
 from h3doctor.launch.gate import FINDINGS, Verdict
+from h3doctor.paths import package_dir
 
 SHELLS = ("bash", "zsh", "fish")
 ACCEPTED = 4  # the user accepted the corrected command (see hook.bash, hook.zsh, hook.fish)
@@ -31,7 +31,7 @@ _LOAD_LINES = {
 def init_script(shell: str) -> str:
     if shell not in SHELLS:
         raise UsageError(f"no hook for shell {shell!r}; choose one of {', '.join(SHELLS)}")
-    return (resources.files("h3doctor.launch") / f"hook.{shell}").read_text(encoding="utf-8")
+    return (package_dir("h3doctor.launch") / f"hook.{shell}").read_text(encoding="utf-8")
 
 
 def disabled(env: Mapping[str, str]) -> bool:

@@ -7,12 +7,12 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from h3doctor.errors import UsageError
 from h3doctor.loading import load_file, read_bounded
+from h3doctor.paths import package_dir
 
 CONFIG_NAMES = (".h3doctor.yaml", ".h3doctor.yml")
 
@@ -120,7 +120,7 @@ def _from_pyproject(path: Path) -> dict[str, Any]:
 def _validate(data: Any, origin: str, doc: Any) -> None:
     from jsonschema import Draft202012Validator
 
-    schema = json.loads(resources.files("h3doctor.schema").joinpath("config.schema.json").read_text(encoding="utf-8"))
+    schema = json.loads(package_dir("h3doctor.schema").joinpath("config.schema.json").read_text(encoding="utf-8"))
     errors = sorted(Draft202012Validator(schema).iter_errors(data), key=lambda e: list(e.absolute_path))
     if not errors:
         return

@@ -9,10 +9,10 @@ from __future__ import annotations
 import functools
 import json
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any
 
 from h3doctor.errors import UsageError
+from h3doctor.paths import package_dir
 from h3doctor.safeload import excerpt
 
 DEFAULT_SGLANG_VERSION = "0.5.23"
@@ -120,14 +120,14 @@ def load_flag_table(sglang_version: str = DEFAULT_SGLANG_VERSION) -> FlagTable:
     # only the shipped releases: the version is user input and must not pick another file
     known = sorted(
         p.name.removeprefix("sglang-").removesuffix(".json")
-        for p in resources.files("h3doctor.sglang.flagdata").iterdir()
+        for p in package_dir("h3doctor.sglang.flagdata").iterdir()
         if p.name.startswith("sglang-") and p.name.endswith(".json")
     )
     if sglang_version not in known:
         raise UsageError(
             f"no flag table for sglang {excerpt(sglang_version)!r}; known releases: {', '.join(known)}"
         )
-    text = resources.files("h3doctor.sglang.flagdata").joinpath(f"sglang-{sglang_version}.json").read_text(encoding="utf-8")
+    text = package_dir("h3doctor.sglang.flagdata").joinpath(f"sglang-{sglang_version}.json").read_text(encoding="utf-8")
     raw = json.loads(text)
     parsers = raw.get("parsers", {})
     return FlagTable(

@@ -29,10 +29,10 @@ import json
 import math
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib import resources
 from typing import Any
 
 from h3doctor.facts import HardwareFacts
+from h3doctor.paths import package_dir
 
 COMPONENTS = ("transformer", "text_encoder", "video_vae", "audio_vae")
 QUANTIZED_DIT = ("fp8", "convrot_int8")  # the --quantization methods whose DiT bytes are modelled
@@ -42,7 +42,7 @@ _KIB = 1 / (1 << 20)  # KiB in GiB
 
 @lru_cache(maxsize=None)
 def constants(release: str = "0.5.23") -> dict[str, Any]:
-    text = resources.files("h3doctor.sglang.memorydata").joinpath(f"memory-{release}.json").read_text(encoding="utf-8")
+    text = package_dir("h3doctor.sglang.memorydata").joinpath(f"memory-{release}.json").read_text(encoding="utf-8")
     return json.loads(text)
 
 

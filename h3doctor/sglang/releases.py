@@ -13,10 +13,10 @@ import os
 import re
 import sys
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any
 
 from h3doctor.errors import UsageError
+from h3doctor.paths import package_dir
 from h3doctor.sglang.flagtable import DEFAULT_SGLANG_VERSION
 
 _RELEASE = re.compile(r"^(\d+)\.(\d+)\.(\d+)")
@@ -54,7 +54,7 @@ def in_range(version: str, spec: str) -> bool:
 
 
 def _data(name: str) -> dict[str, Any]:
-    return json.loads(resources.files("h3doctor.sglang.flagdata").joinpath(name).read_text(encoding="utf-8"))
+    return json.loads(package_dir("h3doctor.sglang.flagdata").joinpath(name).read_text(encoding="utf-8"))
 
 
 @functools.lru_cache(maxsize=1)

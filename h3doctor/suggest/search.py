@@ -16,13 +16,13 @@ import json
 import time
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from importlib import resources
 from typing import Any
 
 from h3doctor.engine.check import check, evaluate_launch
 from h3doctor.engine.results import CheckResult, Evaluation
 from h3doctor.engine.ruleset import Rule
 from h3doctor.facts import HardwareFacts
+from h3doctor.paths import package_dir
 from h3doctor.sglang.flagtable import FlagTable
 from h3doctor.sglang.platform import apply_platform_override
 from h3doctor.suggest.score import Score, dit_blocks, score
@@ -63,7 +63,7 @@ class SearchResult:
 
 @lru_cache(maxsize=None)
 def cookbook(release: str = "0.5.23") -> tuple[dict[str, Any], ...]:
-    path = resources.files("h3doctor.suggest").joinpath(f"cookbook-{release}.json")
+    path = package_dir("h3doctor.suggest").joinpath(f"cookbook-{release}.json")
     if not path.is_file():
         return ()
     return tuple(json.loads(path.read_text(encoding="utf-8"))["recipes"])
