@@ -36,6 +36,8 @@ _PROFILE_KEYS: dict[str, tuple[type, ...]] = {
 
 @dataclass(frozen=True)
 class HardwareFacts:
+    """What h3doctor knows of the machine a launch runs on: from a profile, or the probe. None is
+    "unknown" (rules then say they cannot verify)."""
     platform: str
     device_name: str | None = None
     compute_capability: str | None = None  # "9.0"; of the first visible GPU (catalog 2 `cc`)

@@ -20,6 +20,7 @@ from h3doctor.safeload import excerpt
 
 @dataclass
 class CheckRequest:
+    """One `h3doctor check`, as the command line (or the hook) asks for it."""
     tokens: list[str]
     profile: str | None = None
     recipe: str | None = None
@@ -31,6 +32,7 @@ class CheckRequest:
 
 @dataclass(frozen=True)
 class Outcome:
+    """A check's result with the launch it judged and the environment that launch starts in."""
     result: CheckResult
     tokens: list[str]  # the launch checked: from the command line or the recipe
     launch_env: dict[str, str]  # the environment it starts in: this process's, plus the recipe's `env`

@@ -22,6 +22,7 @@ FIELDS = (("tp_size", "--tp-size"), ("dp_size", "--dp-size"), ("ulysses_degree",
 
 @dataclass(frozen=True)
 class Layout:
+    """A parallel layout: GPUs, and how they split into data, tensor, Ulysses and ring parallelism."""
     num_gpus: int
     dp: int
     tp: int

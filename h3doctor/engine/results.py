@@ -19,6 +19,8 @@ from h3doctor.sglang.families import FamilyMatch
 
 @dataclass(frozen=True)
 class Finding:
+    """One failing rule on one launch: sglang's message (rendered), how severe, when sglang would
+    stop."""
     rule: Rule
     message: str
     severity: str
@@ -34,6 +36,8 @@ class Finding:
 
 @dataclass(frozen=True)
 class Evaluation:
+    """One pass of every applicable rule over one command: the parse, the family, the context the
+    conditions read, the findings."""
     cmd: ParsedCommand
     family: FamilyMatch
     hardware: HardwareFacts
@@ -95,6 +99,8 @@ class FixStep:
 
 @dataclass(frozen=True)
 class CheckResult:
+    """A whole check: the first evaluation, and what the fix loop made of it (the corrected command,
+    or why there is none)."""
     evaluation: Evaluation
     corrected_argv: list[str] | None
     fix_status: str  # clean | fixed | no-fix | not-converged

@@ -30,6 +30,7 @@ _OVERRIDABLE = ("message", "why", "stage", "sglang_stage", "order", "severity", 
 
 @dataclass(frozen=True)
 class Rule:
+    """One validated rule file (rules/H3D*.yaml), as the engine reads it."""
     id: str
     name: str
     title: str

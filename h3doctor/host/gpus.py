@@ -22,6 +22,7 @@ MAX_COUNT = 64
 
 @dataclass(frozen=True)
 class Gpu:
+    """One GPU model of the catalog (gpus.json): what a `<N>x<GPU>` profile name builds on."""
     key: str
     aliases: tuple[str, ...]
     device_name: str

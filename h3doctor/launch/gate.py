@@ -30,6 +30,8 @@ class Verdict:
 
 @dataclass(frozen=True)
 class Decision:
+    """What the launch gate does after a check: what to run (or nothing), what to say first, and the
+    exit status."""
     argv: list[str] | None  # what to launch; None: launch nothing
     notice: str  # what to tell the user first (stderr); "" when the command starts as given and clean
     exit_code: int = 0  # when nothing is launched

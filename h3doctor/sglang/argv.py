@@ -78,6 +78,8 @@ class ParseProblem:
 
 @dataclass
 class ParsedCommand:
+    """A launch command as sglang's argument parser sees it: the entry point, every occurrence of a
+    flag, the values, the problems."""
     tokens: list[str]  # the whole command as the user gave it
     prefix_len: int  # tokens before the flag arguments (env assignments, program, subcommand)
     entry: str  # serve | generate | launch_server

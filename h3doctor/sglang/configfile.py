@@ -21,6 +21,7 @@ MAX_CONFIG_BYTES = 4 << 20
 
 @dataclass
 class ConfigLoad:
+    """An sglang `--config` file as sglang would load it, with what it would refuse or ignore."""
     path: str
     values: dict[str, Any] = field(default_factory=dict)
     error: str | None = None  # what sglang raises while loading it, if anything

@@ -15,6 +15,7 @@ from h3doctor.safeload import LimitExceeded, excerpt, load_json, read_bounded
 
 @dataclass(frozen=True)
 class Family:
+    """One MiniMax-H3 model family sglang registers (base, FastH3, FastH3 Omni, VDN)."""
     key: str  # h3 | fh3 | fh3o | vdn
     label: str
     config_class: str
@@ -51,6 +52,7 @@ _PIPELINES = {"minimaxh3pipeline": "h3", "fasth3pipeline": "fh3", "vdnh3pipeline
 
 @dataclass(frozen=True)
 class FamilyMatch:
+    """Which family a launch builds, and how sglang reaches it (or why it is not an H3 launch)."""
     family: Family | None
     how: str  # how sglang would reach it, or why it is not an H3 launch
 

@@ -80,6 +80,8 @@ class Workload:
 
 @dataclass(frozen=True)
 class Budget:
+    """The memory model's answer for one resolved launch: per-GPU bytes at load and at the peak
+    stage, and the host's share."""
     capacity_gib: float | None
     context_gib: float
     load_by_component: dict[str, float]  # GiB per GPU placed at load
