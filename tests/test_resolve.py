@@ -30,6 +30,16 @@ def test_auto_mode_below_120_gib_streams_the_dit(run_check):  # 2.B auto on CUDA
     }
 
 
+def test_a_dmd_schedule_keeps_the_dit_out_of_auto_layerwise(run_check):  # auto_tune.py:769
+    # sglang auto-enables DiT layerwise offload only without a DMD schedule: with one, the DiT stays
+    # on the component offload the adjust phase chose, the other groups still stream layer by layer
+    _, ctx = cfg(run_check("sglang serve MiniMaxAI/MiniMax-H3 --dmd-denoising-steps 1000", "1xH100"))
+    assert ctx["args.layerwise_offload_components"] == ["text_encoder", "image_encoder", "vae"]
+    assert ctx["derived.residency"]["transformer"] == "component-offload"
+    _, plain = cfg(run_check("sglang serve MiniMaxAI/MiniMax-H3", "1xH100"))
+    assert plain["derived.residency"]["transformer"] == "layerwise-offload"
+
+
 def test_auto_mode_at_or_above_120_gib_keeps_everything_resident(run_check):  # 2.B
     _, ctx = cfg(run_check("sglang serve MiniMaxAI/MiniMax-H3", "1xH200"))
     assert set(ctx["derived.residency"].values()) == {"resident"}

@@ -291,8 +291,9 @@ class Resolver:
         components = [c for c in ("text_encoder", "image_encoder", "vae") if self.res.explicit_mode(c) is None]
         if self.a["performance_mode"] == "auto" and not self.cpu and self._keep_resident():
             components = [c for c in components if c not in ("dit", "text_encoder", "vae")]
-        if (
+        if (  # auto_tune.py:766-781 (_should_auto_enable_dit_layerwise_offload)
             not self.cpu
+            and self.a.get("dmd_denoising_steps") is None  # a DMD schedule keeps the DiT out (:769)
             and not self.cache_dit
             and not bool(self.a.get("use_fsdp_inference"))
             and self.res.explicit_mode("transformer") is None
