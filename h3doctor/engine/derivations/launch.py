@@ -341,11 +341,13 @@ def _layerwise_tuning_error(a: dict[str, Any]) -> tuple[str | None, str | None]:
             return "resident_layers", "dit_layerwise_resident_layers must be non-negative"
     except TypeError:
         pass
+    # A release whose ServerArgs has no such field (policy before 0.5.18, lifetime before 0.5.21:
+    # its flag table has no dest for it) has no such check either.
     policy = a.get("dit_layerwise_residency_policy")
-    if policy not in RESIDENCY_POLICIES:
+    if "dit_layerwise_residency_policy" in a and policy not in RESIDENCY_POLICIES:
         return "policy", f"Invalid --dit-layerwise-residency-policy {policy!r}; expected one of {RESIDENCY_POLICIES}."
     lifetime = a.get("dit_layerwise_residency_lifetime")
-    if lifetime not in RESIDENCY_LIFETIMES:
+    if "dit_layerwise_residency_lifetime" in a and lifetime not in RESIDENCY_LIFETIMES:
         return "lifetime", f"Invalid --dit-layerwise-residency-lifetime {lifetime!r}; expected one of {RESIDENCY_LIFETIMES}."
     return None, None
 
