@@ -422,6 +422,21 @@ def _bcg_buckets_invalid(a: dict[str, Any]) -> bool:
         return False
 
 
+def _bcg_model_refs(a: dict[str, Any]) -> list[str]:
+    """_normalized_bcg_model_refs of --model-id and --model-path (server_args.py:167-178 in 0.5.17,
+    the same through 0.5.23): what sglang matches against its BCG-validated model ids (the ids
+    themselves are rule data, with the releases that disable BCG for other models)."""
+    refs: set[str] = set()
+    for ref in (a.get("model_id"), a.get("model_path")):
+        if not ref:
+            continue
+        normalized = str(ref).strip().rstrip("/").lower()
+        refs |= {normalized, os.path.basename(normalized)}
+        if "models--" in normalized:
+            refs.add(normalized.split("models--", 1)[1].split("/", 1)[0].replace("--", "/"))
+    return sorted(refs)
+
+
 # -- stage M ---------------------------------------------------------------------------------
 
 def _capability_text(hw: Any) -> str | None:
@@ -580,6 +595,7 @@ def derive(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     out["derived.dp_size_error"] = _dp_size_error(a)
     out["derived.batching_error"] = _safe(_batching_error, a)
     out["derived.bcg_buckets_invalid"] = _bcg_buckets_invalid(a)
+    out["derived.bcg_model_refs"] = _safe(_bcg_model_refs, a, default=[])
 
     # M
     out["derived.subblock_compute_mode"] = str(abc.get("compute_mode", "bf16"))
