@@ -349,11 +349,13 @@ def _layerwise_tuning_error(a: dict[str, Any]) -> tuple[str | None, str | None]:
             return "resident_layers", "dit_layerwise_resident_layers must be non-negative"
     except TypeError:
         pass
+    # A release whose ServerArgs has no such field (policy before 0.5.18, lifetime before 0.5.21:
+    # its flag table has no dest for it) has no such check either.
     policy = a.get("dit_layerwise_residency_policy")
-    if policy not in RESIDENCY_POLICIES:
+    if "dit_layerwise_residency_policy" in a and policy not in RESIDENCY_POLICIES:
         return "policy", f"Invalid --dit-layerwise-residency-policy {policy!r}; expected one of {RESIDENCY_POLICIES}."
     lifetime = a.get("dit_layerwise_residency_lifetime")
-    if lifetime not in RESIDENCY_LIFETIMES:
+    if "dit_layerwise_residency_lifetime" in a and lifetime not in RESIDENCY_LIFETIMES:
         return "lifetime", f"Invalid --dit-layerwise-residency-lifetime {lifetime!r}; expected one of {RESIDENCY_LIFETIMES}."
     return None, None
 
@@ -426,6 +428,21 @@ def _bcg_buckets_invalid(a: dict[str, Any]) -> bool:
         return not any(int(b) > 0 for b in buckets)
     except (TypeError, ValueError):
         return False
+
+
+def _bcg_model_refs(a: dict[str, Any]) -> list[str]:
+    """_normalized_bcg_model_refs of --model-id and --model-path (server_args.py:167-178 in 0.5.17,
+    the same through 0.5.23): what sglang matches against its BCG-validated model ids (the ids
+    themselves are rule data, with the releases that disable BCG for other models)."""
+    refs: set[str] = set()
+    for ref in (a.get("model_id"), a.get("model_path")):
+        if not ref:
+            continue
+        normalized = str(ref).strip().rstrip("/").lower()
+        refs |= {normalized, os.path.basename(normalized)}
+        if "models--" in normalized:
+            refs.add(normalized.split("models--", 1)[1].split("/", 1)[0].replace("--", "/"))
+    return sorted(refs)
 
 
 # -- stage M ---------------------------------------------------------------------------------
@@ -587,6 +604,7 @@ def derive(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     out["derived.dp_size_error"] = _dp_size_error(a)
     out["derived.batching_error"] = _safe(_batching_error, a)
     out["derived.bcg_buckets_invalid"] = _bcg_buckets_invalid(a)
+    out["derived.bcg_model_refs"] = _safe(_bcg_model_refs, a, default=[])
 
     # M
     out["derived.subblock_compute_mode"] = str(abc.get("compute_mode", "bf16"))
