@@ -267,3 +267,12 @@ def test_config_keys_are_dataclass_fields(data):
         assert key in dd
     assert "vae_config" in data["pipeline_config_fields"]
     assert "text_encoder_precisions" in data["pipeline_config_fields"]
+
+
+def test_the_known_releases_are_the_flag_history_releases():
+    """releases.known_releases() lists the flag tables' files (cheap on every check); the generated
+    flag history must name exactly those releases, in the same order."""
+    from h3doctor.sglang import releases
+
+    assert releases.known_releases() == sorted(releases.history()["releases"], key=releases.key)
+    assert releases.known_releases()[0] == "0.5.16" and "0.5.23" in releases.known_releases()

@@ -6,6 +6,7 @@ Timings are not asserted here (see docs/reliability.md for the fuzz run's figure
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -190,9 +191,14 @@ def test_rules_cache_missing_a_rule_is_a_miss_not_an_all_clear(tmp_path, cli):
     code, data, _ = cli("check", "--profile", "4xH200", *README_FAILING, env=env)
     assert code == 1
     [cache] = tmp_path.glob("rules-*.json")
-    doc = json.loads(cache.read_text())
-    doc["rules"] = [e for e in doc["rules"] if e["data"]["id"] != "H3D305"]
-    cache.write_text(json.dumps(doc))  # valid JSON, one rule short
+    header, body = cache.read_text().split("\n", 1)
+    short = json.dumps([e for e in json.loads(body) if e["data"]["id"] != "H3D305"])
+    cache.write_text(header + "\n" + short)  # valid JSON, one rule short (and a stale content hash)
+    code, data, err = cli("check", "--profile", "4xH200", *README_FAILING, env=env)
+    assert code == 1 and "H3D305" in [f["rule"] for f in data["findings"]], err
+    meta = json.loads(header)  # the same, with a content hash that matches: the rule IDs still refuse it
+    meta["content_sha256"] = hashlib.sha256(short.encode()).hexdigest()
+    cache.write_text(json.dumps(meta) + "\n" + short)
     code, data, err = cli("check", "--profile", "4xH200", *README_FAILING, env=env)
     assert code == 1 and "H3D305" in [f["rule"] for f in data["findings"]], err
     cache.write_text("{not json")

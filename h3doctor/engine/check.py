@@ -6,6 +6,7 @@ Pure: no printing, no exit codes. The CLI renders what this returns.
 from __future__ import annotations
 
 import copy
+import json
 from dataclasses import replace
 from typing import Any
 
@@ -117,10 +118,10 @@ def _arg_path(dest: str) -> str:
     return path
 
 
-def _context(cmd, config, family, hw, env, resolver, intent, release: ReleaseTarget) -> dict[str, Any]:
+def _context(cmd, config, family, hw, env, resolver, intent, release: ReleaseTarget, reads) -> dict[str, Any]:
     ctx: dict[str, Any] = {"family": family.family.key if family.family else None, "entry": cmd.entry,
                            "launcher": cmd.launcher}
-    foreign = _release_context(ctx, cmd, family, resolver, release)
+    foreign = _release_context(ctx, cmd, family, resolver, release, reads)
     resolved = resolver is not None and "resolution_error" not in resolver.events
     if resolver is not None:
         ctx.update(zip(map(_arg_path, resolver.a), resolver.a.values()))
@@ -171,9 +172,12 @@ _AFTER_PARSE = 1_000_000  # orders "unrecognized arguments" after every argparse
 _FOREIGN_KINDS = ("unrecognized", "ambiguous")
 
 
-def _release_context(ctx: dict[str, Any], cmd: ParsedCommand, family: FamilyMatch, resolver, release: ReleaseTarget) -> set[int]:
+def _release_context(ctx: dict[str, Any], cmd: ParsedCommand, family: FamilyMatch, resolver, release: ReleaseTarget,
+                     reads) -> set[int]:
     """`release.*`: the target release and what it knows of this launch. Returns the parse problems
-    (by id) that are flags of another release."""
+    (by id) that are flags of another release. `reads(path)`: whether an applicable rule reads a
+    value; the oldest release the launch needs is worked out only then (it reads every flag's
+    history, ~180 KB of data, for the one rule that says it)."""
     version = release.version
     ctx.update({"release.version": version, "release.source": release.source, "release.table": release.table_version,
                 "release.newer_than_verified": release.newer_than_verified})
@@ -196,8 +200,9 @@ def _release_context(ctx: dict[str, Any], cmd: ParsedCommand, family: FamilyMatc
                 typed.append(p.option)
     ctx["release.foreign_flags"] = notes
     ctx["release.foreign_text"] = "; ".join(notes)
-    floor, why = needs_at_least(typed, cmd.entry, fam, model)
-    ctx["release.needs_at_least"], ctx["release.needs_why"] = floor, why
+    if reads("release.needs_at_least") or reads("release.needs_why"):
+        floor, why = needs_at_least(typed, cmd.entry, fam, model)
+        ctx["release.needs_at_least"], ctx["release.needs_why"] = floor, why
     return ids
 
 
@@ -253,7 +258,7 @@ _H3_PIPELINE_STAGES = frozenset("MWLR")
 _RESOLUTION_ERROR_ORDER = 400  # H3D990: the start of the adjust phase
 
 
-_APPLICABLE: dict[tuple, tuple[list[Rule], list[tuple[Rule, Compiled]]]] = {}
+_APPLICABLE: dict[tuple, tuple[list[Rule], list[tuple[Rule, Compiled]], str]] = {}
 _COMPILED: dict[int, tuple[Rule, Compiled]] = {}
 
 
@@ -271,8 +276,18 @@ def _applicable(rules: list[Rule], family: str | None, platform: str, entry: str
                 if compiled is None or compiled[0] is not rule:
                     compiled = _COMPILED[id(rule)] = (rule, compile_condition(rule.when))
                 chosen.append((rule, compiled[1]))
-        cached = _APPLICABLE[key] = (rules, chosen)
+        # what the chosen rules can read anywhere (conditions, messages, fix notes, alternatives):
+        # context values only some rules need are computed only when one of these names them
+        text = "\n".join(json.dumps(rule.raw, sort_keys=True, default=str) for rule, _ in chosen)
+        cached = _APPLICABLE[key] = (rules, chosen, text)
     return cached[1]
+
+
+def _read_by_applicable(rules: list[Rule], family: str | None, platform: str, entry: str, version: str, path: str) -> bool:
+    """Whether any rule that applies here mentions `path` (a safe over-approximation: a mention is
+    a read)."""
+    _applicable(rules, family, platform, entry, version)
+    return path in _APPLICABLE[(id(rules), len(rules), family, platform, entry, version)][2]
 
 
 def evaluate_launch(tokens: list[str], hw: HardwareFacts, rules: list[Rule], table: FlagTable,
@@ -294,10 +309,14 @@ def evaluate_launch(tokens: list[str], hw: HardwareFacts, rules: list[Rule], tab
             # A value sglang's own adjust code would choke on too (it is the same arithmetic):
             # report it rather than crash; rule H3D990 turns the event into a finding.
             resolver.events["resolution_error"] = f"{type(exc).__name__}: {exc}"
-    ctx = _context(cmd, config, family, hw, env, resolver, intent or {}, release)
+    key = family.family.key if family.family else None
+
+    def reads(path: str) -> bool:
+        return _read_by_applicable(rules, key, hw.platform, cmd.entry, table.sglang_version, path)
+
+    ctx = _context(cmd, config, family, hw, env, resolver, intent or {}, release, reads)
     ctx["sglang_version"] = table.sglang_version
     findings = []
-    key = family.family.key if family.family else None
     unverified = _unverified(rules, key, hw.platform, cmd.entry, table.sglang_version, _NEWEST)
     ctx["release.unverified"] = unverified
     ctx["release.unverified_text"] = "; ".join(unverified)

@@ -177,11 +177,7 @@ def _digest(files: list[Path], schema_text: str) -> str:
     return h.hexdigest()[:32]
 
 
-CACHE_FORMAT = 2
-
-
-def _content_hash(entries: Any) -> str:
-    return hashlib.sha256(json.dumps(entries, sort_keys=True).encode()).hexdigest()
+CACHE_FORMAT = 3  # 3: a header line, then the rules (the hash covers the bytes as written)
 
 
 def load_rules(directory: Path | None = None, *, use_cache: bool = True) -> list[Rule]:
@@ -217,13 +213,17 @@ def _read_cache(path: Path, digest: str, ids: list[str]) -> list[Rule] | None:
     try:
         if not path.is_file():
             return None
-        # the content hash below checks every value: only the parser's own depth cap here (speed)
-        doc = load_json(read_bounded(path, max_bytes=MAX_RULE_FILE_BYTES * max(len(ids), 1), what="rules cache"),
-                        origin=str(path), max_depth=None, finite=False)
-        if not isinstance(doc, dict) or doc.get("format") != CACHE_FORMAT or doc.get("digest") != digest:
+        text = read_bounded(path, max_bytes=MAX_RULE_FILE_BYTES * max(len(ids), 1), what="rules cache")
+        # line 1: a small header; the rest: the rules, hashed as the bytes written (no re-encoding)
+        header_text, _, body = text.partition("\n")
+        header = load_json(header_text, origin=str(path))
+        if not isinstance(header, dict) or header.get("format") != CACHE_FORMAT or header.get("digest") != digest:
             return None
-        entries = doc.get("rules")
-        if not isinstance(entries, list) or doc.get("content_sha256") != _content_hash(entries):
+        if header.get("content_sha256") != hashlib.sha256(body.encode()).hexdigest():
+            return None
+        # the content hash checked every byte: only the parser's own depth cap here (speed)
+        entries = load_json(body, origin=str(path), max_depth=None, finite=False)
+        if not isinstance(entries, list):
             return None
         if [e.get("data", {}).get("id") if isinstance(e, dict) else None for e in entries] != ids:
             return None  # a rule missing, added or renamed: a rule set that is not this one
@@ -249,9 +249,9 @@ def _validate_all(files: list[Path], schema: dict[str, Any]) -> list[Rule]:
 
 
 def _write_cache(path: Path, digest: str, rules: list[Rule]) -> None:
-    entries = [{"path": r.path, "data": r.raw} for r in rules]
-    doc = {"format": CACHE_FORMAT, "digest": digest, "content_sha256": _content_hash(entries), "rules": entries}
+    body = json.dumps([{"path": r.path, "data": r.raw} for r in rules])
+    header = {"format": CACHE_FORMAT, "digest": digest, "content_sha256": hashlib.sha256(body.encode()).hexdigest()}
     try:
-        write_atomic(path, json.dumps(doc))
+        write_atomic(path, json.dumps(header) + "\n" + body)
     except OSError:
         pass  # a read-only or full cache directory only costs speed

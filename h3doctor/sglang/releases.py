@@ -79,7 +79,11 @@ def known_releases() -> list[str]:
 
 @functools.lru_cache(maxsize=1)
 def _known_releases() -> tuple[str, ...]:
-    return tuple(sorted(history()["releases"], key=key))
+    # the generated flag tables' own file names: the same list as flag-history.json's, without
+    # parsing that file's ~180 KB on every check (tests/test_flagdata.py keeps the two equal)
+    names = (p.name for p in package_dir("h3doctor.sglang.flagdata").iterdir())
+    return tuple(sorted((n[len("sglang-"):-len(".json")] for n in names if n.startswith("sglang-") and n.endswith(".json")),
+                        key=key))
 
 
 def installed_version() -> str | None:
