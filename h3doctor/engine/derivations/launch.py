@@ -18,6 +18,7 @@ from h3doctor.sglang.residency import (
     SNAPSHOT_OFFLOAD,
     canonical_mode,
 )
+from h3doctor.sglang.releases import enum_values
 from h3doctor.sglang.resolve import ATTENTION_BACKENDS
 
 ATTENTION_ROLES = ("cross", "self")  # configs/attention_roles.py:15-17
@@ -152,15 +153,16 @@ def _component_map_error(a: dict[str, Any]) -> str | None:
     return _first(weights, direct, quantizations, ignored)
 
 
-def _disagg_role_error(a: dict[str, Any], config_class: str | None) -> str | None:
-    """RoleType.from_string, then _validate_disagg_capability (server_args.py:2225-2228, 3906-3917)."""
+def _disagg_role_error(a: dict[str, Any], config_class: str | None, roles: tuple[str, ...] = ROLES) -> str | None:
+    """RoleType.from_string, then _validate_disagg_capability (server_args.py:2225-2228, 3906-3917);
+    `roles`: the release's RoleType values."""
     raw = a.get("disagg_role")
     if raw is None:
         return None
     text = str(raw)
     value = ROLE_ALIASES.get(text.lower(), text.lower())
-    if value not in ROLES:
-        return f"Invalid role: {text}. Must be one of: {', '.join(ROLES)}"
+    if value not in roles:
+        return f"Invalid role: {text}. Must be one of: {', '.join(roles)}"
     if value == "monolithic":
         return None
     return f"{config_class} only supports monolithic deployment; disaggregation role {value!r} is not supported"
@@ -241,11 +243,15 @@ def _strict_ports_duplicate(a: dict[str, Any]) -> str | None:
     return None
 
 
-def _component_backend_error(value: Any) -> tuple[str | None, str | None, str | None]:
+def _component_backend_error(value: Any, backends: tuple[str, ...] = ATTENTION_BACKENDS,
+                             roles: tuple[str, ...] | None = ATTENTION_ROLES) -> tuple[str | None, str | None, str | None]:
     """_split_component_attention_backends (server_args.py:1427-1495): (kind, message, key).
 
     Each entry is checked in turn: key type, role suffix, empty component, then the backend name,
     so the first bad entry decides between B14 (malformed map) and B13 (bad backend name).
+    `backends` is the release's AttentionBackendEnum; `roles` its AttentionRole values, None for a
+    release before 0.5.22, whose _normalize_component_attention_backends reads a key with a dot
+    as a plain component name.
     """
     if value is None or value == "" or value == {}:
         return None, None, None
@@ -276,20 +282,20 @@ def _component_backend_error(value: Any) -> tuple[str | None, str | None, str | 
             return "B14", "Component attention backend key must be a string", None
         stripped = key.strip()
         component, sep, role = stripped.rpartition(".")
-        if not sep:
+        if not sep or roles is None:
             component = stripped
-        elif role.strip().lower() not in ATTENTION_ROLES:
+        elif role.strip().lower() not in roles:
             return "B14", (f"Invalid attention role '{role}' in component key '{stripped}'. "
-                           f"Available roles are: {sorted(ATTENTION_ROLES)}"), stripped
+                           f"Available roles are: {sorted(roles)}"), stripped
         if not component.strip().replace("-", "_"):
             return "B14", "Component attention backend key must not be empty", stripped
         if not isinstance(backend, str):
             return "B14", "Attention backend name must be a string", stripped
         name = backend.strip().lower()
         name = {"fa3": "fa", "fa4": "fa", "cudnn_sdpa": "torch_cudnn_sdpa"}.get(name, name)
-        if name not in ATTENTION_BACKENDS:
+        if name not in backends:
             return "B13", (f"Invalid attention backend '{backend}'. "
-                           f"Available options are: {list(ATTENTION_BACKENDS)}"), stripped
+                           f"Available options are: {list(backends)}"), stripped
     return None, None, None
 
 
@@ -523,7 +529,9 @@ def derive(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     # A
     out["derived.conditioning_cache_invalid"] = _conditioning_cache_invalid(a)
     out["derived.component_map_error"] = _safe(_component_map_error, a)
-    out["derived.disagg_role_error"] = _safe(_disagg_role_error, a, r.family.config_class)
+    release = getattr(r, "release", None)  # release-keyed enumerations (flagdata/enums.json)
+    roles = (enum_values("RoleType", release) if release else None) or ROLES
+    out["derived.disagg_role_error"] = _safe(_disagg_role_error, a, r.family.config_class, roles)
     residency = a.get("component_residency") or {}
     out["derived.snapshot_offload_selected"] = SNAPSHOT_OFFLOAD in residency.values()
     out["derived.dit_snapshot_offload"] = canonical_mode("transformer", residency) == SNAPSHOT_OFFLOAD
@@ -547,7 +555,10 @@ def derive(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     if r.events.get("component_backend_map_error"):  # the whole map is parsed before any entry
         kind, message, key = "B14", r.events["component_backend_map_error"], None
     else:  # resolve.py keeps invalid names as typed; re-check its entries in sglang's order
-        kind, message, key = _safe(_component_backend_error, a.get("component_attention_backends"), default=(None, None, None))
+        backends = (enum_values("AttentionBackendEnum", release) if release else None) or ATTENTION_BACKENDS
+        attention_roles = enum_values("AttentionRole", release) if release else ATTENTION_ROLES
+        kind, message, key = _safe(_component_backend_error, a.get("component_attention_backends"), backends,
+                                   attention_roles, default=(None, None, None))
     out["derived.component_backend_error_kind"] = kind
     out["derived.component_backend_error"] = message
     out["derived.component_backend_bad_key"] = key
