@@ -533,6 +533,7 @@ def derive(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     roles = (enum_values("RoleType", release) if release else None) or ROLES
     out["derived.disagg_role_error"] = _safe(_disagg_role_error, a, r.family.config_class, roles)
     residency = a.get("component_residency") or {}
+    out["derived.residency_modes"] = sorted(set(residency.values()))  # every mode --component-residency names
     out["derived.snapshot_offload_selected"] = SNAPSHOT_OFFLOAD in residency.values()
     out["derived.dit_snapshot_offload"] = canonical_mode("transformer", residency) == SNAPSHOT_OFFLOAD
     visible = out["derived.visible_gpus"] = _visible_gpus(hw, r.env)
