@@ -63,3 +63,13 @@ def test_disaggregation_roles_are_the_releases_role_type(tmp_path):
     assert findings(argv, "0.5.22")["H3D103"] == (
         "Invalid role: prompt_encoder. Must be one of: monolithic, encoder, denoiser, decoder, server")
     assert findings(argv, "0.5.23")["H3D103"].endswith("disaggregation role 'prompt_encoder' is not supported")
+
+
+def test_deprecated_quantization_alias_is_mapped_in_0_5_22(tmp_path):
+    # two entries for one component (the file's key and the flag's spelling differ only by a dash)
+    config = tmp_path / "launch.json"
+    config.write_text('{"component_quantizations": {"text-encoder": "kitchen_int8"}, "num_gpus": 4}', encoding="utf-8")
+    argv = f"sglang serve MiniMaxAI/MiniMax-H3 --config {config} --component-quantizations.text_encoder convrot_int8"
+    assert "H3D102" not in findings(argv, "0.5.22")
+    assert findings(argv, "0.5.23")["H3D102"] == (
+        "Conflicting quantization overrides for 'text_encoder': 'kitchen_int8' and 'convrot_int8'")

@@ -100,8 +100,9 @@ def _conditioning_cache_invalid(a: dict[str, Any]) -> bool:
         return False
 
 
-def _component_map_error(a: dict[str, Any]) -> str | None:
-    """ServerArgs.__post_init__ component maps, in sglang's order (server_args.py:2149-2222)."""
+def _component_map_error(a: dict[str, Any], aliases: dict[str, str] | None = None) -> str | None:
+    """ServerArgs.__post_init__ component maps, in sglang's order (server_args.py:2149-2222).
+    `aliases`: the release's deprecated quantization names, mapped before the comparison (0.5.22)."""
     def weights() -> str | None:
         existing = dict(a.get("component_weights_paths") or {})
         for component, path in (a.get("component_paths") or {}).items():
@@ -126,6 +127,7 @@ def _component_map_error(a: dict[str, Any]) -> str | None:
         for component, method in (a.get("component_quantizations") or {}).items():
             component = str(component).strip().replace("-", "_")
             method = str(method).strip().lower()
+            method = (aliases or {}).get(method, method)
             if not component or not method:
                 return "Component quantization entries require a component and method"
             if quantized.get(component) not in (None, method):
@@ -528,8 +530,9 @@ def derive(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
 
     # A
     out["derived.conditioning_cache_invalid"] = _conditioning_cache_invalid(a)
-    out["derived.component_map_error"] = _safe(_component_map_error, a)
     release = getattr(r, "release", None)  # release-keyed enumerations (flagdata/enums.json)
+    aliases = dict(enum_values("QUANTIZATION_METHOD_ALIASES", release) or ()) if release else {}
+    out["derived.component_map_error"] = _safe(_component_map_error, a, aliases)
     roles = (enum_values("RoleType", release) if release else None) or ROLES
     out["derived.disagg_role_error"] = _safe(_disagg_role_error, a, r.family.config_class, roles)
     residency = a.get("component_residency") or {}
