@@ -222,8 +222,10 @@ def _warmup_error(a: dict[str, Any]) -> tuple[str | None, str | None]:
     return None, None
 
 
-def _strict_ports_duplicate(a: dict[str, Any]) -> str | None:
-    """_adjust_network_ports under --strict-ports (server_args.py:1610-1633)."""
+def _strict_ports_duplicate(a: dict[str, Any], per_replica: bool = True) -> str | None:
+    """_adjust_network_ports under --strict-ports (server_args.py:1610-1633). `per_replica`: one
+    scheduler port per data-parallel replica, named Scheduler[i] (0.5.18+); sglang 0.5.17 checks a
+    single port named Scheduler (its server_args.py:964-987), which rule H3D133 reads."""
     if not a.get("strict_ports"):
         return None
     needs_http = bool(a.get("enable_metrics")) or str(a.get("disagg_role") or "monolithic").lower() in ("monolithic", "server")
@@ -231,8 +233,11 @@ def _strict_ports_duplicate(a: dict[str, Any]) -> str | None:
     if needs_http:
         requested.append((a.get("port"), "HTTP"))
     try:
-        replicas = range(int(a.get("dp_size") or 1))
-        requested += [(int(a.get("scheduler_port")) + i, f"Scheduler[{i}]") for i in replicas]
+        if per_replica:
+            replicas = range(int(a.get("dp_size") or 1))
+            requested += [(int(a.get("scheduler_port")) + i, f"Scheduler[{i}]") for i in replicas]
+        else:
+            requested.append((int(a.get("scheduler_port")), "Scheduler"))
     except (TypeError, ValueError):
         return None
     if a.get("master_port") is not None:
@@ -556,6 +561,7 @@ def derive(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     out["derived.warmup_error_kind"] = kind
     out["derived.warmup_error"] = message
     out["derived.strict_ports_duplicate"] = _safe(_strict_ports_duplicate, a)
+    out["derived.strict_ports_duplicate_one_scheduler"] = _safe(_strict_ports_duplicate, a, False)
     if r.events.get("component_backend_map_error"):  # the whole map is parsed before any entry
         kind, message, key = "B14", r.events["component_backend_map_error"], None
     else:  # resolve.py keeps invalid names as typed; re-check its entries in sglang's order
