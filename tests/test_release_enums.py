@@ -73,3 +73,12 @@ def test_deprecated_quantization_alias_is_mapped_in_0_5_22(tmp_path):
     assert "H3D102" not in findings(argv, "0.5.22")
     assert findings(argv, "0.5.23")["H3D102"] == (
         "Conflicting quantization overrides for 'text_encoder': 'kitchen_int8' and 'convrot_int8'")
+
+
+def test_0_5_19_moves_weight_files_only_for_dit_encoder_and_vae_components():
+    both = "--component-paths.{c} /w/a.safetensors --component-weights-paths.{c} /w/b.safetensors"
+    other = f"{H3} " + both.format(c="conditioning_projection")
+    assert "H3D102" not in findings(other, "0.5.19")  # stays a component path: no conflict
+    assert findings(other, "0.5.20")["H3D102"].startswith("Conflicting weight overrides for component 'conditioning_projection'")
+    vae = f"{H3} " + both.format(c="video_vae")
+    assert findings(vae, "0.5.19")["H3D102"].startswith("Conflicting weight overrides for component 'video_vae'")

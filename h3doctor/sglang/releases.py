@@ -72,7 +72,8 @@ def _enums() -> dict[str, Any]:
 @functools.lru_cache(maxsize=64)
 def enum_values(name: str, version: str) -> tuple[str, ...] | None:
     """The values of one of sglang's enumerations (`flagdata/enums.json`: AttentionBackendEnum,
-    COMPONENT_RESIDENCY_MODES, RoleType, AttentionRole, QUANTIZATION_METHOD_ALIASES) in `version`, in sglang's order; None when
+    COMPONENT_RESIDENCY_MODES, RoleType, AttentionRole, QUANTIZATION_METHOD_ALIASES,
+    WEIGHT_FILE_OVERRIDE_COMPONENTS) in `version`, in sglang's order; None when
     that release has no such enumeration."""
     for entry in _enums().get(name, ()):
         if in_range(version, entry["versions"]):

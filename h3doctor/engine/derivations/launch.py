@@ -100,13 +100,25 @@ def _conditioning_cache_invalid(a: dict[str, Any]) -> bool:
         return False
 
 
-def _component_map_error(a: dict[str, Any], aliases: dict[str, str] | None = None) -> str | None:
+def _weight_override_component(component: str, base_names: tuple[str, ...]) -> bool:
+    """sglang 0.5.19's supports_weight_file_override (server_args.py:1791-1796): a DiT, image-encoder
+    or VAE base name (a trailing _<digits> stripped), or a text encoder by its name."""
+    prefix, sep, suffix = component.rpartition("_")
+    base = prefix if sep and suffix.isdigit() else component
+    return base in base_names or component.startswith("text_encoder") or component.endswith("text_encoder")
+
+
+def _component_map_error(a: dict[str, Any], aliases: dict[str, str] | None = None,
+                         override_names: tuple[str, ...] | None = None) -> str | None:
     """ServerArgs.__post_init__ component maps, in sglang's order (server_args.py:2149-2222).
-    `aliases`: the release's deprecated quantization names, mapped before the comparison (0.5.22)."""
+    `aliases`: the release's deprecated quantization names, mapped before the comparison (0.5.22);
+    `override_names`: the components whose weight file moves (0.5.19; None: every component)."""
     def weights() -> str | None:
         existing = dict(a.get("component_weights_paths") or {})
         for component, path in (a.get("component_paths") or {}).items():
             if not isinstance(path, str) or os.path.isdir(os.path.expanduser(path)):
+                continue
+            if override_names is not None and not _weight_override_component(str(component), override_names):
                 continue
             if not path.split("?", 1)[0].lower().endswith(WEIGHT_SUFFIXES):
                 continue
@@ -537,7 +549,8 @@ def derive(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     out["derived.conditioning_cache_invalid"] = _conditioning_cache_invalid(a)
     release = getattr(r, "release", None)  # release-keyed enumerations (flagdata/enums.json)
     aliases = dict(enum_values("QUANTIZATION_METHOD_ALIASES", release) or ()) if release else {}
-    out["derived.component_map_error"] = _safe(_component_map_error, a, aliases)
+    override_names = enum_values("WEIGHT_FILE_OVERRIDE_COMPONENTS", release) if release else None
+    out["derived.component_map_error"] = _safe(_component_map_error, a, aliases, override_names)
     roles = (enum_values("RoleType", release) if release else None) or ROLES
     out["derived.disagg_role_error"] = _safe(_disagg_role_error, a, r.family.config_class, roles)
     residency = a.get("component_residency") or {}
