@@ -1,7 +1,8 @@
 """Which sglang release a launch targets, and what that release knows (flags, H3 models).
 
 Reads data only: the generated flag history (`flagdata/flag-history.json`), the cited release
-facts (`flagdata/releases.json`) and the cited flag equivalents (`flagdata/flag-equivalents.json`).
+facts (`flagdata/releases.json`), the cited flag equivalents (`flagdata/flag-equivalents.json`)
+and the cited per-release enumerations (`flagdata/enums.json`).
 The installed sglang is read from its package metadata, never imported (importing it pulls torch).
 """
 
@@ -65,6 +66,23 @@ def history() -> dict[str, Any]:
 @functools.lru_cache(maxsize=1)
 def facts() -> dict[str, Any]:
     return _data("releases.json")
+
+
+@functools.lru_cache(maxsize=1)
+def _enums() -> dict[str, Any]:
+    return _data("enums.json")
+
+
+@functools.lru_cache(maxsize=64)
+def enum_values(name: str, version: str) -> tuple[str, ...] | None:
+    """The values of one of sglang's enumerations (`flagdata/enums.json`: AttentionBackendEnum,
+    COMPONENT_RESIDENCY_MODES, RoleType, AttentionRole, QUANTIZATION_METHOD_ALIASES,
+    WEIGHT_FILE_OVERRIDE_COMPONENTS) in `version`, in sglang's order; None when
+    that release has no such enumeration."""
+    for entry in _enums().get(name, ()):
+        if in_range(version, entry["versions"]):
+            return tuple(entry["values"])
+    return None
 
 
 @functools.lru_cache(maxsize=1)

@@ -85,7 +85,9 @@ def normalize_cpu_offload(values: Any) -> list[str] | None:
     return names or None
 
 
-def normalize_component_residency(values: Any) -> dict[str, str] | None:
+def normalize_component_residency(values: Any, modes: Iterable[str] = MODES) -> dict[str, str] | None:
+    """component_residency.py's normalisation; `modes` are the release's modes (sorted, as sglang
+    lists them in its error)."""
     if values is None:
         return None
     if isinstance(values, dict):
@@ -105,9 +107,9 @@ def normalize_component_residency(values: Any) -> dict[str, str] | None:
         mode = str(raw_mode).strip().replace("_", "-").lower()
         if not selector:
             raise ResidencyError("Component residency selector cannot be empty")
-        if mode not in MODES:
+        if mode not in modes:
             raise ResidencyError(
-                f"Invalid component residency mode {raw_mode!r} for {selector!r}; expected one of: {', '.join(MODES)}"
+                f"Invalid component residency mode {raw_mode!r} for {selector!r}; expected one of: {', '.join(sorted(modes))}"
             )
         out[selector] = mode
     return out or None

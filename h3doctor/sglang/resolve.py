@@ -16,8 +16,10 @@ from h3doctor.facts import HardwareFacts
 from h3doctor.safeload import LimitExceeded, excerpt, load_json
 from h3doctor.sglang.configfile import read_json_or_yaml
 from h3doctor.sglang.families import Family
+from h3doctor.sglang.releases import enum_values
 from h3doctor.sglang.residency import (
     LAYERWISE_OFFLOAD,
+    MODES,
     Residency,
     ResidencyError,
     normalize_component_residency,
@@ -155,8 +157,10 @@ def parse_attention_backend_config(value: Any) -> tuple[dict[str, Any], str | No
 class Resolver:
     """Runs sglang's adjust phase over a dict of ServerArgs fields."""
 
-    def __init__(self, args: dict[str, Any], explicit: set[str], family: Family, hw: HardwareFacts, env: dict[str, str]):
+    def __init__(self, args: dict[str, Any], explicit: set[str], family: Family, hw: HardwareFacts, env: dict[str, str],
+                 release: str | None = None):
         self.a = args
+        self.release = release  # the flag table's release: release-keyed enumerations are read for it
         self.explicit = explicit
         self.family = family
         self.hw = hw
@@ -208,7 +212,8 @@ class Resolver:
 
     def _normalize_residency(self) -> None:
         try:
-            self.a["component_residency"] = normalize_component_residency(self.a.get("component_residency"))
+            modes = enum_values("COMPONENT_RESIDENCY_MODES", self.release) if self.release else None
+            self.a["component_residency"] = normalize_component_residency(self.a.get("component_residency"), modes or MODES)
         except ResidencyError as exc:
             self.events["component_residency_error"] = str(exc)
             self.a["component_residency"] = None

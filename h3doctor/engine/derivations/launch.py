@@ -20,6 +20,7 @@ from h3doctor.sglang.residency import (
     SNAPSHOT_OFFLOAD,
     canonical_mode,
 )
+from h3doctor.sglang.releases import enum_values
 from h3doctor.sglang.resolve import ATTENTION_BACKENDS
 
 ATTENTION_ROLES = ("cross", "self")  # configs/attention_roles.py:15-17
@@ -107,12 +108,25 @@ def _conditioning_cache_invalid(a: dict[str, Any]) -> bool:
         return False
 
 
-def _component_map_error(a: dict[str, Any]) -> str | None:
-    """ServerArgs.__post_init__ component maps, in sglang's order (server_args.py:2149-2222)."""
+def _weight_override_component(component: str, base_names: tuple[str, ...]) -> bool:
+    """sglang 0.5.19's supports_weight_file_override (server_args.py:1791-1796): a DiT, image-encoder
+    or VAE base name (a trailing _<digits> stripped), or a text encoder by its name."""
+    prefix, sep, suffix = component.rpartition("_")
+    base = prefix if sep and suffix.isdigit() else component
+    return base in base_names or component.startswith("text_encoder") or component.endswith("text_encoder")
+
+
+def _component_map_error(a: dict[str, Any], aliases: dict[str, str] | None = None,
+                         override_names: tuple[str, ...] | None = None) -> str | None:
+    """ServerArgs.__post_init__ component maps, in sglang's order (server_args.py:2149-2222).
+    `aliases`: the release's deprecated quantization names, mapped before the comparison (0.5.22);
+    `override_names`: the components whose weight file moves (0.5.19; None: every component)."""
     def weights() -> str | None:
         existing = dict(a.get("component_weights_paths") or {})
         for component, path in (a.get("component_paths") or {}).items():
             if not isinstance(path, str) or os.path.isdir(os.path.expanduser(path)):
+                continue
+            if override_names is not None and not _weight_override_component(str(component), override_names):
                 continue
             if not path.split("?", 1)[0].lower().endswith(WEIGHT_SUFFIXES):
                 continue
@@ -133,6 +147,7 @@ def _component_map_error(a: dict[str, Any]) -> str | None:
         for component, method in (a.get("component_quantizations") or {}).items():
             component = str(component).strip().replace("-", "_")
             method = str(method).strip().lower()
+            method = (aliases or {}).get(method, method)
             if not component or not method:
                 return "Component quantization entries require a component and method"
             if quantized.get(component) not in (None, method):
@@ -160,15 +175,16 @@ def _component_map_error(a: dict[str, Any]) -> str | None:
     return _first(weights, direct, quantizations, ignored)
 
 
-def _disagg_role_error(a: dict[str, Any], config_class: str | None) -> str | None:
-    """RoleType.from_string, then _validate_disagg_capability (server_args.py:2225-2228, 3906-3917)."""
+def _disagg_role_error(a: dict[str, Any], config_class: str | None, roles: tuple[str, ...] = ROLES) -> str | None:
+    """RoleType.from_string, then _validate_disagg_capability (server_args.py:2225-2228, 3906-3917);
+    `roles`: the release's RoleType values."""
     raw = a.get("disagg_role")
     if raw is None:
         return None
     text = str(raw)
     value = ROLE_ALIASES.get(text.lower(), text.lower())
-    if value not in ROLES:
-        return f"Invalid role: {text}. Must be one of: {', '.join(ROLES)}"
+    if value not in roles:
+        return f"Invalid role: {text}. Must be one of: {', '.join(roles)}"
     if value == "monolithic":
         return None
     return f"{config_class} only supports monolithic deployment; disaggregation role {value!r} is not supported"
@@ -226,8 +242,10 @@ def _warmup_error(a: dict[str, Any]) -> tuple[str | None, str | None]:
     return None, None
 
 
-def _strict_ports_duplicate(a: dict[str, Any]) -> str | None:
-    """_adjust_network_ports under --strict-ports (server_args.py:1610-1633)."""
+def _strict_ports_duplicate(a: dict[str, Any], per_replica: bool = True) -> str | None:
+    """_adjust_network_ports under --strict-ports (server_args.py:1610-1633). `per_replica`: one
+    scheduler port per data-parallel replica, named Scheduler[i] (0.5.18+); sglang 0.5.17 checks a
+    single port named Scheduler (its server_args.py:964-987), which rule H3D133 reads."""
     if not a.get("strict_ports"):
         return None
     needs_http = bool(a.get("enable_metrics")) or str(a.get("disagg_role") or "monolithic").lower() in ("monolithic", "server")
@@ -235,8 +253,11 @@ def _strict_ports_duplicate(a: dict[str, Any]) -> str | None:
     if needs_http:
         requested.append((a.get("port"), "HTTP"))
     try:
-        replicas = range(int(a.get("dp_size") or 1))
-        requested += [(int(a.get("scheduler_port")) + i, f"Scheduler[{i}]") for i in replicas]
+        if per_replica:
+            replicas = range(int(a.get("dp_size") or 1))
+            requested += [(int(a.get("scheduler_port")) + i, f"Scheduler[{i}]") for i in replicas]
+        else:
+            requested.append((int(a.get("scheduler_port")), "Scheduler"))
     except (TypeError, ValueError):
         return None
     if a.get("master_port") is not None:
@@ -249,11 +270,15 @@ def _strict_ports_duplicate(a: dict[str, Any]) -> str | None:
     return None
 
 
-def _component_backend_error(value: Any) -> tuple[str | None, str | None, str | None]:
+def _component_backend_error(value: Any, backends: tuple[str, ...] = ATTENTION_BACKENDS,
+                             roles: tuple[str, ...] | None = ATTENTION_ROLES) -> tuple[str | None, str | None, str | None]:
     """_split_component_attention_backends (server_args.py:1427-1495): (kind, message, key).
 
     Each entry is checked in turn: key type, role suffix, empty component, then the backend name,
     so the first bad entry decides between B14 (malformed map) and B13 (bad backend name).
+    `backends` is the release's AttentionBackendEnum; `roles` its AttentionRole values, None for a
+    release before 0.5.22, whose _normalize_component_attention_backends reads a key with a dot
+    as a plain component name.
     """
     if value is None or value == "" or value == {}:
         return None, None, None
@@ -284,20 +309,20 @@ def _component_backend_error(value: Any) -> tuple[str | None, str | None, str | 
             return "B14", "Component attention backend key must be a string", None
         stripped = key.strip()
         component, sep, role = stripped.rpartition(".")
-        if not sep:
+        if not sep or roles is None:
             component = stripped
-        elif role.strip().lower() not in ATTENTION_ROLES:
+        elif role.strip().lower() not in roles:
             return "B14", (f"Invalid attention role '{role}' in component key '{stripped}'. "
-                           f"Available roles are: {sorted(ATTENTION_ROLES)}"), stripped
+                           f"Available roles are: {sorted(roles)}"), stripped
         if not component.strip().replace("-", "_"):
             return "B14", "Component attention backend key must not be empty", stripped
         if not isinstance(backend, str):
             return "B14", "Attention backend name must be a string", stripped
         name = backend.strip().lower()
         name = {"fa3": "fa", "fa4": "fa", "cudnn_sdpa": "torch_cudnn_sdpa"}.get(name, name)
-        if name not in ATTENTION_BACKENDS:
+        if name not in backends:
             return "B13", (f"Invalid attention backend '{backend}'. "
-                           f"Available options are: {list(ATTENTION_BACKENDS)}"), stripped
+                           f"Available options are: {list(backends)}"), stripped
     return None, None, None
 
 
@@ -548,9 +573,14 @@ def derive(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
 
     # A
     out["derived.conditioning_cache_invalid"] = _conditioning_cache_invalid(a)
-    out["derived.component_map_error"] = _safe(_component_map_error, a)
-    out["derived.disagg_role_error"] = _safe(_disagg_role_error, a, r.family.config_class)
+    release = getattr(r, "release", None)  # release-keyed enumerations (flagdata/enums.json)
+    aliases = dict(enum_values("QUANTIZATION_METHOD_ALIASES", release) or ()) if release else {}
+    override_names = enum_values("WEIGHT_FILE_OVERRIDE_COMPONENTS", release) if release else None
+    out["derived.component_map_error"] = _safe(_component_map_error, a, aliases, override_names)
+    roles = (enum_values("RoleType", release) if release else None) or ROLES
+    out["derived.disagg_role_error"] = _safe(_disagg_role_error, a, r.family.config_class, roles)
     residency = a.get("component_residency") or {}
+    out["derived.residency_modes"] = sorted(set(residency.values()))  # every mode --component-residency names
     out["derived.snapshot_offload_selected"] = SNAPSHOT_OFFLOAD in residency.values()
     out["derived.dit_snapshot_offload"] = canonical_mode("transformer", residency) == SNAPSHOT_OFFLOAD
     visible = out["derived.visible_gpus"] = _visible_gpus(hw, r.env)
@@ -570,10 +600,14 @@ def derive(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     out["derived.warmup_error_kind"] = kind
     out["derived.warmup_error"] = message
     out["derived.strict_ports_duplicate"] = _safe(_strict_ports_duplicate, a)
+    out["derived.strict_ports_duplicate_one_scheduler"] = _safe(_strict_ports_duplicate, a, False)
     if r.events.get("component_backend_map_error"):  # the whole map is parsed before any entry
         kind, message, key = "B14", r.events["component_backend_map_error"], None
     else:  # resolve.py keeps invalid names as typed; re-check its entries in sglang's order
-        kind, message, key = _safe(_component_backend_error, a.get("component_attention_backends"), default=(None, None, None))
+        backends = (enum_values("AttentionBackendEnum", release) if release else None) or ATTENTION_BACKENDS
+        attention_roles = enum_values("AttentionRole", release) if release else ATTENTION_ROLES
+        kind, message, key = _safe(_component_backend_error, a.get("component_attention_backends"), backends,
+                                   attention_roles, default=(None, None, None))
     out["derived.component_backend_error_kind"] = kind
     out["derived.component_backend_error"] = message
     out["derived.component_backend_bad_key"] = key
