@@ -156,6 +156,27 @@ def test_every_rule_flag_exists_in_every_release_it_claims():
     assert missing == []
 
 
+def test_verified_absent_ranges_lie_outside_the_claimed_range():
+    for rule in RULES:
+        if rule.absent:
+            absent = [v for v in releases.known_releases() if version_in_range(v, rule.absent)]
+            assert absent and not any(version_in_range(v, rule.versions) for v in absent), (rule.id, rule.absent)
+
+
+def test_a_check_verified_absent_is_not_reported_as_unverified():
+    """A rule claimed only for 0.5.23 makes 0.5.20 "cannot verify" its stage; the same rule with
+    `sglang.absent` covering 0.5.20 (the source was read: no such check) does not."""
+    import dataclasses
+
+    from h3doctor.engine.check import _unverified
+
+    base = next(r for r in RULES if r.id == "H3D305")
+    only_newest = dataclasses.replace(base, versions="==0.5.23", releases=())
+    assert _unverified([only_newest], "h3", "cuda", "serve", "0.5.20", "0.5.23") == ["the H3 model hook (1 rule)"]
+    absent = dataclasses.replace(only_newest, absent=">=0.5.17,<=0.5.22")
+    assert _unverified([absent], "h3", "cuda", "serve", "0.5.20", "0.5.23") == []
+
+
 def test_release_overrides_stay_inside_the_rule_range():
     for rule in RULES:
         for entry in rule.releases:

@@ -225,6 +225,8 @@ def _unverified(rules: list[Rule], family: str | None, platform: str, entry: str
 def _count_unverified(rules: list[Rule], family: str, platform: str, entry: str, version: str, newest: str) -> list[str]:
     missing: dict[str, int] = {}
     for rule in rules:
+        if rule.absent and in_range(version, rule.absent):
+            continue  # checked: this release has no such check, so there is nothing to verify
         if rule.applies(family, platform, entry, newest) and not rule.applies(family, platform, entry, version):
             missing[rule.sglang_stage] = missing.get(rule.sglang_stage, 0) + 1
     return [f"{_STAGE_NAMES.get(s, s)} ({n} rule{'s' if n > 1 else ''})" for s, n in sorted(missing.items(), key=lambda kv: _STAGE_ORDER.index(kv[0]) if kv[0] in _STAGE_ORDER else 99)]

@@ -56,6 +56,7 @@ class Rule:
     raw: dict[str, Any]
     position: str | None = None
     releases: tuple[dict[str, Any], ...] = ()  # per-release overrides, first match wins
+    absent: str | None = None  # releases verified to have no such check (sglang.absent)
 
     def for_version(self, version: str) -> "Rule":
         """This rule as it reads for one release: its `releases:` entry for it applied."""
@@ -164,6 +165,7 @@ def _rule_from(data: dict[str, Any], path: Path) -> Rule:
         fix=None if fix == "none" else tuple(fix), fix_note=data.get("fix_note", ""),
         gives_up=data.get("gives_up", ""), examples=tuple(data["examples"]), path=str(path), raw=data,
         position=data.get("position"), releases=tuple(data.get("releases", ())),
+        absent=data["sglang"].get("absent"),
         alternatives=tuple(data.get("alternatives", ())),
     )
 
