@@ -1,7 +1,8 @@
 """Which sglang release a launch targets, and what that release knows (flags, H3 models).
 
 Reads data only: the generated flag history (`flagdata/flag-history.json`), the cited release
-facts (`flagdata/releases.json`) and the cited flag equivalents (`flagdata/flag-equivalents.json`).
+facts (`flagdata/releases.json`, `flagdata/model-variants.json`) and the cited flag equivalents
+(`flagdata/flag-equivalents.json`).
 The installed sglang is read from its package metadata, never imported (importing it pulls torch).
 """
 
@@ -122,6 +123,13 @@ def option_releases(option: str, entry: str) -> list[str]:
 
 def family_versions(family: str) -> str:
     return facts()["families"][family]["versions"]
+
+
+@functools.lru_cache(maxsize=None)
+def model_variants(version: str) -> dict[str, str]:
+    """The --model-variant values release `version`'s H3 pipeline accepts, each with the weight
+    partition it selects (flagdata/model-variants.json; `hybrid` arrived in 0.5.20)."""
+    return {v["name"]: v["subfolder"] for v in _data("model-variants.json")["variants"] if in_range(version, v["versions"])}
 
 
 def model_versions(model_path: str | None) -> str | None:

@@ -17,10 +17,10 @@ from h3doctor.sglang.residency import (
     canonical_mode,
     normalize_layerwise,
 )
+from h3doctor.sglang.flagtable import DEFAULT_SGLANG_VERSION
+from h3doctor.sglang.releases import model_variants
 from h3doctor.sglang.resolve import H3_PACKED_ALIGNMENT, H3_TP_DIMENSIONS
 
-# minimax_h3_pipeline.py:76-92: --model-variant -> weight partition (case-insensitive)
-VARIANT_SUBFOLDERS = {"fl2va": "FL2VA", "ref2va": "Ref2VA", "hybrid": "Ref2VA"}
 
 TP_DIMENSIONS = tuple(H3_TP_DIMENSIONS.items())  # in sglang's order and with sglang's names
 PACKED_SEQUENCE_ALIGNMENT = H3_PACKED_ALIGNMENT
@@ -50,7 +50,7 @@ def _subfolder_escapes(subfolder: Any) -> bool:
     return norm.startswith("/") or norm == ".." or norm.startswith("../")
 
 
-def _variant_suggestion(variant: Any) -> str | None:
+def _variant_suggestion(variant: Any, variants: dict[str, str]) -> str | None:
     """The supported variant a rejected --model-variant most likely meant (None: drop the flag)."""
     key = _lower(variant) or ""
     key = key.replace("-", "").replace("_", "")
@@ -58,7 +58,7 @@ def _variant_suggestion(variant: Any) -> str | None:
         return "fl2va"  # tasks served by the FL2VA partition
     if key in ("ref2v", "r2va", "reference"):
         return "ref2va"
-    close = difflib.get_close_matches(key, list(VARIANT_SUBFOLDERS), n=1, cutoff=0.6)
+    close = difflib.get_close_matches(key, list(variants), n=1, cutoff=0.6)
     return close[0] if close else None
 
 
@@ -210,17 +210,19 @@ def derive(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     variant = a.get("model_variant")
     subfolder = a.get("model_subfolder")
     norm_variant = _lower(variant)
+    # --model-variant -> weight partition, as this release's pipeline maps it (case-insensitive)
+    variants = model_variants(ctx.get("release.version") or DEFAULT_SGLANG_VERSION)
     out["derived.model_variant_blank"] = variant is not None and not norm_variant
-    out["derived.model_variant_unsupported"] = bool(norm_variant) and norm_variant not in VARIANT_SUBFOLDERS
-    out["derived.model_variant_suggestion"] = _variant_suggestion(variant)
-    out["derived.model_variant_subfolder"] = VARIANT_SUBFOLDERS.get(norm_variant or "")
+    out["derived.model_variant_unsupported"] = bool(norm_variant) and norm_variant not in variants
+    out["derived.model_variant_suggestion"] = _variant_suggestion(variant, variants)
+    out["derived.model_variant_subfolder"] = variants.get(norm_variant or "")
     out["derived.hybrid_without_merged_weights"] = norm_variant == "hybrid" and not (
         (a.get("component_weights_paths") or {}).get("transformer") or a.get("transformer_weights_path")
     )
     out["derived.variant_subfolder_conflict"] = (
-        norm_variant in VARIANT_SUBFOLDERS
+        norm_variant in variants
         and isinstance(subfolder, str)
-        and subfolder.strip().lower() != VARIANT_SUBFOLDERS[norm_variant].lower()
+        and subfolder.strip().lower() != variants[norm_variant].lower()
     )
     # With a valid --model-variant the pipeline replaces model_subfolder (minimax_h3_pipeline.py:117).
     out["derived.model_subfolder_escapes"] = variant is None and _subfolder_escapes(subfolder)
