@@ -247,6 +247,12 @@ def derive(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
         if len(marks) == 1 and selected.strip().lower() != "hybrid" and selected.lower() not in marks:
             checkpoint_variant = marks.pop()
     out["derived.checkpoint_variant_mismatch"] = checkpoint_variant
+    # sglang 0.5.19's loader (minimax_h3_weights.py:84-98) takes the first of fl2va/ref2va the
+    # name holds, so a name holding both mismatches any other variant (rule H3D550).
+    first_mark = None
+    if isinstance(weights, str) and weights.lower().endswith((".safetensors", ".gguf")):
+        first_mark = next((v for v in ("fl2va", "ref2va") if v in weights.lower()), None)
+    out["derived.checkpoint_variant_first_mismatch"] = first_mark if first_mark not in (None, selected.lower()) else None
     out["derived.model_variant_for_load"] = selected
 
     dit_quant = _dit_quantization(a)
