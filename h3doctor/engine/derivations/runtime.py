@@ -274,6 +274,10 @@ def derive(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
 
     plans = _int_env(env, "SGLANG_DIFFUSION_MINIMAX_H3_ADALN_GPU_PLANS", ADALN_GPU_PLANS_DEFAULT)
     out["derived.adaln_gpu_plans"] = plans
+    # Up to 0.5.21 num_inference_steps counts sigma grid points (both ends), so a request runs
+    # steps - 1 denoise forwards, each with its own AdaLN plan (release_metadata.py:161 in 0.5.20).
+    steps = ctx.get("intent.steps")
+    out["derived.request_sigma_intervals"] = steps - 1 if isinstance(steps, int) and not isinstance(steps, bool) else None
     low, high = _plan_width_needs(family, variant)
     out["derived.adaln_plan_width_need_min"] = low
     out["derived.adaln_plan_width_need"] = high
