@@ -1,7 +1,7 @@
 """Which sglang release a launch targets, and what that release knows (flags, H3 models).
 
 Reads data only: the generated flag history (`flagdata/flag-history.json`), the cited release
-facts (`flagdata/releases.json`, `flagdata/model-variants.json`) and the cited flag equivalents
+facts (`flagdata/releases.json`, `flagdata/runtime-facts.json`) and the cited flag equivalents
 (`flagdata/flag-equivalents.json`).
 The installed sglang is read from its package metadata, never imported (importing it pulls torch).
 """
@@ -62,6 +62,11 @@ def history() -> dict[str, Any]:
 @functools.lru_cache(maxsize=1)
 def facts() -> dict[str, Any]:
     return _data("releases.json")
+
+
+@functools.lru_cache(maxsize=1)
+def runtime_facts() -> dict[str, Any]:
+    return _data("runtime-facts.json")
 
 
 @functools.lru_cache(maxsize=1)
@@ -128,8 +133,23 @@ def family_versions(family: str) -> str:
 @functools.lru_cache(maxsize=None)
 def model_variants(version: str) -> dict[str, str]:
     """The --model-variant values release `version`'s H3 pipeline accepts, each with the weight
-    partition it selects (flagdata/model-variants.json; `hybrid` arrived in 0.5.20)."""
-    return {v["name"]: v["subfolder"] for v in _data("model-variants.json")["variants"] if in_range(version, v["versions"])}
+    partition it selects (flagdata/runtime-facts.json; `hybrid` arrived in 0.5.20)."""
+    return {v["name"]: v["subfolder"] for v in runtime_facts()["model_variants"] if in_range(version, v["versions"])}
+
+
+@functools.lru_cache(maxsize=None)
+def quality_levels(version: str) -> tuple[str, ...]:
+    """The request qualities release `version` admits (QUALITY_LEVELS, in sglang's order)."""
+    for entry in runtime_facts()["quality_levels"]:
+        if in_range(version, entry["versions"]):
+            return tuple(entry["levels"])
+    return ()
+
+
+def quality_high_audited(version: str, key: str) -> bool:
+    """Whether release `version`'s quality="high" audit compares this server arg."""
+    spec = runtime_facts()["quality_high_audit"]["added"].get(key)
+    return spec is None or in_range(version, spec)
 
 
 def model_versions(model_path: str | None) -> str | None:

@@ -18,7 +18,7 @@ from h3doctor.sglang.residency import (
     normalize_layerwise,
 )
 from h3doctor.sglang.flagtable import DEFAULT_SGLANG_VERSION
-from h3doctor.sglang.releases import model_variants
+from h3doctor.sglang.releases import model_variants, quality_high_audited, quality_levels
 from h3doctor.sglang.resolve import H3_PACKED_ALIGNMENT, H3_TP_DIMENSIONS
 
 
@@ -126,8 +126,9 @@ class _SetRepr:
         return "{" + ", ".join(repr(i) for i in self.items) + "}"
 
 
-def _quality_high_audit(r: Any, hw: Any, dit_layerwise: bool) -> tuple[dict[str, Any], bool | None]:
-    """minimax_h3.py:132-227: the strict 4xH200 fl2va deployment (catalog 2.H)."""
+def _quality_high_audit(r: Any, hw: Any, dit_layerwise: bool, version: str) -> tuple[dict[str, Any], bool | None]:
+    """minimax_h3.py:132-227: the strict 4xH200 fl2va deployment (catalog 2.H); older releases
+    audit fewer server args (flagdata/runtime-facts.json)."""
     a = r.a
     backend = a.get("attention_backend")
     backend = str(backend).strip().lower() if backend is not None else None
@@ -176,6 +177,8 @@ def _quality_high_audit(r: Any, hw: Any, dit_layerwise: bool) -> tuple[dict[str,
     }
     mismatches: dict[str, Any] = {}
     for name, wanted in expected.items():
+        if not quality_high_audited(version, name):
+            continue
         got = actual[name]
         bad = got not in wanted.items if isinstance(wanted, _SetRepr) else got != wanted
         if bad:
@@ -211,7 +214,8 @@ def derive(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     subfolder = a.get("model_subfolder")
     norm_variant = _lower(variant)
     # --model-variant -> weight partition, as this release's pipeline maps it (case-insensitive)
-    variants = model_variants(ctx.get("release.version") or DEFAULT_SGLANG_VERSION)
+    version = ctx.get("release.version") or DEFAULT_SGLANG_VERSION
+    variants = model_variants(version)
     out["derived.model_variant_blank"] = variant is not None and not norm_variant
     out["derived.model_variant_unsupported"] = bool(norm_variant) and norm_variant not in variants
     out["derived.model_variant_suggestion"] = _variant_suggestion(variant, variants)
@@ -298,7 +302,7 @@ def derive(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     out["derived.vsa_mode"] = None if mode is None else str(mode)
     out["derived.vsa_mode_invalid"] = mode is not None and str(mode) not in ("exempt", "compete")
 
-    mismatches, device_ok = _quality_high_audit(r, hw, bool(ctx.get("derived.dit_layerwise_selected")))
+    mismatches, device_ok = _quality_high_audit(r, hw, bool(ctx.get("derived.dit_layerwise_selected")), version)
     # Which of the user's own flags put the DiT in layerwise offload (what the 2.H fix removes).
     listed = normalize_layerwise(a.get("layerwise_offload_components")) if "layerwise_offload_components" in explicit else None
     out["derived.dit_layerwise_by_list"] = bool(listed) and any(c in ("dit", "transformer", "all") for c in listed)
@@ -307,6 +311,7 @@ def derive(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
         canonical_mode("transformer", a.get("component_residency")) == LAYERWISE_OFFLOAD
     )
     out["derived.quality_high_mismatches"] = mismatches
+    out["derived.quality_levels"] = list(quality_levels(version))
     out["derived.quality_high_device_ok"] = device_ok
     out["derived.quality_workload"] = {
         "task": "t2va", "width": 1344, "height": 768, "fps": 24, "frame_count": 124,
