@@ -1,8 +1,8 @@
 """Which sglang release a launch targets, and what that release knows (flags, H3 models).
 
 Reads data only: the generated flag history (`flagdata/flag-history.json`), the cited release
-facts (`flagdata/releases.json`), the cited flag equivalents (`flagdata/flag-equivalents.json`)
-and the cited per-release enumerations (`flagdata/enums.json`).
+facts (`flagdata/releases.json`, `flagdata/runtime-facts.json`), the cited flag equivalents
+(`flagdata/flag-equivalents.json`) and the cited per-release enumerations (`flagdata/enums.json`).
 The installed sglang is read from its package metadata, never imported (importing it pulls torch).
 """
 
@@ -84,6 +84,11 @@ def enum_values(name: str, version: str) -> tuple[str, ...] | None:
 
 
 @functools.lru_cache(maxsize=1)
+def runtime_facts() -> dict[str, Any]:
+    return _data("runtime-facts.json")
+
+
+@functools.lru_cache(maxsize=1)
 def equivalents() -> dict[str, dict[str, Any]]:
     return {e["option"]: e for e in _data("flag-equivalents.json")["equivalents"]}
 
@@ -140,6 +145,28 @@ def option_releases(option: str, entry: str) -> list[str]:
 
 def family_versions(family: str) -> str:
     return facts()["families"][family]["versions"]
+
+
+@functools.lru_cache(maxsize=None)
+def model_variants(version: str) -> dict[str, str]:
+    """The --model-variant values release `version`'s H3 pipeline accepts, each with the weight
+    partition it selects (flagdata/runtime-facts.json; `hybrid` arrived in 0.5.20)."""
+    return {v["name"]: v["subfolder"] for v in runtime_facts()["model_variants"] if in_range(version, v["versions"])}
+
+
+@functools.lru_cache(maxsize=None)
+def quality_levels(version: str) -> tuple[str, ...]:
+    """The request qualities release `version` admits (QUALITY_LEVELS, in sglang's order)."""
+    for entry in runtime_facts()["quality_levels"]:
+        if in_range(version, entry["versions"]):
+            return tuple(entry["levels"])
+    return ()
+
+
+def quality_high_audited(version: str, key: str) -> bool:
+    """Whether release `version`'s quality="high" audit compares this server arg."""
+    spec = runtime_facts()["quality_high_audit"]["added"].get(key)
+    return spec is None or in_range(version, spec)
 
 
 def model_versions(model_path: str | None) -> str | None:

@@ -17,10 +17,10 @@ from h3doctor.sglang.residency import (
     canonical_mode,
     normalize_layerwise,
 )
+from h3doctor.sglang.flagtable import DEFAULT_SGLANG_VERSION
+from h3doctor.sglang.releases import model_variants, quality_high_audited, quality_levels
 from h3doctor.sglang.resolve import H3_PACKED_ALIGNMENT, H3_TP_DIMENSIONS
 
-# minimax_h3_pipeline.py:76-92: --model-variant -> weight partition (case-insensitive)
-VARIANT_SUBFOLDERS = {"fl2va": "FL2VA", "ref2va": "Ref2VA", "hybrid": "Ref2VA"}
 
 TP_DIMENSIONS = tuple(H3_TP_DIMENSIONS.items())  # in sglang's order and with sglang's names
 PACKED_SEQUENCE_ALIGNMENT = H3_PACKED_ALIGNMENT
@@ -50,7 +50,7 @@ def _subfolder_escapes(subfolder: Any) -> bool:
     return norm.startswith("/") or norm == ".." or norm.startswith("../")
 
 
-def _variant_suggestion(variant: Any) -> str | None:
+def _variant_suggestion(variant: Any, variants: dict[str, str]) -> str | None:
     """The supported variant a rejected --model-variant most likely meant (None: drop the flag)."""
     key = _lower(variant) or ""
     key = key.replace("-", "").replace("_", "")
@@ -58,7 +58,7 @@ def _variant_suggestion(variant: Any) -> str | None:
         return "fl2va"  # tasks served by the FL2VA partition
     if key in ("ref2v", "r2va", "reference"):
         return "ref2va"
-    close = difflib.get_close_matches(key, list(VARIANT_SUBFOLDERS), n=1, cutoff=0.6)
+    close = difflib.get_close_matches(key, list(variants), n=1, cutoff=0.6)
     return close[0] if close else None
 
 
@@ -126,8 +126,9 @@ class _SetRepr:
         return "{" + ", ".join(repr(i) for i in self.items) + "}"
 
 
-def _quality_high_audit(r: Any, hw: Any, dit_layerwise: bool) -> tuple[dict[str, Any], bool | None]:
-    """minimax_h3.py:132-227: the strict 4xH200 fl2va deployment (catalog 2.H)."""
+def _quality_high_audit(r: Any, hw: Any, dit_layerwise: bool, version: str) -> tuple[dict[str, Any], bool | None]:
+    """minimax_h3.py:132-227: the strict 4xH200 fl2va deployment (catalog 2.H); older releases
+    audit fewer server args (flagdata/runtime-facts.json)."""
     a = r.a
     backend = a.get("attention_backend")
     backend = str(backend).strip().lower() if backend is not None else None
@@ -176,6 +177,8 @@ def _quality_high_audit(r: Any, hw: Any, dit_layerwise: bool) -> tuple[dict[str,
     }
     mismatches: dict[str, Any] = {}
     for name, wanted in expected.items():
+        if not quality_high_audited(version, name):
+            continue
         got = actual[name]
         bad = got not in wanted.items if isinstance(wanted, _SetRepr) else got != wanted
         if bad:
@@ -210,17 +213,20 @@ def derive(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     variant = a.get("model_variant")
     subfolder = a.get("model_subfolder")
     norm_variant = _lower(variant)
+    # --model-variant -> weight partition, as this release's pipeline maps it (case-insensitive)
+    version = ctx.get("release.version") or DEFAULT_SGLANG_VERSION
+    variants = model_variants(version)
     out["derived.model_variant_blank"] = variant is not None and not norm_variant
-    out["derived.model_variant_unsupported"] = bool(norm_variant) and norm_variant not in VARIANT_SUBFOLDERS
-    out["derived.model_variant_suggestion"] = _variant_suggestion(variant)
-    out["derived.model_variant_subfolder"] = VARIANT_SUBFOLDERS.get(norm_variant or "")
+    out["derived.model_variant_unsupported"] = bool(norm_variant) and norm_variant not in variants
+    out["derived.model_variant_suggestion"] = _variant_suggestion(variant, variants)
+    out["derived.model_variant_subfolder"] = variants.get(norm_variant or "")
     out["derived.hybrid_without_merged_weights"] = norm_variant == "hybrid" and not (
         (a.get("component_weights_paths") or {}).get("transformer") or a.get("transformer_weights_path")
     )
     out["derived.variant_subfolder_conflict"] = (
-        norm_variant in VARIANT_SUBFOLDERS
+        norm_variant in variants
         and isinstance(subfolder, str)
-        and subfolder.strip().lower() != VARIANT_SUBFOLDERS[norm_variant].lower()
+        and subfolder.strip().lower() != variants[norm_variant].lower()
     )
     # With a valid --model-variant the pipeline replaces model_subfolder (minimax_h3_pipeline.py:117).
     out["derived.model_subfolder_escapes"] = variant is None and _subfolder_escapes(subfolder)
@@ -245,6 +251,12 @@ def derive(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
         if len(marks) == 1 and selected.strip().lower() != "hybrid" and selected.lower() not in marks:
             checkpoint_variant = marks.pop()
     out["derived.checkpoint_variant_mismatch"] = checkpoint_variant
+    # sglang 0.5.19's loader (minimax_h3_weights.py:84-98) takes the first of fl2va/ref2va the
+    # name holds, so a name holding both mismatches any other variant (rule H3D550).
+    first_mark = None
+    if isinstance(weights, str) and weights.lower().endswith((".safetensors", ".gguf")):
+        first_mark = next((v for v in ("fl2va", "ref2va") if v in weights.lower()), None)
+    out["derived.checkpoint_variant_first_mismatch"] = first_mark if first_mark not in (None, selected.lower()) else None
     out["derived.model_variant_for_load"] = selected
 
     dit_quant = _dit_quantization(a)
@@ -266,6 +278,10 @@ def derive(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
 
     plans = _int_env(env, "SGLANG_DIFFUSION_MINIMAX_H3_ADALN_GPU_PLANS", ADALN_GPU_PLANS_DEFAULT)
     out["derived.adaln_gpu_plans"] = plans
+    # Up to 0.5.21 num_inference_steps counts sigma grid points (both ends), so a request runs
+    # steps - 1 denoise forwards, each with its own AdaLN plan (release_metadata.py:161 in 0.5.20).
+    steps = ctx.get("intent.steps")
+    out["derived.request_sigma_intervals"] = steps - 1 if isinstance(steps, int) and not isinstance(steps, bool) else None
     low, high = _plan_width_needs(family, variant)
     out["derived.adaln_plan_width_need_min"] = low
     out["derived.adaln_plan_width_need"] = high
@@ -286,7 +302,7 @@ def derive(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     out["derived.vsa_mode"] = None if mode is None else str(mode)
     out["derived.vsa_mode_invalid"] = mode is not None and str(mode) not in ("exempt", "compete")
 
-    mismatches, device_ok = _quality_high_audit(r, hw, bool(ctx.get("derived.dit_layerwise_selected")))
+    mismatches, device_ok = _quality_high_audit(r, hw, bool(ctx.get("derived.dit_layerwise_selected")), version)
     # Which of the user's own flags put the DiT in layerwise offload (what the 2.H fix removes).
     listed = normalize_layerwise(a.get("layerwise_offload_components")) if "layerwise_offload_components" in explicit else None
     out["derived.dit_layerwise_by_list"] = bool(listed) and any(c in ("dit", "transformer", "all") for c in listed)
@@ -295,6 +311,7 @@ def derive(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
         canonical_mode("transformer", a.get("component_residency")) == LAYERWISE_OFFLOAD
     )
     out["derived.quality_high_mismatches"] = mismatches
+    out["derived.quality_levels"] = list(quality_levels(version))
     out["derived.quality_high_device_ok"] = device_ok
     out["derived.quality_workload"] = {
         "task": "t2va", "width": 1344, "height": 768, "fps": 24, "frame_count": 124,
