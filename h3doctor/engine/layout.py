@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from h3doctor.engine.fixes import Edit, FixContext
+from h3doctor.sglang.flagtable import DEFAULT_SGLANG_VERSION
+from h3doctor.sglang.releases import has_data_parallel
 from h3doctor.sglang.resolve import H3_ATTENTION_HEADS, H3_PACKED_ALIGNMENT
 
 TP_SIZES = (1, 2, 4, 8)
@@ -38,7 +40,7 @@ class Layout:
                 "ulysses_degree": self.ulysses, "ring_degree": self.ring, "sp_degree": self.sp}
 
 
-def valid_layouts(max_gpus: int, ring_allowed: bool) -> list[Layout]:
+def valid_layouts(max_gpus: int, ring_allowed: bool, dp_allowed: bool = True) -> list[Layout]:
     out = []
     for tp in TP_SIZES:
         heads = H3_ATTENTION_HEADS // tp
@@ -46,7 +48,7 @@ def valid_layouts(max_gpus: int, ring_allowed: bool) -> list[Layout]:
             for ring in (1, 2, 4, 8, 16, 32, 64) if ring_allowed else (1,):
                 if H3_PACKED_ALIGNMENT % (ulysses * ring):
                     continue
-                for dp in range(1, max_gpus + 1):
+                for dp in range(1, (max_gpus if dp_allowed else 1) + 1):
                     n = dp * tp * ulysses * ring
                     if n <= max_gpus:
                         out.append(Layout(n, dp, tp, ulysses, ring))
@@ -96,7 +98,9 @@ def choose(ctx: dict[str, Any], typed: set[str]) -> tuple[Layout | None, str]:
     if platform in ("cuda", "rocm") and visible and max_gpus > usable:
         max_gpus = max(usable, 1)
     ring_allowed = ctx.get("family") != "vdn" and ctx.get("derived.fa_really_runs") is True and (asked["ring_degree"] or 1) > 1
-    candidates = valid_layouts(max_gpus, ring_allowed)
+    # a release without data parallelism (0.5.17) rejects any --dp-size above 1: no replicas there
+    dp_allowed = has_data_parallel(str(ctx.get("release.table") or DEFAULT_SGLANG_VERSION))
+    candidates = valid_layouts(max_gpus, ring_allowed, dp_allowed)
     if not candidates:
         return None, "no parallel layout fits"
     best = min(candidates, key=lambda lay: _cost(lay, asked, typed))

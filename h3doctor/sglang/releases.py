@@ -163,6 +163,11 @@ def quality_levels(version: str) -> tuple[str, ...]:
     return ()
 
 
+def has_data_parallel(version: str) -> bool:
+    """Whether release `version`'s launcher accepts --dp-size above 1 (releases.json)."""
+    return in_range(version, facts()["data_parallel"]["versions"])
+
+
 def quality_high_audited(version: str, key: str) -> bool:
     """Whether release `version`'s quality="high" audit compares this server arg."""
     spec = runtime_facts()["quality_high_audit"]["added"].get(key)
