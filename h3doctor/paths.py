@@ -52,15 +52,30 @@ def installed_versions(names: tuple[str, ...]) -> dict[str, str | None]:
 
 
 def cache_dir(env: Mapping[str, str]) -> Path:
-    """$H3DOCTOR_CACHE_DIR, else the platform's user cache dir (platformdirs), else ~/.cache/h3doctor."""
+    """$H3DOCTOR_CACHE_DIR, else the platform's user cache directory for h3doctor."""
     override = env.get("H3DOCTOR_CACHE_DIR")
     if override:
         return Path(override)
-    try:
-        from platformdirs import user_cache_dir
-    except ImportError:  # platformdirs is a dependency; this only guards odd installs
-        return Path.home() / ".cache" / "h3doctor"
-    return Path(user_cache_dir("h3doctor"))
+    return user_cache_dir()
+
+
+def user_cache_dir() -> Path:
+    """Where platformdirs' `user_cache_dir("h3doctor")` points (tests/test_reliability.py compares
+    the two), without importing platformdirs: its import pulls tempfile and random in, ~8 ms on the
+    path of every check (the rules cache) and every hook launch. XDG_CACHE_HOME counts only as an
+    absolute path, as the XDG specification and platformdirs have it (on macOS as well)."""
+    import os
+    import sys
+
+    if sys.platform == "win32":  # platformdirs asks the shell for this folder; the variable holds the same
+        local = os.environ.get("LOCALAPPDATA") or str(Path.home() / "AppData" / "Local")
+        return Path(local) / "h3doctor" / "h3doctor" / "Cache"
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    if os.path.isabs(xdg):  # honoured on macOS too
+        return Path(xdg) / "h3doctor"
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Caches" / "h3doctor"
+    return Path.home() / ".cache" / "h3doctor"
 
 
 def write_atomic(path: Path, text: str) -> None:

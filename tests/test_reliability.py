@@ -451,3 +451,23 @@ def test_a_did_you_mean_that_swaps_a_flag_says_so(cli):
     h3d020 = next(f for f in data["findings"] if f["rule"] == "H3D020")
     [change] = h3d020["changes"]
     assert "--enable-cache-dit" in change and "--enable-cache-report" in change and "a different flag" in change
+
+
+@pytest.mark.parametrize("xdg", [None, "/srv/cache", " /srv/cache ", "relative/cache", ""])
+def test_cache_directory_is_where_platformdirs_puts_it(monkeypatch, xdg):
+    """h3doctor computes its cache directory itself (platformdirs costs ~8 ms to import on every
+    check); on Linux, with XDG_CACHE_HOME unset, absolute, padded, relative or empty, and on
+    macOS, it is platformdirs' answer."""
+    import platformdirs.macos
+    import platformdirs.unix
+
+    from h3doctor.paths import user_cache_dir
+
+    if xdg is None:
+        monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    else:
+        monkeypatch.setenv("XDG_CACHE_HOME", xdg)
+    monkeypatch.setattr("sys.platform", "linux")
+    assert str(user_cache_dir()) == platformdirs.unix.Unix("h3doctor").user_cache_dir
+    monkeypatch.setattr("sys.platform", "darwin")
+    assert str(user_cache_dir()) == platformdirs.macos.MacOS("h3doctor").user_cache_dir

@@ -42,6 +42,7 @@ from h3doctor.host.probe_facts import (  # noqa: F401 - build/map_visible/ProbeR
     build,
     map_visible,
 )
+from h3doctor.paths import installed_versions
 
 DEFAULT_TIMEOUT_S = 30.0
 
@@ -203,21 +204,22 @@ def host_facts(env: dict[str, str]) -> dict[str, Any]:
     path = env.get("PATH", os.defpath)
     mem_total, mem_avail, mem_source = _host_memory()
     fa3_sgl = _env_true(env, "SGLANG_USE_SGL_FA3_KERNEL", True)
+    versions = installed_versions(("sglang", "torch", "sgl-kernel"))  # one walk of sys.path for the three
     return {
         "ffmpeg_path": shutil.which("ffmpeg", path=path),
         "ffprobe_path": shutil.which("ffprobe", path=path),
         "host_total": mem_total,
         "host_available": mem_avail,
         "host_memory_source": mem_source,
-        "sglang_version": probe_cache.dist_version("sglang"),
-        "torch_version": probe_cache.dist_version("torch"),
+        "sglang_version": versions["sglang"],
+        "torch_version": versions["torch"],
         "torch_spec": locate("torch") is not None,
         "sglang_spec": locate("sglang") is not None,
         "fa_module": locate(FA_MODULE) is not None,
         "fa_module_missing_deps": [d for d in FA_MODULE_DEPS if locate(d) is None],
         "sgl_kernel": locate("sgl_kernel") is not None,
         "sgl_kernel_flash_attn": locate("sgl_kernel.flash_attn") is not None,
-        "sgl_kernel_version": probe_cache.dist_version("sgl-kernel"),
+        "sgl_kernel_version": versions["sgl-kernel"],
         "cutlass": locate("cutlass") is not None,
         "kernels_hub": locate("kernels") is not None,
         "use_sgl_fa3_kernel": fa3_sgl,

@@ -8,7 +8,7 @@ variables that change what sglang and torch see. Free device memory changes with
 these changing, so an entry also expires after `max_age` seconds (H3DOCTOR_PROBE_CACHE_TTL,
 default 600), and the facts read from it say how old they are.
 
-Files live in platformdirs' user cache dir (or $H3DOCTOR_CACHE_DIR), one per key, newest 16 kept.
+Files live in the user cache dir (paths.cache_dir: platformdirs' location, or $H3DOCTOR_CACHE_DIR), one per key, newest 16 kept.
 """
 
 from __future__ import annotations
@@ -76,10 +76,6 @@ def driver_version() -> str | None:
 
         return f"macOS {platform.mac_ver()[0]}"
     return None
-
-
-def dist_version(name: str) -> str | None:
-    return installed_versions((name,))[name]
 
 
 def key_parts(env: dict[str, str]) -> dict[str, Any]:
