@@ -208,11 +208,10 @@ def write_jsonl(path: Path, meta: dict[str, Any], records: list[dict[str, Any]])
 # h3doctor's corrected commands
 # --------------------------------------------------------------------------
 
-def corrected_cases(all_cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Every corrected command h3doctor proposes (its `corrected_argv`, or with no-fix its
-    `nearest_argv`), as a case to record (id `<case>~fix`), and with no-fix every alternative it
-    offers (id `<case>~alt<N>`, kind `alternative`)."""
-    doctor = compare.Doctor()
+def corrected_cases(all_cases: list[dict[str, Any]], doctor: compare.Doctor) -> list[dict[str, Any]]:
+    """Every corrected command h3doctor proposes for `doctor`'s sglang release (its
+    `corrected_argv`, or with no-fix its `nearest_argv`), as a case to record (id `<case>~fix`),
+    and with no-fix every alternative it offers (id `<case>~alt<N>`, kind `alternative`)."""
     out = []
     for c in all_cases:
         o = doctor.run(c)
@@ -240,10 +239,12 @@ def _git_head() -> str | None:
 
 def record_corrected(py: Path, goldens: list[dict[str, Any]], jobs: int, log_dir: Path,
                      version: str, argv_used: list[str], reuse: bool) -> None:
-    """Record h3doctor's corrected commands. Commands that are cases already, or (with `reuse`)
-    that the existing corrected file recorded through the same sglang version, are not run
-    again."""
-    fixes = corrected_cases(goldens) + compare.example_alternatives(compare.Doctor())
+    """Record h3doctor's corrected commands for sglang `version` (h3doctor judging for that
+    release, as `--sglang-version` does) through that release's sglang in `py`. Commands that are
+    cases already, or (with `reuse`) that the existing corrected file recorded through the same
+    sglang version, are not run again."""
+    doctor = compare.Doctor(version)
+    fixes = corrected_cases(goldens, doctor) + compare.example_alternatives(doctor)
     known = {casegen.case_key(r["profile"], r["argv"], r.get("files")): r for r in goldens}
     path = compare.corrected_path(version)
     if reuse and path.exists():
