@@ -267,7 +267,8 @@ def record_corrected(py: Path, goldens: list[dict[str, Any]], jobs: int, log_dir
         records.append(rec)
     meta = {"format_version": FORMAT_VERSION, "sglang_version": version,
             "h3doctor_commit": _git_head(), "record_command": shlex.join(argv_used),
-            "note": "h3doctor's corrected command (argv after `sglang serve`; kind=nearest: its "
+            "note": "h3doctor's corrected command for this sglang release (as `h3doctor check "
+                    f"--sglang-version {version}` proposes it; argv after `sglang serve`; kind=nearest: its "
                     "nearest_argv after giving up on an unfixable finding; kind=alternative: one of the "
                     "alternatives it offers with no-fix) for case `of`, recorded "
                     "through sglang on that case's profile and config files; kind=example-alternative: "
