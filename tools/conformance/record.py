@@ -11,10 +11,12 @@ writes tests/conformance/sglang-0.5.23.jsonl (the cases and sglang's verdicts) a
 tests/conformance/sglang-0.5.23-corrected.jsonl (h3doctor's corrected command for every case
 where it proposes one, also run through sglang). Other modes:
 
-    record.py --venv V --corrected-only      # re-record only h3doctor's corrected commands
+    record.py --venv V --corrected-only [--sglang-version X]
+                                              # re-record only h3doctor's corrected commands (for X, through V's sglang X)
     record.py --compare OTHER.jsonl [--against tests/conformance/sglang-0.5.23.jsonl]
                                               # drift report: cases whose verdict changed
-    record.py --summary [--details]           # h3doctor vs the goldens (what the CI test checks)
+    record.py --summary [--details] [--sglang-version X]
+                                              # h3doctor vs the goldens (what the CI test checks)
 """
 
 from __future__ import annotations
