@@ -1,19 +1,20 @@
-"""Conformance with the real sglang 0.5.23, from recorded goldens (sglang is not needed here).
+"""Conformance with the real sglang, per release, from recorded goldens (sglang is not needed here).
 
-tests/conformance/sglang-0.5.23.jsonl holds generated `sglang serve` launches and what sglang's
-own launcher code did with each one on a simulated hardware profile (accept, or the exception
-it raised, its message and stage). tests/conformance/sglang-0.5.23-corrected.jsonl holds
-h3doctor's corrected command for every case where it proposes one (`corrected_argv`, or with
-`no-fix` its `nearest_argv`), also run through sglang.
-Both are written by tools/conformance/record.py (see its README).
+tests/conformance/sglang-<release>.jsonl holds generated `sglang serve` launches and what that
+release's own launcher code did with each one on a simulated hardware profile (accept, or the
+exception it raised, its message and stage). tests/conformance/sglang-<release>-corrected.jsonl
+holds h3doctor's corrected command for every case where it proposes one for that release
+(`corrected_argv`, or with `no-fix` its `nearest_argv`, and its alternatives), also run through
+that release's sglang. Both are written by tools/conformance/record.py (see its README).
 
 h3doctor's verdict here is launch-stage errors only: sglang's launcher cannot see worker,
-after-download or first-request failures. Cases whose sglang verdict depends on optional kernel
-packages of the recording venv (marked `env`) are not judged.
+after-download or first-request failures. Cases whose sglang verdict depends on the recording
+environment (optional kernel packages, the offline hub; marked `env`) are not judged.
 """
 
 from __future__ import annotations
 
+import functools
 import sys
 from pathlib import Path
 
@@ -26,92 +27,152 @@ import cases as casegen  # noqa: E402
 import compare  # noqa: E402
 import record  # noqa: E402
 
-VERSION = "0.5.23"
-MIN_CASES = 1500
+VERSION = "0.5.23"  # the newest verified release: the full goldens, the FSDP suite, the configuration test
+
+# The agreement each release must reach, in percent: verdicts of the judged cases, first errors of the
+# cases both reject, corrected commands of the cases that need one, alternatives of those offered.
+# Below 100: the figure measured when that release's corrected commands were recorded (rounded
+# down), while its rules are widened; raise it (to 100) whenever `record.py --summary
+# --sglang-version X` shows more. Required for every release whatever these figures: no false
+# block, no crash, no false all-clear without h3doctor's "cannot verify" warning, and every
+# proposed corrected command recorded through sglang.
+REQUIRED = {
+    "0.5.18": dict(verdict=55.8, first_error=84.9, corrected=15.0, alternatives=100.0),
+    "0.5.19": dict(verdict=68.6, first_error=57.7, corrected=23.0, alternatives=100.0),
+    "0.5.21": dict(verdict=65.7, first_error=58.4, corrected=21.2, alternatives=100.0),
+    "0.5.23": dict(verdict=100.0, first_error=100.0, corrected=100.0, alternatives=100.0),
+}
+RELEASES = sorted(REQUIRED, key=lambda v: tuple(map(int, v.split("."))))
+MIN_JUDGED = {"0.5.23": 1800}  # judged cases per release; the others: 400 (issue 14)
 
 
-@pytest.fixture(scope="module")
-def goldens():
-    meta, records = compare.read_jsonl(compare.goldens_path(VERSION))
-    return meta, records
+@functools.lru_cache(maxsize=None)
+def goldens(version: str):
+    return compare.read_jsonl(compare.goldens_path(version))
 
 
-@pytest.fixture(scope="module")
-def corrected():
-    return compare.read_jsonl(compare.corrected_path(VERSION))[1]
+@functools.lru_cache(maxsize=None)
+def corrected(version: str):
+    return compare.read_jsonl(compare.corrected_path(version))[1]
 
 
-@pytest.fixture(scope="module")
-def report(goldens, corrected):
-    return compare.compare(goldens[1], corrected)
+@functools.lru_cache(maxsize=None)
+def report(version: str) -> compare.Report:
+    return compare.compare(goldens(version)[1], corrected(version), compare.Doctor(version))
 
 
-def test_goldens_are_complete_and_match_the_generator(goldens):
-    meta, records = goldens
-    assert meta.get("sglang_version") == VERSION
-    assert len(records) >= MIN_CASES
+def _require(version: str, figure: str, agree: int, total: int, what: str, listing: str) -> None:
+    """Fail unless agree/total reaches REQUIRED[version][figure] percent (in integers: no float
+    rounding at 100%), listing every disagreement."""
+    floor = REQUIRED[version][figure]
+    if agree * 1000 < round(floor * 10) * total:
+        pytest.fail(f"{total - agree} of {total} {what} sglang {version} ({100.0 * agree / total:.1f}% agree, "
+                    f"required {floor}%; see tests/conformance/DISAGREEMENTS.md):\n{listing}", pytrace=False)
+
+
+by_release = pytest.mark.parametrize("version", RELEASES)
+
+
+@by_release
+def test_goldens_are_complete_and_match_the_generator(version):
+    meta, records = goldens(version)
+    assert meta.get("sglang_version") == version
+    assert sum(1 for r in records if not r.get("env")) >= MIN_JUDGED.get(version, 400)
     gen = meta["generator"]
     assert gen["version"] == casegen.GENERATOR_VERSION, "goldens come from another generator version: re-record"
     expected = casegen.generate(gen["seed"], gen["count"])
     got = [{k: r[k] for k in ("id", "profile", "argv", "files") if k in r} for r in records]
     assert got == expected, "the case generator no longer reproduces the goldens: re-record (tools/conformance)"
     assert not [r["id"] for r in records if r.get("network")], "sglang tried to reach the network while recording"
+    cmeta, _ = compare.read_jsonl(compare.corrected_path(version))
+    assert cmeta.get("sglang_version") == version, "corrected commands recorded through another sglang"
 
 
-def test_verdicts_agree_with_sglang(report):
-    if report.verdict_disagreements:
-        pytest.fail(
-            f"{len(report.verdict_disagreements)} of {report.judged} launches get a different accept/reject "
-            f"verdict from h3doctor than from sglang {VERSION} "
-            f"({report.pct(report.verdict_agree, report.judged):.1f}% agree; "
-            "see tests/conformance/DISAGREEMENTS.md):\n" + compare.format_verdicts(report),
-            pytrace=False,
-        )
+@by_release
+def test_no_false_block_and_no_crash(version):
+    """Required for every release, whatever its floors: h3doctor never rejects a launch that
+    release's sglang accepts, and never crashes on a recorded case."""
+    rep = report(version)
+    crashes = [f"{d['case']['id']}: {d['outcome'].crash}" for d in rep.crashes]
+    assert crashes == [], "\n".join(crashes[:20])
+    if rep.false_blocks:
+        pytest.fail(f"{len(rep.false_blocks)} launches that sglang {version} accepts are rejected by h3doctor:\n"
+                    + compare.format_verdicts(compare.Report(verdict_disagreements=rep.false_blocks)), pytrace=False)
 
 
-def test_corrected_commands_are_accepted_by_sglang(report):
-    if report.corrected_failures:
-        pytest.fail(
-            f"{len(report.corrected_failures)} of {report.corrected_needed} cases lack a corrected command that "
-            f"sglang {VERSION} accepts ({report.pct(report.corrected_accepted, report.corrected_needed):.1f}% "
-            "accepted):\n" + compare.format_corrected(report),
-            pytrace=False,
-        )
+@by_release
+def test_every_false_all_clear_says_cannot_verify(version):
+    """Where h3doctor misses a rejection of an older release (its rules there are not all verified),
+    its report must carry the "cannot verify" warning naming the rule groups it did not run."""
+    rep = report(version)
+    if rep.unmarked_misses:
+        pytest.fail(f"{len(rep.unmarked_misses)} launches that sglang {version} rejects pass h3doctor without a "
+                    f"{compare.CANNOT_VERIFY} \"cannot verify\" warning:\n"
+                    + compare.format_verdicts(compare.Report(verdict_disagreements=rep.unmarked_misses)), pytrace=False)
 
 
-def test_alternatives_are_accepted_by_sglang(report):
+@by_release
+def test_verdicts_agree_with_sglang(version):
+    rep = report(version)
+    _require(version, "verdict", rep.verdict_agree, rep.judged,
+             "launches get a different accept/reject verdict from h3doctor than from", compare.format_verdicts(rep))
+
+
+@by_release
+def test_first_error_agrees_with_sglang(version):
+    """Where both reject, h3doctor's first launch-stage error carries the message sglang raised."""
+    rep = report(version)
+    _require(version, "first_error", rep.first_error_agree, rep.both_reject,
+             "launches both reject get another first error from h3doctor than from", compare.format_first_errors(rep))
+
+
+@by_release
+def test_corrected_commands_are_accepted_by_sglang(version):
+    rep = report(version)
+    unrecorded = rep.corrected_unrecorded
+    assert not unrecorded, (f"{len(unrecorded)} corrected commands for sglang {version} were never run through it: "
+                            f"rerun tools/conformance/record.py --corrected-only --sglang-version {version}:\n"
+                            + compare.format_corrected(compare.Report(corrected_failures=unrecorded), limit=20))
+    _require(version, "corrected", rep.corrected_accepted, rep.corrected_needed,
+             "cases lack a corrected command accepted by", compare.format_corrected(rep))
+
+
+@by_release
+def test_alternatives_are_accepted_by_sglang(version):
     """With no-fix, every alternative h3doctor offers passes sglang's own launcher (recorded as
     kind=alternative); the alternatives leave corrected_argv/nearest_argv alone (test above)."""
-    assert report.alternatives_offered > 0, "no golden case is offered an alternative: the recording lost them"
-    if report.alternative_failures:
-        pytest.fail(
-            f"{len(report.alternative_failures)} of {report.alternatives_offered} alternatives are not accepted by "
-            f"sglang {VERSION}:\n" + compare.format_alternatives(report), pytrace=False)
+    rep = report(version)
+    if version == VERSION:
+        assert rep.alternatives_offered > 0, "no golden case is offered an alternative: the recording lost them"
+    _require(version, "alternatives", rep.alternatives_accepted, rep.alternatives_offered,
+             "alternatives are not accepted by", compare.format_alternatives(rep))
 
 
-def test_the_rule_examples_alternatives_are_accepted_by_sglang(corrected):
+@by_release
+def test_the_rule_examples_alternatives_are_accepted_by_sglang(version):
     """The no-fix classes the rules answer with alternatives (hybrid without merged weights, cube
     sparse without its config, sage_fp8 on the wrong GPU, ...): every alternative check offers on
-    their examples was recorded through sglang's launcher and accepted."""
-    recorded = {(r["profile"], tuple(r["argv"])): r for r in corrected if r.get("kind") == "example-alternative"}
-    offered = compare.example_alternatives(compare.Doctor(VERSION))
-    answered = {case["id"].split("::")[0] for case in offered}
-    assert {"H3D405", "H3D604", "H3D307"} <= answered
+    their examples for this release was recorded through its sglang's launcher and accepted."""
+    recorded = {(r["profile"], tuple(r["argv"])): r for r in corrected(version) if r.get("kind") == "example-alternative"}
+    offered = compare.example_alternatives(compare.Doctor(version))
     missing = [c["id"] for c in offered if (c["profile"], tuple(c["argv"])) not in recorded]
-    assert not missing, f"not recorded through sglang (rerun tools/conformance/record.py --corrected-only): {missing}"
+    assert not missing, (f"not recorded through sglang (rerun tools/conformance/record.py --corrected-only "
+                         f"--sglang-version {version}): {missing}")
     judged = [c for c in offered if not recorded[(c["profile"], tuple(c["argv"]))].get("env")]  # kernel-package dependent
-    assert {c["id"].split("::")[0] for c in judged} >= {"H3D405", "H3D604", "H3D307"}
+    if version == VERSION:
+        assert {c["id"].split("::")[0] for c in judged} >= {"H3D405", "H3D604", "H3D307"}
     rejected = [f"{c['id']}: {compare.sglang_says(recorded[(c['profile'], tuple(c['argv']))])}" for c in judged
                 if not recorded[(c["profile"], tuple(c["argv"]))].get("ok")]
     assert not rejected, rejected
 
 
-def test_first_error_agreement_figure(report, capsys):
-    """Whether h3doctor's first launch-stage error is the one sglang raised (same message).
-    Reported, not asserted: h3doctor reports every error, sglang only its first."""
+@by_release
+def test_conformance_figures(version, capsys):
+    """The figures (asserted above against REQUIRED), printed with `-s` and in the test log."""
+    rep = report(version)
     with capsys.disabled():
-        print(f"\n[conformance sglang {VERSION}] " + report.summary().replace("\n", "\n[conformance] "))
-    assert report.both_reject <= report.judged
+        print(f"\n[conformance sglang {version}] " + rep.summary().replace("\n", f"\n[conformance {version}] "))
+    assert rep.n_cases == len(goldens(version)[1]) and rep.both_reject <= rep.judged
 
 
 def test_message_normalisation():
@@ -173,25 +234,3 @@ def test_effective_configuration_matches_sglang_on_accepted_launches(goldens, at
                 mismatches.append(f"{rec['id']} [{rec['profile']}] {key}: sglang {theirs!r}, h3doctor {ours[key]!r}")
     assert judged >= at_least
     assert mismatches == [], "\n".join(mismatches[:50])
-
-
-@pytest.mark.parametrize("version", ["0.5.19", "0.5.21"])
-def test_older_release_goldens_no_false_block_and_every_miss_is_marked_cannot_verify(version):
-    """Only the parse rules are verified for these releases (the rest are ==0.5.23): h3doctor must
-    never reject what that release accepts, and where it misses a rejection its report must carry
-    the H3D921 "cannot verify" warning naming the unverified rule families. The figures (verdict
-    agreement 278/405 on 0.5.19, 319/485 on 0.5.21 when recorded) are in DISAGREEMENTS.md."""
-    from h3doctor.host.profiles import load_profile  # noqa: F401  (profiles cached by Doctor)
-
-    _meta, records = compare.read_jsonl(compare.goldens_path(version))
-    doctor = compare.Doctor(version)
-    rep = compare.compare(records, [], doctor)
-    false_blocks = [d for d in rep.verdict_disagreements if d["case"]["ok"]]
-    assert false_blocks == [], compare.format_verdicts(rep, limit=10)
-    unmarked = []
-    for d in rep.verdict_disagreements:
-        o = d["outcome"]
-        if o.crash is not None:
-            unmarked.append(o.crash)
-    assert unmarked == []
-    assert rep.judged > 300 and rep.verdict_agree / rep.judged > 0.6

@@ -103,6 +103,16 @@ class Outcome:
     corrected_kind: str | None = None  # "corrected" (corrected_argv) or "nearest" (nearest_argv)
     unfixable_launch: list[str] = field(default_factory=list)  # launch-stage rules h3doctor says no flag fixes
     alternatives: list[list[str]] = field(default_factory=list)  # with no-fix: its alternatives (argv after `sglang serve`)
+    finding_ids: frozenset[str] = frozenset()  # every rule in the report, of any stage and severity
+
+    @property
+    def cannot_verify(self) -> bool:
+        """The report says which of this release's rule groups it could not run (rule H3D921)."""
+        return CANNOT_VERIFY in self.finding_ids
+
+
+# h3doctor's "cannot verify for sglang X: ... are verified only for other releases" warning
+CANNOT_VERIFY = "H3D921"
 
 
 def launch_errors(result) -> list[Any]:
@@ -110,15 +120,30 @@ def launch_errors(result) -> list[Any]:
 
 
 class Doctor:
-    """h3doctor with its shipped rules and the 0.5.23 flag table, profiles cached."""
+    """h3doctor judging for one sglang release, as `h3doctor check --sglang-version VERSION` does:
+    that release's flag table, the shipped rules that apply to it, and the release as the target
+    (`release.*` facts: registered models, flags of other releases, "cannot verify"). Profiles cached."""
 
     def __init__(self, version: str = "0.5.23"):
         from h3doctor.engine.ruleset import load_rules
+        from h3doctor.sglang import releases
         from h3doctor.sglang.flagtable import load_flag_table
 
-        self.table = load_flag_table(version)
+        self.version = version
+        self.release = releases.target(version, None)
+        self.table = load_flag_table(self.release.table_version)
+        # check() selects the rules by the table's release: a newer release would be judged with
+        # the newest table's rules, which is not a conformance result for it
+        if self.table.sglang_version != version:
+            raise ValueError(f"h3doctor has no flag table for sglang {version} (it would judge with "
+                             f"{self.table.sglang_version}'s)")
         self.rules = load_rules()
         self._profiles: dict[str, Any] = {}
+
+    def check(self, tokens: list[str], hw: Any, env: dict[str, str] | None = None, intent: dict[str, Any] | None = None):
+        from h3doctor.engine.check import check
+
+        return check(tokens, hw, self.rules, self.table, env or {}, intent, release=self.release)
 
     def profile(self, name: str):
         from h3doctor.host.profiles import load_profile
@@ -128,12 +153,10 @@ class Doctor:
         return self._profiles[name]
 
     def run(self, case: dict[str, Any]) -> Outcome:
-        from h3doctor.engine.check import check
-
         tokens = ["sglang", "serve", *case["argv"]]
         with case_files(case.get("files")):
             try:
-                result = check(tokens, self.profile(case["profile"]), self.rules, self.table, {})
+                result = self.check(tokens, self.profile(case["profile"]))
             except Exception as exc:  # noqa: BLE001 - an h3doctor crash is a disagreement too
                 return Outcome(case, True, None, [], None, "crash", crash=f"{type(exc).__name__}: {exc}")
         errors = launch_errors(result)
@@ -149,7 +172,8 @@ class Doctor:
                                    if f.rule.id in unfixable and f.rule.stage == "launch"})
         return Outcome(case, bool(errors), errors[0] if errors else None, errors, corrected, result.fix_status,
                        gives_up=list(result.gives_up or []), corrected_kind=kind if corrected else None,
-                       unfixable_launch=unfixable_launch, alternatives=alternatives)
+                       unfixable_launch=unfixable_launch, alternatives=alternatives,
+                       finding_ids=frozenset(f.rule.id for f in result.evaluation.findings))
 
 
 def _after_serve(argv: list[str]) -> list[str]:
@@ -165,8 +189,6 @@ def example_alternatives(doctor: Doctor) -> list[dict[str, Any]]:
     no-fix class a rule answers with alternatives is covered even where no generated case meets it."""
     import shlex as _shlex
 
-    from h3doctor.engine.check import check
-
     out = []
     for rule in doctor.rules:
         if not rule.alternatives:
@@ -180,7 +202,7 @@ def example_alternatives(doctor: Doctor) -> list[dict[str, Any]]:
                 from dataclasses import replace
 
                 hw = replace(hw, **ex["hw"])
-            result = check(argv, hw, doctor.rules, doctor.table, ex.get("env", {}), ex.get("intent", {}))
+            result = doctor.check(argv, hw, ex.get("env", {}), ex.get("intent", {}))
             for n, alt in enumerate(result.alternatives, 1):
                 out.append({"id": f"{rule.id}::{ex['name']}~alt{n}", "kind": "example-alternative",
                             "profile": ex["profile"], "argv": _after_serve(alt.argv)})
@@ -207,10 +229,41 @@ class Report:
     alternatives_accepted: int = 0
     alternatives_env_skipped: int = 0
     alternative_failures: list[dict[str, Any]] = field(default_factory=list)
+    crashes: list[dict[str, Any]] = field(default_factory=list)  # every case h3doctor crashed on, judged or not
 
     @staticmethod
     def pct(a: int, b: int) -> float:
         return 100.0 * a / b if b else 100.0
+
+    @property
+    def false_blocks(self) -> list[dict[str, Any]]:
+        """sglang accepts, h3doctor rejects (or crashes): the second-worst bug."""
+        return [d for d in self.verdict_disagreements if d["case"]["ok"]]
+
+    @property
+    def false_all_clears(self) -> list[dict[str, Any]]:
+        """sglang rejects, h3doctor finds no launch-stage error."""
+        return [d for d in self.verdict_disagreements if not d["case"]["ok"] and d["outcome"].crash is None]
+
+    @property
+    def unmarked_misses(self) -> list[dict[str, Any]]:
+        """False all-clears whose report does not even say "cannot verify": the worst bug."""
+        return [d for d in self.false_all_clears if not d["outcome"].cannot_verify]
+
+    def corrected_failure_kinds(self) -> dict[str, int]:
+        kinds = {"rejected by sglang": 0, "none proposed": 0, "not recorded": 0}
+        for d in self.corrected_failures:
+            if d["fixed"] is not None:
+                kinds["rejected by sglang"] += 1
+            elif d["outcome"].corrected is None:
+                kinds["none proposed"] += 1
+            else:
+                kinds["not recorded"] += 1
+        return kinds
+
+    @property
+    def corrected_unrecorded(self) -> list[dict[str, Any]]:
+        return [d for d in self.corrected_failures if d["fixed"] is None and d["outcome"].corrected is not None]
 
     def summary(self) -> str:
         return (
@@ -218,7 +271,9 @@ class Report:
             f"depends on the recording environment: optional kernel packages, or the offline hub for a model id "
             f"the release does not register)\n"
             f"verdict agreement: {self.verdict_agree}/{self.judged} = "
-            f"{self.pct(self.verdict_agree, self.judged):.1f}%\n"
+            f"{self.pct(self.verdict_agree, self.judged):.1f}% (false blocks: {len(self.false_blocks)}; "
+            f"false all-clears: {len(self.false_all_clears)}, {len(self.unmarked_misses)} of them without "
+            f"\"cannot verify\"; h3doctor crashes: {len(self.crashes)})\n"
             f"first-error agreement (both reject, same message): {self.first_error_agree}/{self.both_reject} = "
             f"{self.pct(self.first_error_agree, self.both_reject):.1f}% "
             f"(same stage: {self.pct(self.first_error_stage_agree, self.both_reject):.1f}%)\n"
@@ -226,6 +281,8 @@ class Report:
             f"{self.pct(self.corrected_accepted, self.corrected_needed):.1f}%"
             + (f" ({self.corrected_env_skipped} not judged: kernel-package dependent)"
                if self.corrected_env_skipped else "")
+            + ("" if not self.corrected_failures else " (not accepted: " + ", ".join(
+                f"{n} {k}" for k, n in self.corrected_failure_kinds().items() if n) + ")")
             + f"\nno fix offered (h3doctor: no change of flags passes sglang's launcher): {len(self.no_fix_offered)} "
             + f"({', '.join(sorted({r for d in self.no_fix_offered for r in d['outcome'].unfixable_launch}))})"
             + f"\nalternatives (with no-fix) accepted by sglang: {self.alternatives_accepted}/{self.alternatives_offered}"
@@ -266,6 +323,8 @@ def compare(goldens: list[dict[str, Any]], corrected: list[dict[str, Any]], doct
     rep = Report(n_cases=len(goldens))
     for rec in goldens:
         o = doctor.run(rec)
+        if o.crash is not None:
+            rep.crashes.append({"case": rec, "outcome": o})
         if rec.get("env"):
             rep.env_skipped.append(rec)
         else:

@@ -11,10 +11,12 @@ writes tests/conformance/sglang-0.5.23.jsonl (the cases and sglang's verdicts) a
 tests/conformance/sglang-0.5.23-corrected.jsonl (h3doctor's corrected command for every case
 where it proposes one, also run through sglang). Other modes:
 
-    record.py --venv V --corrected-only      # re-record only h3doctor's corrected commands
+    record.py --venv V --corrected-only [--sglang-version X]
+                                              # re-record only h3doctor's corrected commands (for X, through V's sglang X)
     record.py --compare OTHER.jsonl [--against tests/conformance/sglang-0.5.23.jsonl]
                                               # drift report: cases whose verdict changed
-    record.py --summary [--details]           # h3doctor vs the goldens (what the CI test checks)
+    record.py --summary [--details] [--sglang-version X]
+                                              # h3doctor vs the goldens (what the CI test checks)
 """
 
 from __future__ import annotations
@@ -208,11 +210,10 @@ def write_jsonl(path: Path, meta: dict[str, Any], records: list[dict[str, Any]])
 # h3doctor's corrected commands
 # --------------------------------------------------------------------------
 
-def corrected_cases(all_cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Every corrected command h3doctor proposes (its `corrected_argv`, or with no-fix its
-    `nearest_argv`), as a case to record (id `<case>~fix`), and with no-fix every alternative it
-    offers (id `<case>~alt<N>`, kind `alternative`)."""
-    doctor = compare.Doctor()
+def corrected_cases(all_cases: list[dict[str, Any]], doctor: compare.Doctor) -> list[dict[str, Any]]:
+    """Every corrected command h3doctor proposes for `doctor`'s sglang release (its
+    `corrected_argv`, or with no-fix its `nearest_argv`), as a case to record (id `<case>~fix`),
+    and with no-fix every alternative it offers (id `<case>~alt<N>`, kind `alternative`)."""
     out = []
     for c in all_cases:
         o = doctor.run(c)
@@ -240,10 +241,12 @@ def _git_head() -> str | None:
 
 def record_corrected(py: Path, goldens: list[dict[str, Any]], jobs: int, log_dir: Path,
                      version: str, argv_used: list[str], reuse: bool) -> None:
-    """Record h3doctor's corrected commands. Commands that are cases already, or (with `reuse`)
-    that the existing corrected file recorded through the same sglang version, are not run
-    again."""
-    fixes = corrected_cases(goldens) + compare.example_alternatives(compare.Doctor())
+    """Record h3doctor's corrected commands for sglang `version` (h3doctor judging for that
+    release, as `--sglang-version` does) through that release's sglang in `py`. Commands that are
+    cases already, or (with `reuse`) that the existing corrected file recorded through the same
+    sglang version, are not run again."""
+    doctor = compare.Doctor(version)
+    fixes = corrected_cases(goldens, doctor) + compare.example_alternatives(doctor)
     known = {casegen.case_key(r["profile"], r["argv"], r.get("files")): r for r in goldens}
     path = compare.corrected_path(version)
     if reuse and path.exists():
@@ -266,7 +269,8 @@ def record_corrected(py: Path, goldens: list[dict[str, Any]], jobs: int, log_dir
         records.append(rec)
     meta = {"format_version": FORMAT_VERSION, "sglang_version": version,
             "h3doctor_commit": _git_head(), "record_command": shlex.join(argv_used),
-            "note": "h3doctor's corrected command (argv after `sglang serve`; kind=nearest: its "
+            "note": "h3doctor's corrected command for this sglang release (as `h3doctor check "
+                    f"--sglang-version {version}` proposes it; argv after `sglang serve`; kind=nearest: its "
                     "nearest_argv after giving up on an unfixable finding; kind=alternative: one of the "
                     "alternatives it offers with no-fix) for case `of`, recorded "
                     "through sglang on that case's profile and config files; kind=example-alternative: "
