@@ -1,7 +1,8 @@
 """Which sglang release a launch targets, and what that release knows (flags, H3 models).
 
 Reads data only: the generated flag history (`flagdata/flag-history.json`), the cited release
-facts (`flagdata/releases.json`) and the cited flag equivalents (`flagdata/flag-equivalents.json`).
+facts (`flagdata/releases.json`), the cited flag equivalents (`flagdata/flag-equivalents.json`) and
+each release's attention backend names (`flagdata/attention-backends.json`).
 The installed sglang is read from its package metadata, never imported (importing it pulls torch).
 """
 
@@ -66,6 +67,18 @@ def facts() -> dict[str, Any]:
 @functools.lru_cache(maxsize=1)
 def equivalents() -> dict[str, dict[str, Any]]:
     return {e["option"]: e for e in _data("flag-equivalents.json")["equivalents"]}
+
+
+@functools.lru_cache(maxsize=1)
+def _attention_backends() -> dict[str, Any]:
+    return _data("attention-backends.json")["releases"]
+
+
+def attention_backends(version: str | None) -> frozenset[str] | None:
+    """The AttentionBackendEnum names `version` defines (lower case), or None for a release
+    with no record (then nothing is known to be missing)."""
+    entry = _attention_backends().get(version) if version else None
+    return frozenset(entry["names"]) if entry else None
 
 
 def known_releases() -> list[str]:
