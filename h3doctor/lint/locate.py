@@ -18,7 +18,7 @@ _CONFIG_KEY_LISTS = ("config.removed_keys", "config.string_booleans", "config.mi
 # Derived values a condition reads, and the flags (or --config key lists) they are made from:
 # where a finding that reads only derived values points. h3doctor's own derivations, not sglang facts.
 _DERIVED_FROM = {
-    "derived.local_gpus_needed": ("num_gpus", "base_gpu_id"),
+    "derived.local_gpus_needed": ("num_gpus", "nnodes"),
     "derived.visible_gpus": ("num_gpus",),
     "derived.config_removed_message": ("config.removed_keys",),
 }

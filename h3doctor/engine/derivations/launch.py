@@ -600,10 +600,11 @@ def derive(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     out["derived.string_false_keys"] = out["derived.config_string_false_keys"] + [
         f"attention_backend_config.{k}" for k in false_keys
     ]
-    # Each worker binds GPU base_gpu_id + local rank; past the visible devices it cannot start.
+    # Each of this node's num_gpus // nnodes workers binds GPU <its local rank> (launch_server.py:221-225,
+    # gpu_worker.py:425); base_gpu_id offsets only the disaggregation roles' workers (launch_server.py:655),
+    # which H3 refuses (every H3 config is monolithic-only). Past the visible devices a worker cannot start.
     nnodes = a.get("nnodes") if _is_int(a.get("nnodes")) and a.get("nnodes") > 0 else 1
-    local = a.get("num_gpus") // nnodes if _is_int(a.get("num_gpus")) else None
-    out["derived.local_gpus_needed"] = None if local is None else base + local
+    out["derived.local_gpus_needed"] = a.get("num_gpus") // nnodes if _is_int(a.get("num_gpus")) else None
     out["derived.derivation_errors"] = list(_FAILED)
     return out
 
