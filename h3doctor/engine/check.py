@@ -260,7 +260,7 @@ def evaluate_launch(tokens: list[str], hw: HardwareFacts, rules: list[Rule], tab
     family = _family_of(cmd, args)
     resolver = None
     if family.family is not None:
-        resolver = Resolver(args, explicit, family.family, hw, env)
+        resolver = Resolver(args, explicit, family.family, hw, env, release=table.sglang_version)
         try:
             resolver.run()
         except (TypeError, ValueError, AttributeError, KeyError, ZeroDivisionError) as exc:

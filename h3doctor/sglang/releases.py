@@ -74,10 +74,16 @@ def _attention_backends() -> dict[str, Any]:
     return _data("attention-backends.json")["releases"]
 
 
+def attention_backend_facts(version: str | None) -> dict[str, Any] | None:
+    """What `version` knows of attention backends (flagdata/attention-backends.json), or None for a
+    release with no record: then the model's own (newest) behaviour stands."""
+    return _attention_backends().get(version) if version else None
+
+
 def attention_backends(version: str | None) -> frozenset[str] | None:
     """The AttentionBackendEnum names `version` defines (lower case), or None for a release
     with no record (then nothing is known to be missing)."""
-    entry = _attention_backends().get(version) if version else None
+    entry = attention_backend_facts(version)
     return frozenset(entry["names"]) if entry else None
 
 

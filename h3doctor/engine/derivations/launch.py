@@ -449,8 +449,9 @@ def _packed(t: str) -> str:
     return f"Attention backend '{t}' does not implement packed varlen attention"
 
 
-def _m11_probe(t: str | None, valid: bool, hw: Any) -> tuple[str | None, bool]:
-    """(the error the launcher's backend probe raises, or None; whether it depends on an unknown cc)."""
+def _m11_probe(t: str | None, valid: bool, hw: Any, facts: dict[str, Any] | None = None) -> tuple[str | None, bool]:
+    """(the error the launcher's backend probe raises, or None; whether it depends on an unknown cc).
+    `facts`: the target release's attention-backend facts (releases.attention_backend_facts)."""
     if t is None or not valid:
         return None, False
     platform = hw.platform
@@ -477,7 +478,10 @@ def _m11_probe(t: str | None, valid: bool, hw: Any) -> tuple[str | None, bool]:
             if cc not in SPARGE_CAPS:
                 return f"SpargeAttention supports CUDA compute capabilities 8.0, 8.6, 8.7, 8.9, and 9.0; found {found}.", False
             return _packed(t), False
-        if t == "video_sparse_attn_h3" and cc not in VSA_H3_CAPS:
+        vsa = (facts or {}).get("vsa_h3")
+        if t == "video_sparse_attn_h3" and cc not in (vsa["capabilities"] if vsa else VSA_H3_CAPS):
+            if vsa:
+                return vsa["message"].format(found=found), False
             return ("VSA-H3 (video_sparse_attn_h3) needs compute capability 8.0 (A100), 9.0 (Hopper), 10.0 "
                     f"(B200 / GB200) or 10.3 (B300 / GB300); this device reports {found}."), False
         if t == "hybrid_window_attn_h3":
@@ -584,7 +588,8 @@ def derive(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     out["derived.capability_text"] = _capability_text(hw)
     out["derived.transformer_backend_source"] = _transformer_backend_source(a)
     t, valid = r.transformer_backend()
-    probe, needs_cc = _safe(_m11_probe, t, valid, hw, default=(None, False))
+    valid = ctx.get("derived.transformer_backend_valid", valid)  # core's: knows the release's backend names
+    probe, needs_cc = _safe(_m11_probe, t, valid, hw, r.backend_facts, default=(None, False))
     out["derived.m11_probe_error"] = probe
     out["derived.m11_needs_cc"] = needs_cc
     out["derived.m11_probe_message"] = probe or (
