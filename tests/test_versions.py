@@ -183,3 +183,15 @@ def test_backend_a_release_does_not_define_is_a_keyerror(version, keyerror):
         assert f.message == "KeyError: 'VIDEO_SPARSE_ATTN_H3'"
     # a transformer override is normalised (and checked) by the launcher, not by this lookup
     assert not fired(run(f"{H3} --num-gpus 4 --component-attention-backends transformer=fa", version), "H3D304")
+
+
+@pytest.mark.parametrize("model, version, profile, auto", [
+    ("FastVideo/FastVideo-FastH3-4-step-Preview-v1-VSA-DataFree", "0.5.21", "1xH200", False),  # no default yet
+    ("FastVideo/FastVideo-FastH3-8-Step-V2", "0.5.22", "1xH200", True),
+    ("FastVideo/FastVideo-FastH3-8-Step-V2", "0.5.22", "1xA100", False),  # VSA-H3 runs on 8.0 only from 0.5.23
+    ("FastVideo/FastVideo-FastH3-8-Step-V2", "0.5.23", "1xA100", True),
+])
+def test_fasth3_default_vsa_h3_follows_the_release(model, version, profile, auto):
+    ctx = run(f"sglang serve {model}", version, profile=profile).evaluation.context
+    assert bool(ctx.get("events.fh3_default_vsa")) is auto
+    assert (ctx["derived.transformer_backend"] == "video_sparse_attn_h3") is auto
