@@ -491,7 +491,10 @@ def _m11_probe(t: str | None, valid: bool, hw: Any, facts: dict[str, Any] | None
                         f"device reports {found}."), False
             if blackwell_fa_missing:
                 return "RuntimeError: hybrid_window_attn_h3 requires FlashAttention for its dense legs", False
-        if t == "subblock_sparse_attn" and cc not in SUBBLOCK_CAPS:
+        subblock = (facts or {}).get("subblock")
+        if t == "subblock_sparse_attn" and cc not in (subblock["capabilities"] if subblock else SUBBLOCK_CAPS):
+            if subblock:
+                return subblock["message"].format(found=found), False
             return f"SubBlock sparse attention needs compute capability 9.0, 10.0, or 12.0; this device reports {found}.", False
         if t == "cube_sparse_attn" and blackwell_fa_missing:
             return "RuntimeError: cube sparse attention requires FlashAttention for H3's dense paths", False
