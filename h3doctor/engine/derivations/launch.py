@@ -76,12 +76,14 @@ def _config_removed_message(r: Any) -> str | None:
     return "Removed server argument(s): " + "; ".join(f"{k} -> {RETIRED_ARGS[k]}" for k in removed)
 
 
-def _string_false_config_keys(r: Any) -> list[str]:
-    """StoreBoolean fields whose effective value is a string meaning false. The command line
-    always yields a bool for these, so a string is a --config value sglang did not convert."""
+def _string_false_config_keys(r: Any, table_version: str | None = None) -> list[str]:
+    """StoreBoolean fields (of the target release's flag table) whose effective value is a string
+    meaning false. The command line always yields a bool for these, so a string is a --config
+    value sglang did not convert."""
     from h3doctor.sglang.flagtable import load_flag_table
 
-    booleans = {a.dest for a in load_flag_table().actions if a.action == "store_boolean"}
+    table = load_flag_table(table_version) if table_version else load_flag_table()
+    booleans = {a.dest for a in table.actions if a.action == "store_boolean"}
     return sorted(
         k for k in r.explicit
         if k in booleans and isinstance(r.a.get(k), str) and r.a[k].strip().lower() in FALSE_WORDS
@@ -525,7 +527,7 @@ def derive(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
 
     # F
     out["derived.config_removed_message"] = _config_removed_message(r)
-    out["derived.config_string_false_keys"] = _safe(_string_false_config_keys, r, default=[])
+    out["derived.config_string_false_keys"] = _safe(_string_false_config_keys, r, ctx.get("release.table"), default=[])
 
     # A
     out["derived.conditioning_cache_invalid"] = _conditioning_cache_invalid(a)
