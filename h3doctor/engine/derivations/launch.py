@@ -454,8 +454,8 @@ def _packed(t: str) -> str:
 def _m11_probe(t: str | None, valid: bool, hw: Any, facts: dict[str, Any] | None = None) -> tuple[str | None, bool]:
     """(the error the launcher's backend probe raises, or None; whether it depends on an unknown cc).
     `facts`: the target release's attention-backend facts (releases.attention_backend_facts)."""
-    if t is None or not valid:
-        return None, False
+    if t is None or not valid or (facts and t not in facts["names"]):
+        return None, False  # a name the release lacks fails before the probe (M4, or the component map)
     platform = hw.platform
     if platform == "cuda":
         if t in CUDA_NO_RESOLVER:
