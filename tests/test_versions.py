@@ -73,7 +73,7 @@ def test_ring_with_sage_attn_first_request_on_0518_launch_on_0519():
     assert old.rule.where.endswith("dits/minimax_h3.py:490")
     [new] = fired(run(argv, "0.5.19"), "H3D305")
     assert new.rule.stage == "launch" and new.message == "MiniMax-H3 ring parallelism requires the FlashAttention backend for the transformer"
-    assert new.rule.where.endswith("minimax_h3.py:258")
+    assert new.rule.where.endswith("minimax_h3.py:257")  # the raise, as sglang's traceback names it
 
 
 def test_0517_refuses_ring_at_model_load():
@@ -182,3 +182,37 @@ def test_release_overrides_stay_inside_the_rule_range():
         for entry in rule.releases:
             inside = [v for v in releases.known_releases() if version_in_range(v, entry["versions"])]
             assert inside and all(version_in_range(v, rule.versions) for v in inside), (rule.id, entry["versions"])
+
+
+def test_attention_backend_names_per_release():
+    """Every release with H3 has its AttentionBackendEnum names; the newest matches the model's."""
+    from h3doctor.sglang.resolve import ATTENTION_BACKENDS
+
+    with_h3 = [v for v in releases.known_releases() if releases.key(v) >= releases.key(releases.facts()["first_h3"])]
+    for version in with_h3:
+        assert releases.attention_backends(version), version
+    assert releases.attention_backends(with_h3[-1]) == frozenset(ATTENTION_BACKENDS)
+    assert releases.attention_backends("9.9.9") is None
+
+
+@pytest.mark.parametrize("version, keyerror", [("0.5.18", True), ("0.5.19", True), ("0.5.20", False), ("0.5.23", False)])
+def test_backend_a_release_does_not_define_is_a_keyerror(version, keyerror):
+    """video_sparse_attn_h3 joins AttentionBackendEnum in 0.5.20: before, the H3 hook's lookup raises."""
+    [f] = fired(run(f"{H3} --num-gpus 4 --attention-backend video_sparse_attn_h3", version), "H3D304") or [None]
+    assert (f is not None) is keyerror
+    if keyerror:
+        assert f.message == "KeyError: 'VIDEO_SPARSE_ATTN_H3'"
+    # a transformer override is normalised (and checked) by the launcher, not by this lookup
+    assert not fired(run(f"{H3} --num-gpus 4 --component-attention-backends transformer=fa", version), "H3D304")
+
+
+@pytest.mark.parametrize("model, version, profile, auto", [
+    ("FastVideo/FastVideo-FastH3-4-step-Preview-v1-VSA-DataFree", "0.5.21", "1xH200", False),  # no default yet
+    ("FastVideo/FastVideo-FastH3-8-Step-V2", "0.5.22", "1xH200", True),
+    ("FastVideo/FastVideo-FastH3-8-Step-V2", "0.5.22", "1xA100", False),  # VSA-H3 runs on 8.0 only from 0.5.23
+    ("FastVideo/FastVideo-FastH3-8-Step-V2", "0.5.23", "1xA100", True),
+])
+def test_fasth3_default_vsa_h3_follows_the_release(model, version, profile, auto):
+    ctx = run(f"sglang serve {model}", version, profile=profile).evaluation.context
+    assert bool(ctx.get("events.fh3_default_vsa")) is auto
+    assert (ctx["derived.transformer_backend"] == "video_sparse_attn_h3") is auto

@@ -91,6 +91,20 @@ def _strategy_override_config_types(fx: FixContext):
     return edits
 
 
+def _strategy_config_false_on_command_line(fx: FixContext):
+    """Pass each --config boolean that is the string "false" as `--FLAG false` (the command line
+    wins), in the order of the target release's flag table, with that release's option names."""
+    keys = set(fx.context.get("derived.config_string_false_keys") or ())
+    edits, seen = [], set()
+    for action in fx.table.actions:
+        if action.dest in keys and action.dest not in seen:
+            seen.add(action.dest)
+            flag = fx.table.primary_option(action.dest)
+            if flag:
+                edits += fx.op_set(flag, "false")
+    return edits
+
+
 def _strategy_drop_layerwise_unsupported(fx: FixContext):
     """Drop the words naming non-layerwise components from --layerwise-offload-components (L24)."""
     bad = set(fx.context.get("derived.layerwise_unsupported_components") or ())
@@ -142,5 +156,6 @@ STRATEGIES: dict[str, Strategy] = {
     "expand_abbreviation": _strategy_expand_abbreviation,
     "drop_parse_error": _strategy_drop_parse_error,
     "override_config_types": _strategy_override_config_types,
+    "config_false_on_command_line": _strategy_config_false_on_command_line,
     "drop_layerwise_unsupported": _strategy_drop_layerwise_unsupported,
 }

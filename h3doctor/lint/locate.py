@@ -18,10 +18,14 @@ _CONFIG_KEY_LISTS = ("config.removed_keys", "config.string_booleans", "config.mi
 # Derived values a condition reads, and the flags (or --config key lists) they are made from:
 # where a finding that reads only derived values points. h3doctor's own derivations, not sglang facts.
 _DERIVED_FROM = {
-    "derived.local_gpus_needed": ("num_gpus", "base_gpu_id"),
+    "derived.local_gpus_needed": ("num_gpus", "nnodes"),
     "derived.visible_gpus": ("num_gpus",),
     "derived.config_removed_message": ("config.removed_keys",),
+    # H3D950's fix is a strategy (config_false_on_command_line) that names no flag: point at the key
+    "derived.string_false_keys": ("derived.config_string_false_keys",),
 }
+# lists of --config keys in the context (a finding that reads one points at its first key in the file)
+_KEY_LISTS = _CONFIG_KEY_LISTS + ("derived.config_string_false_keys",)
 
 
 class Locator:
@@ -75,7 +79,7 @@ class Locator:
             return launch.token_pos[index]
         if launch.key_pos:  # an sglang --config file: the key the finding is about
             for name in read:
-                for key in ev.context.get(name) or () if name.startswith("config.") else ():
+                for key in ev.context.get(name) or () if name in _KEY_LISTS else ():
                     if key in launch.key_pos:
                         return launch.key_pos[key]
             for dest in fixed + read:

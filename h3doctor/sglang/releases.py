@@ -2,7 +2,8 @@
 
 Reads data only: the generated flag history (`flagdata/flag-history.json`), the cited release
 facts (`flagdata/releases.json`, `flagdata/runtime-facts.json`), the cited flag equivalents
-(`flagdata/flag-equivalents.json`) and the cited per-release enumerations (`flagdata/enums.json`).
+(`flagdata/flag-equivalents.json`), the cited per-release enumerations (`flagdata/enums.json`)
+and what each release's attention backends accept (`flagdata/attention-backends.json`).
 The installed sglang is read from its package metadata, never imported (importing it pulls torch).
 """
 
@@ -91,6 +92,29 @@ def runtime_facts() -> dict[str, Any]:
 @functools.lru_cache(maxsize=1)
 def equivalents() -> dict[str, dict[str, Any]]:
     return {e["option"]: e for e in _data("flag-equivalents.json")["equivalents"]}
+
+
+@functools.lru_cache(maxsize=1)
+def _attention_backends() -> dict[str, Any]:
+    return _data("attention-backends.json")["releases"]
+
+
+@functools.lru_cache(maxsize=None)
+def attention_backend_facts(version: str | None) -> dict[str, Any] | None:
+    """What `version` knows of attention backends (flagdata/attention-backends.json, with the
+    AttentionBackendEnum names from enums.json under `names`), or None for a release with no record:
+    then the model's own (newest) behaviour stands."""
+    entry = _attention_backends().get(version) if version else None
+    if entry is None:
+        return None
+    return {**entry, "names": list(enum_values("AttentionBackendEnum", version) or ())}
+
+
+def attention_backends(version: str | None) -> frozenset[str] | None:
+    """The AttentionBackendEnum names `version` defines (lower case), or None for a release
+    with no record (then nothing is known to be missing)."""
+    entry = attention_backend_facts(version)
+    return frozenset(entry["names"]) if entry else None
 
 
 def known_releases() -> list[str]:

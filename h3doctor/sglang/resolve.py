@@ -16,7 +16,7 @@ from h3doctor.facts import HardwareFacts
 from h3doctor.safeload import LimitExceeded, excerpt, load_json
 from h3doctor.sglang.configfile import read_json_or_yaml
 from h3doctor.sglang.families import Family
-from h3doctor.sglang.releases import enum_values
+from h3doctor.sglang.releases import attention_backend_facts, enum_values
 from h3doctor.sglang.residency import (
     LAYERWISE_OFFLOAD,
     MODES,
@@ -161,6 +161,8 @@ class Resolver:
                  release: str | None = None):
         self.a = args
         self.release = release  # the flag table's release: release-keyed enumerations are read for it
+        # what the target release knows of attention backends (None: the newest model's behaviour)
+        self.backend_facts = attention_backend_facts(release)
         self.explicit = explicit
         self.family = family
         self.hw = hw
@@ -512,14 +514,16 @@ class Resolver:
             if a.get("attention_backend") is None and not a["component_attention_backends"].get("transformer"):
                 a["attention_backend"] = "hybrid_window_attn_h3"
                 self.events["vdn_default_backend"] = True
-        if key in ("fh3", "fh3o"):
+        facts = self.backend_facts
+        if key in ("fh3", "fh3o") and (facts is None or "fasth3_default_vsa_h3" in facts):  # from 0.5.22
+            vsa_caps = facts["vsa_h3"]["capabilities"] if facts else VSA_H3_CAPABILITIES
             t, valid = self.transformer_backend()
             if (
                 t is None
                 and valid
                 and not a["component_attention_backends"].get("transformer")  # an invalid override is not "unset"
                 and self.cuda
-                and self.hw.cc_int in VSA_H3_CAPABILITIES
+                and self.hw.cc_int in vsa_caps
                 and not bool(a.get("enable_torch_compile"))
                 and not bool(a.get("enable_breakable_cuda_graph"))
                 and int(a.get("ring_degree") or 1) <= 1

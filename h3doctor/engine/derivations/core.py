@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from h3doctor.sglang.releases import attention_backends
 from h3doctor.sglang.residency import H3_COMPONENTS, LAYERWISE_OFFLOAD
 from h3doctor.sglang.resolve import (
     H3_ATTENTION_HEADS,
@@ -17,6 +18,12 @@ from h3doctor.sglang.resolve import (
 def derive(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     a = r.a
     t, t_valid = r.transformer_backend()
+    # the hook's AttentionBackendEnum[...] lookup of the global backend (catalog M4) knows only the
+    # names of the target release: 0.5.18 has no video_sparse_attn_h3, for one
+    known = attention_backends(ctx.get("release.table"))
+    if t_valid and t is not None and known is not None and not (a.get("component_attention_backends") or {}).get("transformer"):
+        t_valid = t in known
+    suggestion = suggest_backend(a.get("attention_backend"))
     dp, tp = a.get("dp_size"), a.get("tp_size")
     cfg = a.get("cfg_parallel_degree") or 1
     cfg_on = bool(a.get("enable_cfg_parallel"))
@@ -41,6 +48,6 @@ def derive(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
         "derived.transformer_backend_upper": str(a.get("attention_backend")).strip().upper(),
         # an f-string of AttentionBackendEnum prints name.lower() (platforms/interface.py:56-57)
         "derived.transformer_backend_enum": t if t else "None",
-        "derived.attention_backend_suggestion": suggest_backend(a.get("attention_backend")),
+        "derived.attention_backend_suggestion": suggestion if known is None or suggestion in known else "fa",
         "derived.abc_vdn_dense_smoke": bool((a.get("attention_backend_config") or {}).get("vdn_h3_dense_smoke")),
     }

@@ -499,10 +499,11 @@ def _packed(t: str) -> str:
     return f"Attention backend '{t}' does not implement packed varlen attention"
 
 
-def _m11_probe(t: str | None, valid: bool, hw: Any) -> tuple[str | None, bool]:
-    """(the error the launcher's backend probe raises, or None; whether it depends on an unknown cc)."""
-    if t is None or not valid:
-        return None, False
+def _m11_probe(t: str | None, valid: bool, hw: Any, facts: dict[str, Any] | None = None) -> tuple[str | None, bool]:
+    """(the error the launcher's backend probe raises, or None; whether it depends on an unknown cc).
+    `facts`: the target release's attention-backend facts (releases.attention_backend_facts)."""
+    if t is None or not valid or (facts and t not in facts["names"]):
+        return None, False  # a name the release lacks fails before the probe (M4, or the component map)
     platform = hw.platform
     if platform == "cuda":
         if t in CUDA_NO_RESOLVER:
@@ -527,7 +528,10 @@ def _m11_probe(t: str | None, valid: bool, hw: Any) -> tuple[str | None, bool]:
             if cc not in SPARGE_CAPS:
                 return f"SpargeAttention supports CUDA compute capabilities 8.0, 8.6, 8.7, 8.9, and 9.0; found {found}.", False
             return _packed(t), False
-        if t == "video_sparse_attn_h3" and cc not in VSA_H3_CAPS:
+        vsa = (facts or {}).get("vsa_h3")
+        if t == "video_sparse_attn_h3" and cc not in (vsa["capabilities"] if vsa else VSA_H3_CAPS):
+            if vsa:
+                return vsa["message"].format(found=found), False
             return ("VSA-H3 (video_sparse_attn_h3) needs compute capability 8.0 (A100), 9.0 (Hopper), 10.0 "
                     f"(B200 / GB200) or 10.3 (B300 / GB300); this device reports {found}."), False
         if t == "hybrid_window_attn_h3":
@@ -537,7 +541,10 @@ def _m11_probe(t: str | None, valid: bool, hw: Any) -> tuple[str | None, bool]:
                         f"device reports {found}."), False
             if blackwell_fa_missing:
                 return "RuntimeError: hybrid_window_attn_h3 requires FlashAttention for its dense legs", False
-        if t == "subblock_sparse_attn" and cc not in SUBBLOCK_CAPS:
+        subblock = (facts or {}).get("subblock")
+        if t == "subblock_sparse_attn" and cc not in (subblock["capabilities"] if subblock else SUBBLOCK_CAPS):
+            if subblock:
+                return subblock["message"].format(found=found), False
             return f"SubBlock sparse attention needs compute capability 9.0, 10.0, or 12.0; this device reports {found}.", False
         if t == "cube_sparse_attn" and blackwell_fa_missing:
             return "RuntimeError: cube sparse attention requires FlashAttention for H3's dense paths", False
@@ -645,7 +652,8 @@ def derive(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     out["derived.capability_text"] = _capability_text(hw)
     out["derived.transformer_backend_source"] = _transformer_backend_source(a)
     t, valid = r.transformer_backend()
-    probe, needs_cc = _safe(_m11_probe, t, valid, hw, default=(None, False))
+    valid = ctx.get("derived.transformer_backend_valid", valid)  # core's: knows the release's backend names
+    probe, needs_cc = _safe(_m11_probe, t, valid, hw, r.backend_facts, default=(None, False))
     out["derived.m11_probe_error"] = probe
     out["derived.m11_needs_cc"] = needs_cc
     out["derived.m11_probe_message"] = probe or (
@@ -661,10 +669,11 @@ def derive(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     out["derived.string_false_keys"] = out["derived.config_string_false_keys"] + [
         f"attention_backend_config.{k}" for k in false_keys
     ]
-    # Each worker binds GPU base_gpu_id + local rank; past the visible devices it cannot start.
+    # Each of this node's num_gpus // nnodes workers binds GPU <its local rank> (launch_server.py:221-225,
+    # gpu_worker.py:425); base_gpu_id offsets only the disaggregation roles' workers (launch_server.py:655),
+    # which H3 refuses (every H3 config is monolithic-only). Past the visible devices a worker cannot start.
     nnodes = a.get("nnodes") if _is_int(a.get("nnodes")) and a.get("nnodes") > 0 else 1
-    local = a.get("num_gpus") // nnodes if _is_int(a.get("num_gpus")) else None
-    out["derived.local_gpus_needed"] = None if local is None else base + local
+    out["derived.local_gpus_needed"] = a.get("num_gpus") // nnodes if _is_int(a.get("num_gpus")) else None
     out["derived.derivation_errors"] = list(_FAILED)
     return out
 
