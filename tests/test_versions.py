@@ -113,7 +113,8 @@ def test_unverified_release_says_which_rule_families_it_cannot_verify():
     result = run(f"{H3} --num-gpus 4", "0.5.20")
     [f] = fired(result, "H3D921")
     assert f.severity == "warning" and f.message.startswith("cannot verify for sglang 0.5.20:")
-    assert "the adjust phase" in f.message and "the H3 model hook" in f.message
+    # the memory model is calibrated on 0.5.23's placement only; the H3 hook's checks were read for 0.5.20
+    assert "model load (2 rules)" in f.message and "the H3 model hook" not in f.message
     assert not fired(run(f"{H3} --num-gpus 4", "0.5.23"), "H3D921")
 
 
