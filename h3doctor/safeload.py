@@ -1,17 +1,19 @@
-"""Bounded, typed reading of the files h3doctor is handed: profiles, recipes, `--config`, caches.
+"""Bounded, typed reading of every file h3doctor is handed: the one reader.
 
-Every file a user (or a damaged cache) gives h3doctor goes through here, so a hostile or
-careless one costs a clear, located `UsageError` and never a hang, a memory blow-up or a
-traceback:
+Profiles, recipes, `--config`, caches and rule files (for `check`) and every input lint opens
+go through here, so a hostile or careless file costs a clear, located `LoadError` (a
+`UsageError`, exit 2) and never a hang, a memory blow-up or a traceback:
 
 * `read_bounded` checks the size with stat before it reads, and reads at most that much;
-* `load_yaml` walks the event stream first (iteratively: depth capped before any recursive
-  composer runs), then checks the node graph with aliases expanded against a node budget (an
-  alias bomb is refused, not expanded), rejects non-string keys and non-finite numbers, and
-  keeps YAML timestamps as the strings the user wrote;
+* the YAML path (`load_yaml` for values, `compose_yaml` for the located node graph that
+  `h3doctor.located` turns into values with positions) walks the event stream first
+  (iteratively: depth capped before any recursive composer runs), then checks the node graph
+  with aliases expanded against a node budget (an alias bomb is refused, not expanded), rejects
+  non-string keys and non-finite numbers, and keeps YAML timestamps as the strings the user wrote;
 * `load_json` rejects NaN/Infinity (not JSON) and caps depth;
 * `excerpt` is the only way a value reaches an error message: short and truncated.
 
+Errors name `file:line`, or `file:line:col` where the caller asks for positions (lint).
 PyYAML and the stdlib json do the parsing; only the limits are ours (neither library has them).
 """
 
@@ -38,7 +40,11 @@ _TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
-class LimitExceeded(UsageError):
+class LoadError(UsageError):
+    """A file h3doctor cannot read as given (missing, malformed, hostile), located to file:line[:col]."""
+
+
+class LimitExceeded(LoadError):
     """The input is beyond what h3doctor reads (size, depth, values): h3doctor's limit, not the
     input's fault as its consumer would see it, so the input is not judged (exit 2)."""
 
@@ -58,35 +64,37 @@ def excerpt(value: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: max(limit - 3, 1)] + "..."
 
 
-def read_bounded(path: Any, *, max_bytes: int, what: str) -> str:
-    """The text of a regular file (or pipe) of at most `max_bytes` bytes, as UTF-8.
+def read_bounded(path: Any, *, max_bytes: int, what: str, pipes: bool = True) -> str:
+    """The text of a regular file (or, if `pipes`, a pipe) of at most `max_bytes` bytes, as UTF-8.
 
-    The size is checked with stat before anything is read; a pipe is read up to the limit."""
+    The size is checked with stat before anything is read; a pipe is read up to the limit.
+    `pipes=False` for a reader that walks directories (lint), where opening a FIFO would wait."""
     name = os.fspath(path) if not isinstance(path, str) else path
     where = excerpt(name, 160)
     if "\0" in name:
-        raise UsageError(f"{what}: the path contains a NUL byte", location=where)
+        raise LoadError(f"{what}: the path contains a NUL byte", location=where)
     try:
         info = os.stat(name)
         if stat.S_ISDIR(info.st_mode):
-            raise UsageError(f"{what} is a directory, not a file", location=where)
-        if not (stat.S_ISREG(info.st_mode) or stat.S_ISFIFO(info.st_mode)):
-            raise UsageError(f"{what} is not a regular file", location=where)
+            raise LoadError(f"{what} is a directory, not a file", location=where)
+        if not (stat.S_ISREG(info.st_mode) or (pipes and stat.S_ISFIFO(info.st_mode))):
+            raise LoadError(f"{what} is not a regular file", location=where)
         if info.st_size > max_bytes:
-            raise LimitExceeded(f"{what} is larger than h3doctor's limit of {_size(max_bytes)} ({_size(info.st_size)})", location=where)
+            raise LimitExceeded(f"{what} is larger than {_size(max_bytes)}, h3doctor's limit ({_size(info.st_size)})",
+                                location=where)
         with open(name, "rb") as fh:
             data = fh.read(max_bytes + 1)
     except FileNotFoundError:
-        raise UsageError(f"no such {what} file", location=where) from None
+        raise LoadError(f"no such {what} file", location=where) from None
     except OSError as exc:
-        raise UsageError(f"cannot read {what}: {exc.strerror or type(exc).__name__}", location=where) from None
+        raise LoadError(f"cannot read {what}: {exc.strerror or type(exc).__name__}", location=where) from None
     if len(data) > max_bytes:
-        raise LimitExceeded(f"{what} is larger than h3doctor's limit of {_size(max_bytes)}", location=where)
+        raise LimitExceeded(f"{what} is larger than {_size(max_bytes)}, h3doctor's limit", location=where)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        raise UsageError(f"{what} is not UTF-8 text (byte {exc.start})", location=f"{where}:{line}") from None
+        raise LoadError(f"{what} is not UTF-8 text (byte {exc.start})", location=f"{where}:{line}") from None
 
 
 def _size(n: int) -> str:
@@ -144,41 +152,77 @@ def load_yaml(text: str, *, origin: str, max_depth: int = MAX_DEPTH, max_nodes: 
     timestamp that is not a real date (2001-02-30) as PyYAML's ValueError would."""
     import yaml
 
+    checks = _Checks(origin, max_depth, max_nodes, string_keys, finite, invalid_dates, columns=False)
     loader_class = _yaml_classes()
-    _check_events(text, origin, max_depth, max_nodes, loader_class)
+    _check_events(text, checks, loader_class)
     loader = loader_class(text)
     try:
         node = loader.get_single_node()
         if node is None:
             return None
-        _check_nodes(node, origin, max_depth, max_nodes, string_keys, finite, invalid_dates, loader)
+        _check_nodes([node], checks, loader)
         return loader.construct_document(node)
     except yaml.YAMLError as exc:
-        raise _yaml_error(exc, origin) from None
+        raise _yaml_error(exc, checks) from None
     except (ValueError, TypeError, OverflowError) as exc:  # e.g. an int of 5,000 digits
-        raise UsageError(f"unreadable YAML value: {excerpt(str(exc), 160)}", location=origin) from None
+        raise LoadError(f"unreadable YAML value: {excerpt(str(exc), 160)}", location=origin) from None
     finally:
         loader.dispose()
 
 
-def _yaml_error(exc: Any, origin: str) -> UsageError:
+def compose_yaml(text: str, *, origin: str, max_depth: int = MAX_DEPTH, max_nodes: int = MAX_NODES) -> list[Any]:
+    """Every document of a YAML stream as PyYAML's composed nodes (which carry their marks),
+    checked within the same limits as `load_yaml` (string keys, finite numbers), errors located
+    to line:column: for a reader that builds values and positions itself (h3doctor.located)."""
+    import yaml
+
+    checks = _Checks(origin, max_depth, max_nodes, True, True, "string", columns=True)
+    loader_class = _yaml_classes()
+    _check_events(text, checks, loader_class)
+    loader = loader_class(text)
+    try:
+        nodes = []
+        while loader.check_node():
+            nodes.append(loader.get_node())
+        _check_nodes(nodes, checks, loader)
+        return nodes
+    except yaml.YAMLError as exc:
+        raise _yaml_error(exc, checks) from None
+    except (ValueError, TypeError, OverflowError) as exc:
+        raise LoadError(f"unreadable YAML value: {excerpt(str(exc), 160)}", location=origin) from None
+    finally:
+        loader.dispose()
+
+
+class _Checks:
+    """What one YAML read is checked against, and how its errors are located."""
+
+    def __init__(self, origin: str, max_depth: int, max_nodes: int, string_keys: bool, finite: bool,
+                 invalid_dates: str, *, columns: bool) -> None:
+        self.origin, self.max_depth, self.max_nodes = origin, max_depth, max_nodes
+        self.string_keys, self.finite, self.invalid_dates, self.columns = string_keys, finite, invalid_dates, columns
+
+    def at(self, mark: Any) -> str:
+        if mark is None:
+            return self.origin
+        return f"{self.origin}:{mark.line + 1}:{mark.column + 1}" if self.columns else f"{self.origin}:{mark.line + 1}"
+
+
+def _yaml_error(exc: Any, checks: _Checks) -> LoadError:
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
     text = getattr(exc, "problem", None) or getattr(exc, "context", None) or str(exc)
     if "maximum nesting depth" in text:  # libyaml's own cap (1000) met while scanning ahead
-        return LimitExceeded(f"nested deeper than {MAX_DEPTH} levels (h3doctor's limit)", location=_at(origin, mark))
-    return UsageError(f"malformed YAML: {excerpt(text, 160)}", location=_at(origin, mark))
+        return LimitExceeded(f"nested deeper than {MAX_DEPTH} levels (h3doctor's limit)", location=checks.at(mark))
+    return LoadError(f"malformed YAML: {excerpt(text, 160)}", location=checks.at(mark))
 
 
-def _at(origin: str, mark: Any) -> str:
-    return f"{origin}:{mark.line + 1}" if mark is not None else origin
-
-
-def _check_events(text: str, origin: str, max_depth: int, max_nodes: int, loader_class: Any) -> None:
+def _check_events(text: str, checks: _Checks, loader_class: Any) -> None:
     """Depth and size from the event stream: flat, so nesting costs no recursion here."""
     import yaml
     from yaml.events import CollectionEndEvent, CollectionStartEvent
 
     depth = events = 0
+    max_depth, max_nodes = checks.max_depth, checks.max_nodes
     loader = loader_class(text)
     try:
         while loader.check_event():
@@ -186,52 +230,53 @@ def _check_events(text: str, origin: str, max_depth: int, max_nodes: int, loader
             if isinstance(event, CollectionStartEvent):
                 depth += 1
                 if depth > max_depth:
-                    raise LimitExceeded(f"nested deeper than {max_depth} levels (h3doctor's limit)", location=_at(origin, event.start_mark))
+                    raise LimitExceeded(f"nested deeper than {max_depth} levels (h3doctor's limit)", location=checks.at(event.start_mark))
             elif isinstance(event, CollectionEndEvent):
                 depth -= 1
             events += 1
             if events > max_nodes:
-                raise LimitExceeded(f"more than {max_nodes} values (h3doctor's limit)", location=_at(origin, event.start_mark))
+                raise LimitExceeded(f"more than {max_nodes} values (h3doctor's limit)", location=checks.at(event.start_mark))
     except yaml.YAMLError as exc:
-        raise _yaml_error(exc, origin) from None
+        raise _yaml_error(exc, checks) from None
     finally:
         loader.dispose()
 
 
-def _check_nodes(root: Any, origin: str, max_depth: int, max_nodes: int, string_keys: bool, finite: bool,
-                 invalid_dates: str, loader: Any) -> None:
-    """Walk the composed graph with aliases expanded (iteratively): an alias bomb or a
+def _check_nodes(roots: list[Any], checks: _Checks, loader: Any) -> None:
+    """Walk the composed graphs with aliases expanded (iteratively): an alias bomb or a
     self-referencing alias runs into the node budget or the depth cap, never into memory."""
     from yaml.constructor import SafeConstructor
     from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
-    stack = [(root, 1)]
+    max_depth, max_nodes = checks.max_depth, checks.max_nodes
+    stack = [(root, 1) for root in roots]
     seen = 0
     while stack:
         node, depth = stack.pop()
         seen += 1
         if seen > max_nodes:
-            raise LimitExceeded(f"aliases expand to more than {max_nodes} values (h3doctor's limit; an alias bomb?)",
-                             location=_at(origin, node.start_mark))
+            raise LimitExceeded(f"more than {max_nodes} values with aliases expanded (h3doctor's limit; an alias bomb?)",
+                                location=checks.at(node.start_mark))
         if depth > max_depth:
             raise LimitExceeded(f"nested deeper than {max_depth} levels through aliases (h3doctor's limit)",
-                             location=_at(origin, node.start_mark))
+                                location=checks.at(node.start_mark))
         if isinstance(node, ScalarNode):
-            if node.tag == _FLOAT_TAG and finite and not math.isfinite(loader.construct_yaml_float(node)):
-                raise UsageError(f"{excerpt(node.value, 40)} is not a finite number", location=_at(origin, node.start_mark))
-            if node.tag == _TIMESTAMP_TAG and invalid_dates == "error":
+            if node.tag == _FLOAT_TAG and checks.finite and not math.isfinite(loader.construct_yaml_float(node)):
+                raise LoadError(f"{excerpt(node.value, 40)} is not a finite number (non-finite numbers are not allowed)",
+                                location=checks.at(node.start_mark))
+            if node.tag == _TIMESTAMP_TAG and checks.invalid_dates == "error":
                 try:
                     SafeConstructor.construct_yaml_timestamp(loader, node)
                 except ValueError as exc:
-                    raise UsageError(f"{excerpt(node.value, 40)}: {exc} (PyYAML reads it as a date)",
-                                     location=_at(origin, node.start_mark)) from None
+                    raise LoadError(f"{excerpt(node.value, 40)}: {exc} (PyYAML reads it as a date)",
+                                    location=checks.at(node.start_mark)) from None
         elif isinstance(node, SequenceNode):
             stack.extend((child, depth + 1) for child in node.value)
         elif isinstance(node, MappingNode):
             for key, value in node.value:
-                if string_keys and key.tag not in (_STR_TAG, _MERGE_TAG):
+                if checks.string_keys and key.tag not in (_STR_TAG, _MERGE_TAG):
                     shown = excerpt(key.value, 40) if isinstance(key, ScalarNode) else "a collection"
-                    raise UsageError(f"keys must be strings; {shown} is not (quote it)", location=_at(origin, key.start_mark))
+                    raise LoadError(f"keys must be strings; {shown} is not (quote it)", location=checks.at(key.start_mark))
                 stack.append((key, depth + 1))
                 stack.append((value, depth + 1))
 
@@ -249,17 +294,19 @@ def _reject_constant(name: str) -> Any:
 def _finite_float(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
-        raise _NotJSON(f"{excerpt(text, 40)} is not a finite number")
+        raise _NotJSON(f"{excerpt(text, 40)} is not a finite number (non-finite numbers are not allowed)")
     return value
 
 
 _CONSTANT = re.compile(r"-?\b(?:NaN|Infinity)\b")
 
 
-def load_json(text: str, *, origin: str, max_depth: int | None = MAX_DEPTH, finite: bool = True) -> Any:
+def load_json(text: str, *, origin: str, max_depth: int | None = MAX_DEPTH, finite: bool = True,
+              columns: bool = False) -> Any:
     """json.loads with NaN/Infinity rejected (`finite`) and depth capped. `max_depth=None`
     leaves only the parser's own cap (~1000 levels, a RecursionError reported as a limit): for a
-    file whose content is checked otherwise (a cache with a content hash), at no extra cost."""
+    file whose content is checked otherwise (a cache with a content hash), at no extra cost.
+    `columns` locates errors to line:column (lint) instead of naming the column in the text."""
     try:
         if finite:
             data = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
@@ -267,18 +314,26 @@ def load_json(text: str, *, origin: str, max_depth: int | None = MAX_DEPTH, fini
             data = json.loads(text)
     except _NotJSON as exc:
         found = _CONSTANT.search(text)
-        line = text.count("\n", 0, found.start()) + 1 if found else None
-        raise UsageError(str(exc), location=f"{origin}:{line}" if line else origin) from None
+        raise LoadError(str(exc), location=_at_offset(origin, text, found.start(), columns) if found else origin) from None
     except json.JSONDecodeError as exc:
-        raise UsageError(f"malformed JSON: {exc.msg} (column {exc.colno})", location=f"{origin}:{exc.lineno}") from None
+        if columns:
+            raise LoadError(f"malformed JSON: {exc.msg}", location=f"{origin}:{exc.lineno}:{exc.colno}") from None
+        raise LoadError(f"malformed JSON: {exc.msg} (column {exc.colno})", location=f"{origin}:{exc.lineno}") from None
     except RecursionError:
         levels = "the JSON parser's ~1000" if max_depth is None else str(max_depth)
         raise LimitExceeded(f"nested deeper than {levels} levels (h3doctor's limit)", location=origin) from None
     except ValueError as exc:  # e.g. an integer of more than 4300 digits
-        raise UsageError(f"unreadable JSON value: {excerpt(str(exc), 160)}", location=origin) from None
+        raise LoadError(f"unreadable JSON value: {excerpt(str(exc), 160)}", location=origin) from None
     if max_depth is not None and depth_exceeds(data, max_depth):
         raise LimitExceeded(f"nested deeper than {max_depth} levels (h3doctor's limit)", location=origin)
     return data
+
+
+def _at_offset(origin: str, text: str, offset: int, columns: bool) -> str:
+    line = text.count("\n", 0, offset) + 1
+    if not columns:
+        return f"{origin}:{line}"
+    return f"{origin}:{line}:{offset - (text.rfind(chr(10), 0, offset) + 1) + 1}"
 
 
 def depth_exceeds(data: Any, max_depth: int = MAX_DEPTH) -> bool:

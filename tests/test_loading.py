@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from h3doctor.loading import MAX_DEPTH, LoadError, load_file, load_json, load_yaml
+from h3doctor.located import load_file, load_json, load_yaml
+from h3doctor.safeload import MAX_DEPTH, LoadError
 
 
 def test_positions_of_values_and_keys_are_one_based():

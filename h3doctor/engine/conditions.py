@@ -124,38 +124,25 @@ def compile_condition(cond: Mapping[str, Any]) -> Compiled:
         # fact) stop at the first deciding child.
         quiet_after = [not any(_may_be_unknown(c) for c in branch[i + 1:]) for i in range(len(branch))]
         steps = list(zip(children, quiet_after))
-        if "all" in cond:
-            def all_of(context, unknowns):
-                unknown = False
-                decided = False
-                for child, quiet in steps:
-                    value = child(context, unknowns)
-                    if value is False:
-                        decided = True
-                        if quiet:
-                            return False
-                    elif value is None:
-                        unknown = True
-                if decided:
-                    return False
-                return UNKNOWN if unknown else True
-            return all_of
+        # all and any are each other's mirror image: `decisive` is the child answer that settles
+        # the whole (False for all, True for any); without one the answer is its opposite.
+        decisive = "all" not in cond
 
-        def any_of(context, unknowns):
+        def all_or_any(context, unknowns):
             unknown = False
             decided = False
             for child, quiet in steps:
                 value = child(context, unknowns)
-                if value is True:
+                if value is decisive:
                     decided = True
                     if quiet:
-                        return True
+                        return decisive
                 elif value is None:
                     unknown = True
             if decided:
-                return True
-            return UNKNOWN if unknown else False
-        return any_of
+                return decisive
+            return UNKNOWN if unknown else not decisive
+        return all_or_any
     if "not" in cond:
         inner = compile_condition(cond["not"])
 

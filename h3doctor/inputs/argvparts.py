@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from h3doctor.inputs.launch import Launch, Note, Segment, Unsupported, launch_start, mentions_sglang, shell_commands
-from h3doctor.loading import Document, Pos
+from h3doctor.located import Document, Pos
 
 _SHELLS = {"sh", "bash", "dash", "zsh", "ash"}
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from h3doctor.inputs.argvparts import Context, launches_from_parts
 from h3doctor.inputs.launch import Launch, Note
-from h3doctor.loading import Document
+from h3doctor.located import Document
 
 
 def is_compose(data: Any, filename: str) -> bool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from h3doctor.loading import Document, Pos
+from h3doctor.located import Document, Pos
 
 
 @dataclass(frozen=True)

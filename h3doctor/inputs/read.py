@@ -15,7 +15,8 @@ from h3doctor.inputs.launch import Launch, Note
 from h3doctor.inputs.recipe import looks_like_recipe, recipe_from, recipe_launch
 from h3doctor.inputs.sglang_config import looks_like_sglang_config, read_config
 from h3doctor.inputs.shell import is_shell_script, read_script
-from h3doctor.loading import MAX_INPUT_BYTES, LoadError, Pos, load_json, load_yaml, read_bounded
+from h3doctor.located import MAX_INPUT_BYTES, Pos, load_json, load_yaml
+from h3doctor.safeload import LoadError, read_bounded
 
 KINDS = ("recipe", "sglang-config", "kubernetes", "compose", "shell")
 _DATA_SUFFIXES = (".yaml", ".yml", ".json")
@@ -38,7 +39,7 @@ def candidate(path: str) -> bool:
 def read_input(path: str, *, known_fields: set[str], kind: str | None = None,
                max_bytes: int = MAX_INPUT_BYTES) -> InputFile:
     """Raises LoadError for a file that cannot be read as its kind (malformed, too large, hostile)."""
-    text = read_bounded(path, max_bytes)
+    text = read_bounded(path, max_bytes=max_bytes, what="input", pipes=False)
     if kind == "shell" or (kind is None and not path.endswith(_DATA_SUFFIXES) and is_shell_script(path, text)):
         launches, notes = read_script(path, text)
         return InputFile(path, "shell", launches, notes, text)

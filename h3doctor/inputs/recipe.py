@@ -16,7 +16,7 @@ from typing import Any
 
 from h3doctor.errors import UsageError
 from h3doctor.inputs.launch import Ignore, Launch, Segment, Unsupported, shell_words
-from h3doctor.loading import Document, load_file
+from h3doctor.located import Document, load_file
 from h3doctor.paths import package_dir
 from h3doctor.safeload import excerpt
 from h3doctor.yamlpos import schema_message
@@ -64,7 +64,7 @@ def load_recipe(path_text: str) -> Recipe:
     path = Path(path_text)
     if not path.is_file():
         raise UsageError("no such recipe file", location=path_text)
-    docs = load_file(path_text, max_bytes=MAX_RECIPE_BYTES)
+    docs = load_file(path_text, max_bytes=MAX_RECIPE_BYTES, what="recipe")
     if len(docs) != 1:
         raise UsageError("a recipe is one YAML document (a mapping with `command:`)" if docs else "the recipe is empty",
                          location=path_text)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from h3doctor.inputs.launch import Launch, Note
-from h3doctor.loading import Document
+from h3doctor.located import Document
 
 
 def looks_like_sglang_config(data: Any, known_fields: set[str]) -> bool:

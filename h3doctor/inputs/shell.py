@@ -11,7 +11,7 @@ from __future__ import annotations
 import bisect
 
 from h3doctor.inputs.launch import Launch, Note, Segment, Unsupported, launch_start, mentions_sglang, shell_commands
-from h3doctor.loading import Pos
+from h3doctor.located import Pos
 
 
 def is_shell_script(path: str, text: str) -> bool:

@@ -1,5 +1,6 @@
 """The shell hook: `h3doctor init bash|zsh|fish` prints a `sglang` shell function that checks a
-launch before it starts (the scripts are the package data files hook.bash, hook.zsh, hook.fish).
+launch before it starts (the scripts are the package data files hook.bash, hook.zsh, hook.fish; bash and zsh
+share the end of the function, hook_decide.sh).
 
 The protocol between the function and `h3doctor check --hook`: exit 0, launch the command as
 typed; exit 1, findings were printed, launch nothing; exit ACCEPTED, the user accepted the
@@ -31,7 +32,11 @@ _LOAD_LINES = {
 def init_script(shell: str) -> str:
     if shell not in SHELLS:
         raise UsageError(f"no hook for shell {shell!r}; choose one of {', '.join(SHELLS)}")
-    return (package_dir("h3doctor.launch") / f"hook.{shell}").read_text(encoding="utf-8")
+    here = package_dir("h3doctor.launch")
+    script = (here / f"hook.{shell}").read_text(encoding="utf-8")
+    if shell in ("bash", "zsh"):  # one text for what both do with h3doctor's answer
+        script += (here / "hook_decide.sh").read_text(encoding="utf-8")
+    return script
 
 
 def disabled(env: Mapping[str, str]) -> bool:

@@ -31,23 +31,4 @@ function sglang {
   [[ -n "$__h3doctor_file" ]] && __h3doctor_out=(--argv-out "$__h3doctor_file")
   __h3doctor_opts=(${(s: :)H3DOCTOR_HOOK_ARGS})
   command h3doctor check --hook "${__h3doctor_out[@]}" "${__h3doctor_opts[@]}" -- sglang "$@" || __h3doctor_rc=$?
-  case "$__h3doctor_rc" in
-    0) ;;
-    1|130)
-      [[ -n "$__h3doctor_file" ]] && command rm -f -- "$__h3doctor_file"
-      return "$__h3doctor_rc" ;;
-    4)
-      while IFS= read -r -d '' __h3doctor_word; do __h3doctor_argv+=("$__h3doctor_word"); done < "$__h3doctor_file"
-      command rm -f -- "$__h3doctor_file"
-      if (( ${#__h3doctor_argv} == 0 )); then
-        print -ru2 -- "h3doctor failed (no corrected command to run); launching sglang anyway"
-      elif [[ "${__h3doctor_argv[1]}" == sglang ]]; then
-        command sglang "${(@)__h3doctor_argv[2,-1]}"; return
-      else
-        command env "${__h3doctor_argv[@]}"; return
-      fi ;;
-    *) print -ru2 -- "h3doctor failed (exit $__h3doctor_rc); launching sglang anyway" ;;
-  esac
-  [[ -n "$__h3doctor_file" ]] && command rm -f -- "$__h3doctor_file"
-  command sglang "$@"
-}
+  # the rest of the function, what the exit status decides, is hook_decide.sh (shared with hook.bash)

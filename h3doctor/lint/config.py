@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from h3doctor.errors import UsageError
-from h3doctor.loading import load_file, read_bounded
+from h3doctor.located import MAX_INPUT_BYTES, load_file
+from h3doctor.safeload import read_bounded
 from h3doctor.paths import package_dir
 
 CONFIG_NAMES = (".h3doctor.yaml", ".h3doctor.yml")
@@ -75,7 +76,7 @@ def discover(start: Path | None = None) -> Path | None:
 
 def _safe_read(path: Path) -> str:
     try:
-        return read_bounded(str(path))
+        return read_bounded(path, max_bytes=MAX_INPUT_BYTES, what="pyproject.toml", pipes=False)
     except UsageError:
         return ""
 
@@ -89,7 +90,7 @@ def load_config(path: str | Path | None) -> LintConfig:
     if path.name == "pyproject.toml":
         data, where = _from_pyproject(path), None
     else:
-        [doc] = load_file(str(path))
+        [doc] = load_file(str(path), what="lint configuration")
         data, where = doc.data if doc.data is not None else {}, doc
     _validate(data, str(path), where)
     overrides = tuple(Override(tuple(o["paths"]), tuple(o.get("targets", ())), tuple(o.get("select", ())),
@@ -109,7 +110,7 @@ def _from_pyproject(path: Path) -> dict[str, Any]:
         raise UsageError("[tool.h3doctor] in pyproject.toml needs Python 3.11 (tomllib); use .h3doctor.yaml",
                          location=str(path)) from None
     try:
-        data = tomllib.loads(read_bounded(str(path)))
+        data = tomllib.loads(read_bounded(path, max_bytes=MAX_INPUT_BYTES, what="pyproject.toml", pipes=False))
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"malformed TOML: {exc}", location=str(path)) from None
     section = data.get("tool", {}).get("h3doctor", {})

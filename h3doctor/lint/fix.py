@@ -214,7 +214,7 @@ def _typed_like(old: Any, new: str) -> Any:
 
     if isinstance(old, (DoubleQuotedScalarString, SingleQuotedScalarString)):
         return type(old)(new)
-    from h3doctor.loading import load_yaml
+    from h3doctor.located import load_yaml
 
     try:
         plain = load_yaml(f"x: {new}\n", "<value>")[0].data

@@ -94,7 +94,7 @@ def build(run: LintRun, *, sglang_version: str) -> dict[str, Any]:
 def check_findings(result, *, target: str | None, launch=None, table=None) -> list[dict[str, Any]]:
     """One check's findings as records, located in the recipe when it came from one."""
     from h3doctor.lint.locate import Locator
-    from h3doctor.loading import Pos
+    from h3doctor.located import Pos
 
     ev = result.evaluation
     locator = Locator(table) if launch is not None and table is not None else None

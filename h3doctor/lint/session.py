@@ -28,7 +28,8 @@ from h3doctor.lint.config import LintConfig
 from h3doctor.lint.locate import Locator
 from h3doctor.lint.notices import NOTICES
 from h3doctor.lint.suppress import Suppression, inline_suppressions
-from h3doctor.loading import LoadError, Pos
+from h3doctor.located import Pos
+from h3doctor.safeload import LoadError
 from h3doctor.sglang import releases
 from h3doctor.sglang.flagtable import DEFAULT_SGLANG_VERSION, FlagTable, load_flag_table
 

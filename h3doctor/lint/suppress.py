@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from h3doctor.loading import Pos
+from h3doctor.located import Pos
 
 _COMMENT = re.compile(r"#\s*h3doctor:\s*ignore\[([^\]]*)\]\s*(.*)$")
 

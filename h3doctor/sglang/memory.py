@@ -279,6 +279,15 @@ def budget(a: dict[str, Any], residency: dict[str, str], family: str, hw: Hardwa
             permanent = (_lookup(lifetimes, component) or "forward") == "permanent"
         return p, r, permanent
 
+    def layerwise(component: str, n_layers: int, layer: float, nonlayer: float, split: float = 1) -> tuple[float, float, float]:
+        """(at load, in its stage, on the host) for a layerwise-offloaded text encoder or VAE: its
+        resident layers are held for good (`permanent`) or only in its stage, where the prefetch
+        window streams the others in; every layer lives on the host. `split`: the TP share."""
+        p, r, permanent = knobs(component, n_layers)
+        held = min(r, n_layers) * layer / split
+        window = min(factor * p, n_layers - min(r, n_layers)) * layer / split
+        return nonlayer + (held if permanent else 0.0), (0.0 if permanent else held) + window, n_layers * layer / split
+
     load: dict[str, float] = {}
     active: dict[str, float] = {"encode": 0.0, "denoise": 0.0, "decode": 0.0}
     host = 0.0
@@ -308,11 +317,9 @@ def budget(a: dict[str, Any], residency: dict[str, str], family: str, hw: Hardwa
     if mode["text_encoder"] == "resident":
         load["text_encoder"] = te_resident
     elif mode["text_encoder"] == "layerwise-offload":
-        p, r, permanent = knobs("text_encoder", te_layers)
-        held = min(r, te_layers) * w["te_layer"] / g
-        load["text_encoder"] = w["te_nonlayer_layerwise"] + (held if permanent else 0.0)
-        active["encode"] = (0.0 if permanent else held) + min(factor * p, te_layers - min(r, te_layers)) * w["te_layer"] / g
-        host += te_layers * w["te_layer"] / g + w["te_vision"]
+        load["text_encoder"], active["encode"], on_host = layerwise(
+            "text_encoder", te_layers, w["te_layer"], w["te_nonlayer_layerwise"], g)
+        host += on_host + w["te_vision"]
     else:
         load["text_encoder"] = 0.0
         active["encode"] = te_resident
@@ -322,11 +329,8 @@ def budget(a: dict[str, Any], residency: dict[str, str], family: str, hw: Hardwa
     if mode["video_vae"] == "resident":
         load["video_vae"] = vae_total
     elif mode["video_vae"] == "layerwise-offload":
-        p, r, permanent = knobs("video_vae", vae_blocks)
-        held = min(r, vae_blocks) * w["vae_block"]
-        load["video_vae"] = w["vae_nonlayer"] + (held if permanent else 0.0)
-        active["decode"] = (0.0 if permanent else held) + min(factor * p, vae_blocks - min(r, vae_blocks)) * w["vae_block"]
-        host += vae_blocks * w["vae_block"]
+        load["video_vae"], active["decode"], on_host = layerwise("video_vae", vae_blocks, w["vae_block"], w["vae_nonlayer"])
+        host += on_host
     else:
         load["video_vae"] = 0.0
         active["decode"] = vae_total
