@@ -1,0 +1,59 @@
+"""Derived values for the `sglang generate` sampling rules (H3D80x; see derivations/__init__.py).
+
+`sglang generate` builds the family's sampling class from its sampling flags after the model is
+loaded (h3doctor/sglang/sampling.py says how, with the per-release data). These values say what
+that construction and `_validate` will see; the checks stay in rules/. Only the flags typed on
+the command line are modelled: an absent flag is `argparse.SUPPRESS`, never a keyword argument
+(configs/sample/sampling_params.py, `add_cli_args`' `default=argparse.SUPPRESS`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from h3doctor.sglang import sampling
+
+_ABSENT = "==SUPPRESS=="
+
+
+def _typed(a: dict[str, Any], explicit: set[str], dest: str) -> Any:
+    value = a.get(dest)
+    return value if dest in explicit and value is not None and value != _ABSENT else None
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def derive(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
+    if ctx.get("entry") != "generate":
+        return {}
+    fam = sampling.family(ctx.get("release.version"), r.family.key)
+    if fam is None:
+        return {}
+    a, explicit = r.a, r.explicit
+    given = [name for name in sampling.init_false_in_order(fam) if _typed(a, explicit, name) is not None]
+    steps = _typed(a, explicit, "num_inference_steps")
+    exact = fam.get("exact_steps")
+    seed = _typed(a, explicit, "seed")
+    if isinstance(seed, list) and len(seed) == 1:  # get_cli_args collapses one seed to an int
+        seed = seed[0]
+    outputs = _typed(a, explicit, "num_outputs_per_prompt")
+    return {
+        "derived.sampling_class": fam["class"],
+        # every init=False field the command gives (the TypeError names one of them)
+        "derived.sampling_non_init": given,
+        "derived.sampling_non_init_first": given[0] if given else None,
+        "derived.sampling_steps": steps,
+        "derived.sampling_default_steps": fam.get("default_steps"),
+        "derived.sampling_exact_steps": exact,
+        # SamplingParams._validate: a positive int, or the class's own distilled count after it
+        "derived.sampling_steps_not_positive": steps is not None and not (_is_int(steps) and steps > 0),
+        "derived.sampling_steps_not_distilled": exact is not None and _is_int(steps) and steps > 0 and steps != exact,
+        "derived.sampling_seed": seed,
+        "derived.sampling_seed_negative": seed is not None and (
+            any(not _is_int(s) or s < 0 for s in seed) if isinstance(seed, list) else not _is_int(seed) or seed < 0),
+        "derived.sampling_seed_is_list": isinstance(seed, list),
+        "derived.sampling_outputs_not_positive": outputs is not None and not (_is_int(outputs) and outputs > 0),
+        "derived.sampling_outputs": outputs,
+    }
