@@ -13,7 +13,7 @@ What `sglang generate` does with its sampling flags (after the model is loaded,
 family's sampling class with the flags as keyword arguments, so a field declared
 `field(..., init=False)` there is a `TypeError`, and the class's `_validate` then checks the
 values. Recorded per family: the class, its `init=False` fields (inherited ones included),
-its `num_inference_steps` default, and the exact step count its `_validate` demands
+its `num_inference_steps` and `task` defaults, and the exact step count its `_validate` demands
 (`if self.num_inference_steps != N`), each with file:line; plus the generic checks'
 lines and the quality levels and aliases.
 """
@@ -94,6 +94,7 @@ def _family(sample: Path, file: str, name: str) -> dict[str, Any] | None:
         cls = classes.get(base)
     init_false: dict[str, int] = {}
     steps_default = None
+    task_default = None
     for cls in reversed(chain):  # bases first: a subclass re-declaring a field wins
         for fname, (value, line) in _fields(cls).items():
             if _is_init_false(value):
@@ -102,6 +103,8 @@ def _family(sample: Path, file: str, name: str) -> dict[str, Any] | None:
                 init_false.pop(fname, None)
             if fname == "num_inference_steps" and isinstance(value, ast.Constant):
                 steps_default = value.value
+            if fname == "task" and isinstance(value, ast.Constant):
+                task_default = value.value
     exact = _exact_steps(chain[0])
     rel = f"{SAMPLE_DIR}/{file}"
     return {
@@ -110,6 +113,7 @@ def _family(sample: Path, file: str, name: str) -> dict[str, Any] | None:
         "init_false": sorted(init_false),
         "init_false_where": {k: f"{rel}:{v}" for k, v in sorted(init_false.items())},
         "default_steps": steps_default,
+        "default_task": task_default,
         "exact_steps": exact[0] if exact else None,
         "exact_steps_where": f"{rel}:{exact[1]}" if exact else None,
     }

@@ -14,6 +14,8 @@ from typing import Any
 from h3doctor.sglang import sampling
 
 _ABSENT = "==SUPPRESS=="
+# video_adapter.py `supported_tasks` (every release 0.5.17-0.5.23)
+TASKS = ("t2va", "fl2va", "ref2va")
 
 
 def _typed(a: dict[str, Any], explicit: set[str], dest: str) -> Any:
@@ -39,6 +41,12 @@ def derive(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     if isinstance(seed, list) and len(seed) == 1:  # get_cli_args collapses one seed to an int
         seed = seed[0]
     outputs = _typed(a, explicit, "num_outputs_per_prompt")
+    # The request (step 6, per prompt, still in the client): task, target and conditions come only
+    # from --config (no release has flags for them); FastH3 Omni's class defaults task="ref2va".
+    task = _typed(a, explicit, "task")
+    task = fam.get("default_task") if task is None else task
+    request_fields = [name for name in ("conditions", "target", "flow_shift", "audio_flow_shift")
+                      if _typed(a, explicit, name) is not None]
     return {
         "derived.sampling_class": fam["class"],
         # every init=False field the command gives (the TypeError names one of them)
@@ -56,4 +64,11 @@ def derive(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
         "derived.sampling_seed_is_list": isinstance(seed, list),
         "derived.sampling_outputs_not_positive": outputs is not None and not (_is_int(outputs) and outputs > 0),
         "derived.sampling_outputs": outputs,
+        "derived.sampling_task": task,
+        # build_request_extra: no task but request fields; else validate_task_gate: no task at all
+        "derived.sampling_task_missing": task is None and not request_fields,
+        "derived.sampling_task_missing_with_fields": task is None and bool(request_fields),
+        # minimax_h3_validate_canonical_request: a known task, then the target object
+        "derived.sampling_target_missing": (isinstance(task, str) and task.strip().lower() in TASKS
+                                            and not isinstance(_typed(a, explicit, "target"), dict)),
     }
