@@ -16,6 +16,8 @@ from h3doctor.sglang import sampling
 _ABSENT = "==SUPPRESS=="
 # video_adapter.py `supported_tasks` (every release 0.5.17-0.5.23)
 TASKS = ("t2va", "fl2va", "ref2va")
+# task_profiles.py `conditions_required=True` (the same in every release 0.5.17-0.5.23)
+TASKS_WITH_CONDITIONS = ("fl2va", "ref2va")
 
 
 def _typed(a: dict[str, Any], explicit: set[str], dest: str) -> Any:
@@ -45,6 +47,9 @@ def derive(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     # from --config (no release has flags for them); FastH3 Omni's class defaults task="ref2va".
     task = _typed(a, explicit, "task")
     task = fam.get("default_task") if task is None else task
+    canonical = task.strip().lower() if isinstance(task, str) else None
+    target = _typed(a, explicit, "target")
+    conditions = _typed(a, explicit, "conditions")
     request_fields = [name for name in ("conditions", "target", "flow_shift", "audio_flow_shift")
                       if _typed(a, explicit, name) is not None]
     return {
@@ -69,6 +74,9 @@ def derive(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
         "derived.sampling_task_missing": task is None and not request_fields,
         "derived.sampling_task_missing_with_fields": task is None and bool(request_fields),
         # minimax_h3_validate_canonical_request: a known task, then the target object
-        "derived.sampling_target_missing": (isinstance(task, str) and task.strip().lower() in TASKS
-                                            and not isinstance(_typed(a, explicit, "target"), dict)),
+        "derived.sampling_task_canonical": canonical,
+        "derived.sampling_target_missing": canonical in TASKS and not isinstance(target, dict),
+        # _validate_conditions, after the target: fl2va and ref2va need at least one condition
+        "derived.sampling_conditions_missing": (canonical in TASKS_WITH_CONDITIONS and isinstance(target, dict)
+                                                and conditions in (None, [])),
     }
