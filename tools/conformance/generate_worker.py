@@ -53,9 +53,10 @@ GENERATE_MARKERS = [
     ("prepare_request", None, "request"),
     ("build_request_extra", None, "request"),
     ("prepare_video_request_for_queue", None, "request"),
+    ("expand_request_outputs", None, "request"),  # one request per output: the seed list
 ]
 # sglang's step (docs/generate.md, gen-1): 1 argparse, 2 ServerArgs, 5 sampling parameters,
-# 6 the request; `generate_cmd`/`generate` are their glue (e.g. --diffusers-kwargs, prompts)
+# 6 the request; `generate_cmd` (3) and `generate` (5, its prompt handling) are the glue
 STEPS = {"dispatch": 0, "parse": 1, "from_cli_args": 2, "post_init": 2, "adjust": 2, "validate": 2,
          "model_hook": 2, "generate_cmd": 3, "generate": 5, "sampling": 5, "request": 6}
 

@@ -9,6 +9,8 @@ the command line are modelled: an absent flag is `argparse.SUPPRESS`, never a ke
 
 from __future__ import annotations
 
+import urllib.parse
+from pathlib import Path
 from typing import Any
 
 from h3doctor.sglang import sampling
@@ -27,6 +29,31 @@ def _typed(a: dict[str, Any], explicit: set[str], dest: str) -> Any:
 
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _missing_material(conditions: Any) -> str | None:
+    """The first condition file sglang cannot find (material_io.localize_condition_uri: a plain
+    path, `~` expanded, or a local file:// URI must be an existing file; other schemes are fetched
+    later and not judged here). Only a stat, relative to the directory the command runs in."""
+    if not isinstance(conditions, list):
+        return None
+    for cond in conditions:
+        uri = cond.get("uri") if isinstance(cond, dict) else None
+        if not isinstance(uri, str) or not uri or uri.startswith(("data:", "base64:", "tar+offset:", "tar+b64header:")):
+            continue
+        parsed = urllib.parse.urlsplit(uri)
+        if parsed.scheme == "file" and parsed.netloc in ("", "localhost"):
+            path = Path(urllib.parse.unquote(parsed.path))
+        elif not parsed.scheme:
+            path = Path(uri).expanduser()
+        else:
+            continue
+        try:
+            if not path.is_file():
+                return str(path)
+        except (OSError, ValueError):
+            return str(path)
+    return None
 
 
 def derive(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
@@ -52,8 +79,18 @@ def derive(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     conditions = _typed(a, explicit, "conditions")
     request_fields = [name for name in ("conditions", "target", "flow_shift", "audio_flow_shift")
                       if _typed(a, explicit, name) is not None]
+    # expand_request_outputs -> normalize_output_seeds, per prompt (request_utils.py; 0.5.17-0.5.19:
+    # entrypoints/utils.py): a seed list gives one seed per output of a prompt, or of all prompts
+    prompt = _typed(a, explicit, "prompt")
+    prompts = len(prompt) if isinstance(prompt, list) and not _typed(a, explicit, "prompt_path") else 1
+    per_prompt = outputs if _is_int(outputs) else 1
+    seeds = len(seed) if isinstance(seed, list) else None
     return {
         "derived.sampling_class": fam["class"],
+        "derived.sampling_outputs_or_default": per_prompt,
+        "derived.sampling_total_outputs": per_prompt * prompts,
+        "derived.sampling_seed_count": seeds,
+        "derived.sampling_seed_list_mismatch": seeds is not None and per_prompt > 0 and seeds not in (per_prompt, per_prompt * prompts),
         # every init=False field the command gives (the TypeError names one of them)
         "derived.sampling_non_init": given,
         "derived.sampling_non_init_first": given[0] if given else None,
@@ -79,4 +116,6 @@ def derive(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
         # _validate_conditions, after the target: fl2va and ref2va need at least one condition
         "derived.sampling_conditions_missing": (canonical in TASKS_WITH_CONDITIONS and isinstance(target, dict)
                                                 and conditions in (None, [])),
+        "derived.sampling_material_missing": (_missing_material(conditions)
+                                              if canonical in TASKS_WITH_CONDITIONS and isinstance(target, dict) else None),
     }
