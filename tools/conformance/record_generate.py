@@ -279,7 +279,11 @@ def judge(rec: dict[str, Any], o: Outcome) -> str | None:
         return f"h3doctor crashed: {o.crash}"
     step = rec.get("step")
     if not rec["ok"] and step in (1, 2, 3):
-        return None if o.launch else f"sglang rejects at step {step} ({rec['msg']}); h3doctor has no launch error"
+        if not o.launch:
+            return f"sglang rejects at step {step} ({rec['msg']}); h3doctor has no launch error"
+        if compare.normalize_message(o.launch[0].message) != compare.normalize_message(rec["msg"]):
+            return f"both reject at launch, other message: sglang {rec['msg']!r}; h3doctor {o.launch[0].rule.id} {o.launch[0].message!r}"
+        return None
     if o.launch:
         return f"h3doctor rejects at launch ({o.launch[0].rule.id}: {o.launch[0].message}); sglang passes the launch"
     if rec["ok"]:
