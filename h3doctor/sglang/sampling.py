@@ -41,3 +41,18 @@ def init_false_in_order(fam: dict[str, Any]) -> list[str]:
     """The class's init=False fields in declaration order (by their source line)."""
     where = fam.get("init_false_where") or {}
     return sorted(fam["init_false"], key=lambda name: int(str(where.get(name, ":0")).rsplit(":", 1)[-1]))
+
+
+def request_intent(provided: dict[str, Any], version: str | None) -> dict[str, Any]:
+    """What a `sglang generate` command asks of its one request, as h3doctor's `intent.*`:
+    `quality` (the release's alias resolved, as `normalize_quality` does from 0.5.22) and
+    `steps`, from the flags typed (an absent flag is argparse.SUPPRESS: sglang's default)."""
+    out: dict[str, Any] = {}
+    facts = release(version) or {}
+    quality = provided.get("quality")
+    if isinstance(quality, str):
+        out["quality"] = (facts.get("quality_aliases") or {}).get(quality, quality)
+    steps = provided.get("num_inference_steps")
+    if isinstance(steps, int) and not isinstance(steps, bool):
+        out["steps"] = steps
+    return out
