@@ -36,7 +36,7 @@ import compare  # noqa: E402
 import record  # noqa: E402
 
 GOLDENS = compare.GOLDENS_DIR / "sglang-{version}-generate.jsonl"
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2
 DEFAULT_SEED = 20260723
 DEFAULT_COUNT = 340
 PROFILES = ("1xH200", "4xH200")
@@ -67,9 +67,29 @@ TARGETS = (
 # the cases
 # --------------------------------------------------------------------------
 
+# what users get wrong in a target (request_validation.py `_validate_target`)
+TARGET_MISTAKES = (
+    ("short_edge", "768"), ("short_edge", 0), ("short_edge", 512), ("short_edge", -1), ("short_edge", None),
+    ("aspect_ratio", "5:4"), ("aspect_ratio", "2:1"), ("aspect_ratio", "auto"), ("aspect_ratio", None),
+    ("duration_seconds", 30.0), ("duration_seconds", 2), ("duration_seconds", 0), ("duration_seconds", "5s"),
+    ("duration_seconds", None), ("duration_seconds", 15),
+)
+
+
+def _target(rng: random.Random) -> dict[str, Any]:
+    target = dict(rng.choice(TARGETS))
+    if rng.random() < 0.3:
+        key, value = rng.choice(TARGET_MISTAKES)
+        if value is None:
+            target.pop(key)
+        else:
+            target[key] = value
+    return target
+
+
 def _config(rng: random.Random, family: str, case_id: str) -> tuple[list[str], list[dict[str, str]]]:
     """A --config file with the request fields (task, target, conditions), or none."""
-    target = dict(rng.choice(TARGETS))
+    target = _target(rng)
     roll = rng.random()
     if family == "fh3o":  # ref2va by default: a target, and (sometimes) a reference that is not there
         data = ({"target": target} if roll < 0.5 else
@@ -90,6 +110,8 @@ def _config(rng: random.Random, family: str, case_id: str) -> tuple[list[str], l
     if rng.random() < 0.3:
         name = f"req-{case_id}.yaml"
         text = _yaml(data)
+        if rng.random() < 0.3:  # typed by hand: YAML 1.1 reads an unquoted 16:9 as the number 969
+            text = text.replace("'16:9'", "16:9")
     else:
         name = f"req-{case_id}.json"
         text = json.dumps(data)
@@ -173,6 +195,12 @@ def anchors() -> list[dict[str, Any]]:
         (h3, ["--seed", "-1"], t2va), (h3, ["--seed", "1", "-2"], t2va), (h3, ["--num-outputs", "0"], t2va),
         (h3, ["--quality", "high", "--num-gpus", "4", "--ulysses-degree", "4", "--performance-mode", "speed"], t2va),
     ]
+    for key, value in TARGET_MISTAKES:  # each target check, on a request that reaches it
+        target = {k: v for k, v in TARGETS[0].items() if k != key}
+        if value is not None:
+            target[key] = value
+        text = json.dumps({"task": "t2va", "target": target})
+        rows.append((h3, [], [{"name": "req-target.json", "text": text}]))
     out = []
     for n, (model, extra, files) in enumerate(rows, 1):
         case = {"id": f"a{n:02d}", "profile": "4xH200" if "--ulysses-degree" in extra else "1xH200",

@@ -153,6 +153,35 @@ def extract(root: Path) -> dict[str, Any]:
         "positive_steps_where": f"{rel}:{_line_of(sp, 'num_inference_steps must be a positive int, got')}",
         "quality_levels": list(levels) if levels else None,
         "quality_aliases": dict(aliases),
+        "request": _request(root),
+    }
+
+
+STAGES_DIR = "multimodal_gen/runtime/pipelines_core/stages/model_specific_stages/minimax_h3"
+
+
+def _request(root: Path) -> dict[str, Any]:
+    """The H3 request target's limits (`_validate_target` in request_validation.py): the finite
+    aspect ratios, the duration bounds, and the one short edge 0.5.17-0.5.18 demand
+    (`short_edge != 768`: "must be 768 for minimax_h3"; later releases only need it positive)."""
+    stages = root / STAGES_DIR
+    profiles = ast.parse((stages / "task_profiles.py").read_text(encoding="utf-8"))
+    constants = ast.parse((stages / "constants.py").read_text(encoding="utf-8"))
+    validation = ast.parse((stages / "request_validation.py").read_text(encoding="utf-8"))
+    exact = None
+    for fn in validation.body:
+        if isinstance(fn, ast.FunctionDef) and fn.name == "_validate_target":
+            for node in ast.walk(fn):
+                if (isinstance(node, ast.If) and isinstance(node.test, ast.Compare)
+                        and ast.unparse(node.test.left) == "short_edge" and isinstance(node.test.ops[0], ast.NotEq)
+                        and isinstance(node.test.comparators[0], ast.Constant)
+                        and any(isinstance(n, ast.Raise) for n in node.body)):
+                    exact = node.test.comparators[0].value
+    return {
+        "finite_aspect_ratios": list(_constant(profiles, "MINIMAX_H3_FINITE_ASPECT_RATIOS")),
+        "min_duration_seconds": _constant(constants, "MINIMAX_H3_MIN_DURATION_SECONDS"),
+        "max_duration_seconds": _constant(constants, "MINIMAX_H3_MAX_DURATION_SECONDS"),
+        "short_edge_exact": exact,
     }
 
 

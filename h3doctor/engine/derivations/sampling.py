@@ -56,6 +56,37 @@ def _missing_material(conditions: Any) -> str | None:
     return None
 
 
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _target_problem(target: dict[str, Any], task: str, limits: dict[str, Any]) -> str | None:
+    """The first thing `_validate_target` (request_validation.py) refuses in a target object, in
+    its order; `limits` is the release's (sampling-params.json `request`)."""
+    short_edge = target.get("short_edge")
+    if not _is_int(short_edge):
+        return "short_edge_type"
+    exact = limits.get("short_edge_exact")
+    if (short_edge != exact) if exact is not None else short_edge <= 0:
+        return "short_edge_value"
+    aspect = target.get("aspect_ratio")
+    if not isinstance(aspect, str) or not aspect:
+        return "aspect_type"
+    if task in ("t2va", "ref2va") and aspect != "auto" and aspect not in limits["finite_aspect_ratios"]:
+        return "aspect_value"
+    duration = target.get("duration_seconds")
+    if duration is None:
+        # ref2va may take the length from one audio reference, checked after the conditions
+        return None if task == "ref2va" else "duration_missing"
+    if not _number(duration):
+        return "duration_type"
+    if duration <= 0:
+        return "duration_nonpositive"
+    if not limits["min_duration_seconds"] <= float(duration) <= limits["max_duration_seconds"]:
+        return "duration_range"
+    return None
+
+
 def derive(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     if ctx.get("entry") != "generate":
         return {}
@@ -85,6 +116,10 @@ def derive(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     prompts = len(prompt) if isinstance(prompt, list) and not _typed(a, explicit, "prompt_path") else 1
     per_prompt = outputs if _is_int(outputs) else 1
     seeds = len(seed) if isinstance(seed, list) else None
+    limits = (sampling.release(ctx.get("release.version")) or {}).get("request") or {}
+    problem = (_target_problem(target, canonical, limits)
+               if canonical in TASKS and isinstance(target, dict) and limits else None)
+    target_ok = canonical in TASKS and isinstance(target, dict) and problem is None
     return {
         "derived.sampling_class": fam["class"],
         "derived.sampling_outputs_or_default": per_prompt,
@@ -114,8 +149,15 @@ def derive(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
         "derived.sampling_task_canonical": canonical,
         "derived.sampling_target_missing": canonical in TASKS and not isinstance(target, dict),
         # _validate_conditions, after the target: fl2va and ref2va need at least one condition
-        "derived.sampling_conditions_missing": (canonical in TASKS_WITH_CONDITIONS and isinstance(target, dict)
+        "derived.sampling_target_problem": problem,
+        # the target's values as sglang's messages print them
+        **{f"derived.sampling_target_{key}": (target.get(key) if isinstance(target, dict) else None)
+           for key in ("short_edge", "aspect_ratio", "duration_seconds")},
+        "derived.sampling_aspect_ratios": limits.get("finite_aspect_ratios"),
+        "derived.sampling_duration_min": format(limits["min_duration_seconds"], "g") if limits else None,
+        "derived.sampling_duration_max": format(limits["max_duration_seconds"], "g") if limits else None,
+        "derived.sampling_conditions_missing": (canonical in TASKS_WITH_CONDITIONS and target_ok
                                                 and conditions in (None, [])),
         "derived.sampling_material_missing": (_missing_material(conditions)
-                                              if canonical in TASKS_WITH_CONDITIONS and isinstance(target, dict) else None),
+                                              if canonical in TASKS_WITH_CONDITIONS and target_ok else None),
     }
