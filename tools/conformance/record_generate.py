@@ -201,6 +201,12 @@ def anchors() -> list[dict[str, Any]]:
             target[key] = value
         text = json.dumps({"task": "t2va", "target": target})
         rows.append((h3, [], [{"name": "req-target.json", "text": text}]))
+    no_length = {k: v for k, v in TARGETS[0].items() if k != "duration_seconds"}
+    for conditions in ([{"type": "image", "uri": "reference.png", "role": "reference"}],
+                       [{"type": "audio", "uri": "voice.wav", "role": "reference"},
+                        {"type": "audio", "uri": "music.wav", "role": "reference"}]):
+        text = json.dumps({"target": no_length, "conditions": conditions})  # ref2va: the length from audio
+        rows.append((fh3o, [], [{"name": "req-ref.json", "text": text}]))
     out = []
     for n, (model, extra, files) in enumerate(rows, 1):
         case = {"id": f"a{n:02d}", "profile": "4xH200" if "--ulysses-degree" in extra else "1xH200",

@@ -158,6 +158,11 @@ def derive(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
         "derived.sampling_duration_max": format(limits["max_duration_seconds"], "g") if limits else None,
         "derived.sampling_conditions_missing": (canonical in TASKS_WITH_CONDITIONS and target_ok
                                                 and conditions in (None, [])),
+        # ref2va without a duration takes it from exactly one audio-bearing reference
+        "derived.sampling_duration_sources": (
+            sum(1 for c in conditions if isinstance(c, dict) and c.get("type") in ("audio", "video", "video_audio"))
+            if canonical == "ref2va" and target_ok and target.get("duration_seconds") is None
+            and isinstance(conditions, list) and conditions else None),
         "derived.sampling_material_missing": (_missing_material(conditions)
                                               if canonical in TASKS_WITH_CONDITIONS and target_ok else None),
     }
