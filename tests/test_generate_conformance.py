@@ -24,7 +24,8 @@ VERSION = "0.5.23"
 MIN_CASES = 300
 GENERATE_RULES = ("H3D800", "H3D801", "H3D802", "H3D803", "H3D804", "H3D805", "H3D806", "H3D807", "H3D808",
                   "H3D809", "H3D810", "H3D811", "H3D812", "H3D813", "H3D814", "H3D815", "H3D816", "H3D817", "H3D818",
-                  "H3D819", "H3D820", "H3D821", "H3D822", "H3D823")
+                  "H3D819", "H3D820", "H3D821", "H3D822", "H3D823",
+                  "H3D824", "H3D825", "H3D826")
 
 
 @pytest.fixture(scope="module")

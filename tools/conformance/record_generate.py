@@ -36,7 +36,7 @@ import compare  # noqa: E402
 import record  # noqa: E402
 
 GOLDENS = compare.GOLDENS_DIR / "sglang-{version}-generate.jsonl"
-GENERATOR_VERSION = 2
+GENERATOR_VERSION = 3
 DEFAULT_SEED = 20260723
 DEFAULT_COUNT = 340
 PROFILES = ("1xH200", "4xH200")
@@ -94,11 +94,13 @@ def _config(rng: random.Random, family: str, case_id: str) -> tuple[list[str], l
     if family == "fh3o":  # ref2va by default: a target, and (sometimes) a reference that is not there
         data = ({"target": target} if roll < 0.5 else
                 {"target": target, "conditions": [{"type": "image", "uri": "reference.png", "role": "reference"}]}
-                if roll < 0.7 else None)
+                if roll < 0.7 else {"task": "t2va", "target": target} if roll < 0.78 else None)
     elif roll < 0.65:
         data = {"task": "t2va", "target": target}
-    elif roll < 0.72 and family in ("h3", "vdn"):
-        data = {"task": "fl2va", "target": target}  # no keyframes
+    elif roll < 0.72:
+        data = {"task": "fl2va", "target": target}  # no keyframes (and not a FastH3 task)
+    elif roll < 0.75 and family != "h3":
+        data = {"task": "ref2va", "target": target}  # not a FastH3 or VDN-H3 task
     elif roll < 0.80:
         data = {"task": "t2va"}
     elif roll < 0.86:
@@ -207,6 +209,8 @@ def anchors() -> list[dict[str, Any]]:
                         {"type": "audio", "uri": "music.wav", "role": "reference"}]):
         text = json.dumps({"target": no_length, "conditions": conditions})  # ref2va: the length from audio
         rows.append((fh3o, [], [{"name": "req-ref.json", "text": text}]))
+    for model, task in ((fh3, "fl2va"), (vdn, "ref2va"), (fh3o, "t2va")):  # the distilled families' tasks
+        rows.append((model, [], [{"name": "req-task.json", "text": json.dumps({"task": task, "target": TARGETS[0]})}]))
     out = []
     for n, (model, extra, files) in enumerate(rows, 1):
         case = {"id": f"a{n:02d}", "profile": "4xH200" if "--ulysses-degree" in extra else "1xH200",

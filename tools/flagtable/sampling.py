@@ -13,7 +13,7 @@ What `sglang generate` does with its sampling flags (after the model is loaded,
 family's sampling class with the flags as keyword arguments, so a field declared
 `field(..., init=False)` there is a `TypeError`, and the class's `_validate` then checks the
 values. Recorded per family: the class, its `init=False` fields (inherited ones included),
-its `num_inference_steps` and `task` defaults, and the exact step count its `_validate` demands
+its `num_inference_steps` and `task` defaults, the tasks a distilled class accepts, and the exact step count its `_validate` demands
 (`if self.num_inference_steps != N`), each with file:line; plus the generic checks'
 lines and the quality levels and aliases.
 """
@@ -79,6 +79,24 @@ def _exact_steps(cls: ast.ClassDef) -> tuple[int, int] | None:
     return None
 
 
+def _allowed_tasks(cls: ast.ClassDef) -> tuple[list[str], int] | None:
+    """(tasks, line of the raise's message) for `if self.task is not None and
+    self.task.strip().lower() != "t2va"` (or `not in (...)`) in the class's own _validate."""
+    for fn in cls.body:
+        if not (isinstance(fn, ast.FunctionDef) and fn.name == "_validate"):
+            continue
+        for node in ast.walk(fn):
+            if not isinstance(node, ast.If):
+                continue
+            for cmp in ast.walk(node.test):
+                if (isinstance(cmp, ast.Compare) and ast.unparse(cmp.left) == "self.task.strip().lower()"
+                        and isinstance(cmp.ops[0], (ast.NotEq, ast.NotIn))):
+                    value = ast.literal_eval(cmp.comparators[0])
+                    raise_node = next(n for n in node.body if isinstance(n, ast.Raise))
+                    return ([value] if isinstance(value, str) else list(value)), raise_node.exc.args[0].lineno
+    return None
+
+
 def _family(sample: Path, file: str, name: str) -> dict[str, Any] | None:
     path = sample / file
     if not path.exists():
@@ -106,6 +124,7 @@ def _family(sample: Path, file: str, name: str) -> dict[str, Any] | None:
             if fname == "task" and isinstance(value, ast.Constant):
                 task_default = value.value
     exact = _exact_steps(chain[0])
+    tasks = _allowed_tasks(chain[0])
     rel = f"{SAMPLE_DIR}/{file}"
     return {
         "class": name,
@@ -116,6 +135,9 @@ def _family(sample: Path, file: str, name: str) -> dict[str, Any] | None:
         "default_task": task_default,
         "exact_steps": exact[0] if exact else None,
         "exact_steps_where": f"{rel}:{exact[1]}" if exact else None,
+        # the tasks a distilled class accepts (None: every H3 task)
+        "tasks": tasks[0] if tasks else None,
+        "tasks_where": f"{rel}:{tasks[1]}" if tasks else None,
     }
 
 

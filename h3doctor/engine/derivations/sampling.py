@@ -147,6 +147,9 @@ def derive(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
         "derived.sampling_task_missing_with_fields": task is None and bool(request_fields),
         # minimax_h3_validate_canonical_request: a known task, then the target object
         "derived.sampling_task_canonical": canonical,
+        # a distilled class's own _validate (step 5): the tasks it was distilled for
+        "derived.sampling_task_not_distilled": (fam.get("tasks") is not None and isinstance(task, str)
+                                                and task.strip().lower() not in fam["tasks"]),
         "derived.sampling_target_missing": canonical in TASKS and not isinstance(target, dict),
         # _validate_conditions, after the target: fl2va and ref2va need at least one condition
         "derived.sampling_target_problem": problem,
