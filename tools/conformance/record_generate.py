@@ -36,7 +36,7 @@ import compare  # noqa: E402
 import record  # noqa: E402
 
 GOLDENS = compare.GOLDENS_DIR / "sglang-{version}-generate.jsonl"
-GENERATOR_VERSION = 3
+GENERATOR_VERSION = 4
 DEFAULT_SEED = 20260723
 DEFAULT_COUNT = 340
 PROFILES = ("1xH200", "4xH200")
@@ -56,6 +56,8 @@ NON_INIT_FLAGS = {
     "--guidance-rescale": ("0.7",), "--cfg-normalization": ("1.0",),
 }
 STEP_VALUES = ("1", "2", "4", "5", "8", "9", "12", "20", "30", "50", "0", "-1", "-8")
+SWITCHES = (["--enable-frame-interpolation"], ["--enable-upscaling"], ["--enable-teacache"], ["--enable-spectrum"],
+            ["--taylor-order", "2"], ["--enable-cache-dit"], ["--enable-spectrum", "--enable-cache-dit"])
 TARGETS = (
     {"short_edge": 768, "aspect_ratio": "16:9", "duration_seconds": 5.0},
     {"short_edge": 512, "aspect_ratio": "1:1", "duration_seconds": 4},
@@ -145,6 +147,8 @@ def _sampling(rng: random.Random, family: str) -> list[str]:
         argv += ["--quality", rng.choice(("exact", "lossless", "high", "extra-high"))]
     if rng.random() < 0.06:
         argv += ["--flow-shift", "5"]
+    if rng.random() < 0.1:  # switches the H3 sampling class refuses, or refuses together
+        argv += rng.choice(SWITCHES)
     return argv
 
 
@@ -209,6 +213,9 @@ def anchors() -> list[dict[str, Any]]:
                         {"type": "audio", "uri": "music.wav", "role": "reference"}]):
         text = json.dumps({"target": no_length, "conditions": conditions})  # ref2va: the length from audio
         rows.append((fh3o, [], [{"name": "req-ref.json", "text": text}]))
+    for switch in SWITCHES:
+        rows.append((h3, list(switch), t2va))
+    rows.append((h3, ["--quality", "high", "--enable-spectrum"], t2va))
     for model, task in ((fh3, "fl2va"), (vdn, "ref2va"), (fh3o, "t2va")):  # the distilled families' tasks
         rows.append((model, [], [{"name": "req-task.json", "text": json.dumps({"task": task, "target": TARGETS[0]})}]))
     out = []

@@ -20,6 +20,9 @@ _ABSENT = "==SUPPRESS=="
 TASKS = ("t2va", "fl2va", "ref2va")
 # task_profiles.py `conditions_required=True` (the same in every release 0.5.17-0.5.23)
 TASKS_WITH_CONDITIONS = ("fl2va", "ref2va")
+# get_cli_args: any Spectrum tuning flag builds spectrum_params and turns enable_spectrum on
+SPECTRUM_TUNING = ("w", "taylor_order", "history_size", "spectrum_window_size", "spectrum_flex_window",
+                   "spectrum_warmup_steps", "spectrum_m", "spectrum_lam", "spectrum_tau_num_steps")
 
 
 def _typed(a: dict[str, Any], explicit: set[str], dest: str) -> Any:
@@ -116,7 +119,12 @@ def derive(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     prompts = len(prompt) if isinstance(prompt, list) and not _typed(a, explicit, "prompt_path") else 1
     per_prompt = outputs if _is_int(outputs) else 1
     seeds = len(seed) if isinstance(seed, list) else None
-    limits = (sampling.release(ctx.get("release.version")) or {}).get("request") or {}
+    facts = sampling.release(ctx.get("release.version")) or {}
+    limits = facts.get("request") or {}
+    quality = _typed(a, explicit, "quality")
+    quality = (facts.get("quality_aliases") or {}).get(quality, quality)
+    spectrum = bool(_typed(a, explicit, "enable_spectrum")) or any(
+        _typed(a, explicit, name) is not None for name in SPECTRUM_TUNING)
     problem = (_target_problem(target, canonical, limits)
                if canonical in TASKS and isinstance(target, dict) and limits else None)
     target_ok = canonical in TASKS and isinstance(target, dict) and problem is None
@@ -134,6 +142,12 @@ def derive(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
         "derived.sampling_exact_steps": exact,
         # SamplingParams._validate: a positive int, or the class's own distilled count after it
         "derived.sampling_steps_not_positive": steps is not None and not (_is_int(steps) and steps > 0),
+        # MiniMaxH3SamplingParams._validate, after the generic checks: switches H3 does not support
+        **{f"derived.sampling_{name}": bool(_typed(a, explicit, f"enable_{name}"))
+           for name in ("frame_interpolation", "upscaling", "teacache")},
+        "derived.sampling_spectrum": spectrum,
+        "derived.sampling_spectrum_with_high": spectrum and quality == "high",
+        "derived.sampling_spectrum_with_cache_dit": spectrum and quality != "high" and bool(_typed(a, explicit, "enable_cache_dit")),
         "derived.sampling_steps_not_distilled": exact is not None and _is_int(steps) and steps > 0 and steps != exact,
         "derived.sampling_seed": seed,
         "derived.sampling_seed_negative": seed is not None and (
