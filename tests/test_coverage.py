@@ -31,8 +31,16 @@ def test_reasons_only_for_entries_without_rules(rules):
 
 def test_rules_cite_only_catalog_ids(rules):
     known = {e.id for e in catalog()}
-    cited = {c for r in rules for c in r.catalog if c[0].isalpha() and not c.startswith("mem-")}
+    cited = {c for r in rules for c in r.catalog if c[0].isalpha() and not c.startswith(("mem-", "gen-"))}
     assert sorted(cited - known) == []
+
+
+def test_generate_references_name_sections_of_the_generate_page(rules):
+    # the `sglang generate` sampling rules cite docs/generate.md's sections ("gen-3")
+    page = (DOC.parent / "generate.md").read_text(encoding="utf-8")
+    cited = {c for r in rules for c in r.catalog if c.startswith("gen-")}
+    assert cited, "the generate rules cite their sections"
+    assert sorted(c for c in cited if f"({c})" not in page) == []
 
 
 def test_memory_references_name_sections_of_the_memory_model(rules):

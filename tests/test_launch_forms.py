@@ -60,10 +60,14 @@ def test_form_is_checked_and_corrected_with_its_prefix_kept(run_check, wrapper, 
 def test_model_path_forms_keep_the_program(run_check, program):
     command = f"nohup {program} --model-path {FLAGS}"
     result = run_check(command)
-    assert sorted(f.rule.id for f in result.evaluation.findings) == ["H3D228", "H3D305"]
+    # a pure command-line `generate` has no request task (only --config can give one: H3D807,
+    # docs/generate.md), so h3doctor gives up there and offers its nearest command
+    unfixable = ["H3D807"] if program.endswith("generate") else []
+    assert sorted(f.rule.id for f in result.evaluation.findings) == ["H3D228", "H3D305", *unfixable]
+    proposal = result.nearest_argv if unfixable else result.corrected_argv
     prefix = shlex.split(f"nohup {program}")
-    assert result.corrected_argv[: len(prefix)] == prefix
-    assert _errors(run_check(shlex.join(result.corrected_argv))) == []
+    assert proposal[: len(prefix)] == prefix
+    assert _errors(run_check(shlex.join(proposal))) == unfixable
 
 
 @pytest.mark.parametrize("wrapper", ["", "CUDA_VISIBLE_DEVICES=0,1,2,3", "env -i PATH=/usr/bin nohup", "uv run --with x"])

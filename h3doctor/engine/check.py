@@ -28,6 +28,7 @@ from h3doctor.sglang.releases import facts as release_facts
 from h3doctor.sglang.releases import key as release_key
 from h3doctor.sglang.releases import model_versions, needs_at_least
 from h3doctor.sglang.resolve import Resolver, parse_component_backend_map
+from h3doctor.sglang.sampling import request_intent
 
 MAX_FIX_ROUNDS = 16
 _NEWEST = DEFAULT_SGLANG_VERSION  # the newest release whose rules are verified
@@ -130,6 +131,10 @@ def _context(cmd, config, family, hw, env, resolver, intent, release: ReleaseTar
     ctx.update({f"hw.{k}": v for k, v in hw.as_dict().items()})
     ctx.update({f"env.{k}": env.get(k) for k in RELEVANT_ENV})
     ctx.update({f"intent.{k}": v for k, v in intent.items()})
+    if cmd.entry == "generate":  # its one request is the command's own: --quality, --num-inference-steps
+        own = request_intent(cmd.provided, release.version)
+        ctx.update({f"intent.{k}": v for k, v in own.items()})
+        intent = {**intent, **own}
     ctx["intent"] = {k: v for k, v in intent.items() if v is not None}  # the whole request, for derivations
     for p in cmd.problems:
         kind = PARSE_KIND.get(p.kind, p.kind)

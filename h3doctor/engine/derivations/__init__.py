@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from h3doctor.engine.derivations import checkpoint, core, launch, memory, runtime
+from h3doctor.engine.derivations import checkpoint, core, launch, memory, runtime, sampling
 
-MODULES = (core, launch, runtime, checkpoint, memory)
+MODULES = (core, launch, runtime, checkpoint, memory, sampling)
 
 
 def derive_all(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
