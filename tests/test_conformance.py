@@ -29,6 +29,10 @@ import record  # noqa: E402
 
 VERSION = "0.5.23"  # the newest verified release: the full goldens, the FSDP suite, the configuration test
 
+# Releases whose launch goldens are judged for verdicts and first errors only (their corrected
+# commands are not recorded through them): both at 100%, no false block.
+VERDICT_ONLY = ("0.5.17", "0.5.20", "0.5.22")
+
 # The agreement each release must reach, in percent: verdicts of the judged cases, first errors of the
 # cases both reject, corrected commands of the cases that need one, alternatives of those offered.
 # Below 100: the figure measured when that release's corrected commands were recorded (rounded
@@ -37,9 +41,9 @@ VERSION = "0.5.23"  # the newest verified release: the full goldens, the FSDP su
 # block, no crash, no false all-clear without h3doctor's "cannot verify" warning, and every
 # proposed corrected command recorded through sglang.
 REQUIRED = {
-    "0.5.18": dict(verdict=55.8, first_error=84.9, corrected=15.0, alternatives=100.0),
-    "0.5.19": dict(verdict=68.6, first_error=57.7, corrected=23.0, alternatives=100.0),
-    "0.5.21": dict(verdict=65.7, first_error=58.4, corrected=21.2, alternatives=100.0),
+    "0.5.18": dict(verdict=100.0, first_error=100.0, corrected=100.0, alternatives=100.0),
+    "0.5.19": dict(verdict=100.0, first_error=100.0, corrected=100.0, alternatives=100.0),
+    "0.5.21": dict(verdict=100.0, first_error=100.0, corrected=100.0, alternatives=100.0),
     "0.5.23": dict(verdict=100.0, first_error=100.0, corrected=100.0, alternatives=100.0),
 }
 RELEASES = sorted(REQUIRED, key=lambda v: tuple(map(int, v.split("."))))
@@ -234,3 +238,13 @@ def test_effective_configuration_matches_sglang_on_accepted_launches(goldens, at
                 mismatches.append(f"{rec['id']} [{rec['profile']}] {key}: sglang {theirs!r}, h3doctor {ours[key]!r}")
     assert judged >= at_least
     assert mismatches == [], "\n".join(mismatches[:50])
+
+
+@pytest.mark.parametrize("version", VERDICT_ONLY)
+def test_other_releases_agree_on_verdicts_and_first_errors(version):
+    _meta, records = compare.read_jsonl(compare.goldens_path(version))
+    rep = compare.compare(records, [], compare.Doctor(version))
+    assert rep.judged >= 400
+    assert rep.verdict_disagreements == [], compare.format_verdicts(rep, limit=10)
+    assert rep.first_error_agree == rep.both_reject, f"{rep.both_reject - rep.first_error_agree} first errors differ"
+
