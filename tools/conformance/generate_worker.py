@@ -31,10 +31,8 @@ import contextlib
 import io
 import json
 import os
-import random
 import sys
 import traceback
-import zlib
 from pathlib import Path
 from typing import Any
 
@@ -86,15 +84,7 @@ def _stage(tb, sglang_root: str) -> tuple[str, str | None]:
 
 
 def run_case(case: dict[str, Any], workdir: Path, sglang_root: str, cli_main, caches=()) -> dict[str, Any]:
-    for cfg in case.get("files", ()):
-        (workdir / cfg["name"]).write_text(cfg["text"], encoding="utf-8")
-    os.chdir(workdir)
-    random.seed(zlib.crc32(case["id"].encode()))
-    serve_worker.NETWORK_ATTEMPTS.clear()
-    serve_worker.HUB_LOOKUPS.clear()
-    for fn in caches:
-        fn.cache_clear()
-    sys.argv = ["sglang", "generate", *case["argv"]]
+    serve_worker.prepare_case(case, workdir, caches, "generate")
     out, err = io.StringIO(), io.StringIO()
     result: dict[str, Any] = {"id": case["id"]}
     seen: list[BaseException] = []

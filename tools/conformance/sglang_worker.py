@@ -256,7 +256,9 @@ def resolution_caches() -> list:
     return [fn for fn in (getattr(registry, n, None) for n in RESOLUTION_CACHES) if hasattr(fn, "cache_clear")]
 
 
-def run_case(case: dict[str, Any], workdir: Path, sglang_root: str, cli_main, caches=()) -> dict[str, Any]:
+def prepare_case(case: dict[str, Any], workdir: Path, caches, entry: str) -> None:
+    """One case's fresh start (shared with generate_worker.py): its config files, a seeded random,
+    no memory of earlier cases, and sglang's argv for `entry`."""
     # config files named by the case are written into the (per-process) work directory and
     # referred to by relative name, so messages that quote the path are machine-independent
     for cfg in case.get("files", ()):
@@ -267,7 +269,11 @@ def run_case(case: dict[str, Any], workdir: Path, sglang_root: str, cli_main, ca
     HUB_LOOKUPS.clear()
     for fn in caches:
         fn.cache_clear()
-    sys.argv = ["sglang", "serve", *case["argv"]]
+    sys.argv = ["sglang", entry, *case["argv"]]
+
+
+def run_case(case: dict[str, Any], workdir: Path, sglang_root: str, cli_main, caches=()) -> dict[str, Any]:
+    prepare_case(case, workdir, caches, "serve")
     out, err = io.StringIO(), io.StringIO()
     result: dict[str, Any] = {"id": case["id"]}
     exc_seen: list[BaseException] = []
