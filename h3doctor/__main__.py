@@ -1,3 +1,3 @@
-from h3doctor.cli import main
+from h3doctor.entry import main
 
 main()

@@ -1,0 +1,70 @@
+"""The console entry's shortcut for the shell hook (h3doctor/entry.py): it may only ever answer
+"clean" where the full CLI answers clean, quietly, and must leave everything else to the CLI."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from h3doctor.entry import parse_hook_argv
+
+LAUNCH = ["sglang", "serve", "MiniMaxAI/MiniMax-H3", "--num-gpus", "4"]
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["check", "--hook", "--", *LAUNCH], (None, None, LAUNCH)),
+    (["check", "--hook", "--argv-out", "f", "--", *LAUNCH], ("f", None, LAUNCH)),
+    (["check", "--hook", "--argv-out", "f", "--profile", "4xH200", "--", *LAUNCH], ("f", "4xH200", LAUNCH)),
+    (["check", "--hook", "--profile", "4xH200", "--argv-out", "f", "--", *LAUNCH], ("f", "4xH200", LAUNCH)),
+    (["check", "--hook", "--", "--profile", "x"], (None, None, ["--profile", "x"])),  # after --: the launch's
+])
+def test_the_hooks_own_command_lines_take_the_shortcut(argv, expected):
+    assert parse_hook_argv(argv) == expected
+
+
+@pytest.mark.parametrize("argv", [
+    ["check", "--", *LAUNCH],  # not the hook
+    ["check", "--hook", *LAUNCH],  # no --
+    ["check", "--hook", "--"],  # nothing to check
+    ["check", "--hook", "--fail-on", "warning", "--", *LAUNCH],  # any other option
+    ["check", "--hook", "--profile=4xH200", "--", *LAUNCH],
+    ["check", "--hook", "--profile", "--", *LAUNCH],
+    ["check", "--hook", "--profile", "a", "--profile", "b", "--", *LAUNCH],
+    ["check", "--hook", "--profile", "", "--", *LAUNCH],
+    ["lint", "--hook", "--", *LAUNCH],
+])
+def test_anything_else_goes_to_the_full_cli(argv):
+    assert parse_hook_argv(argv) is None
+
+
+def _run(entry: str, args: list[str], tmp_path) -> tuple[int, str, str]:
+    env = {**os.environ, "H3DOCTOR_CACHE_DIR": str(tmp_path / "cache")}
+    code = f"import sys; from h3doctor.{entry} import main; sys.argv = ['h3doctor', *sys.argv[1:]]; main()"
+    proc = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=env,
+                          cwd=tmp_path, stdin=subprocess.DEVNULL, timeout=120)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+@pytest.mark.parametrize("launch", [
+    LAUNCH,  # clean
+    ["sglang", "serve", "MiniMaxAI/MiniMax-H3", "--num-gpus", "4", "--ring-degree", "2", "--ulysses-degree", "2",
+     "--attention-backend", "sage_attn"],  # a finding with a corrected command
+    ["sglang", "serve", "MiniMaxAI/MiniMax-H3", "--no-such-flag"],  # a parse error
+    ["sglang", "serve", "--num-gpus", "4"],  # no model: no fix
+])
+@pytest.mark.parametrize("profile", ["4xH200", "no-such-profile"])
+def test_the_entry_answers_as_the_full_cli(tmp_path, launch, profile):
+    args = ["check", "--hook", "--argv-out", str(tmp_path / "argv"), "--profile", profile, "--", *launch]
+    assert _run("entry", args, tmp_path) == _run("cli", args, tmp_path)
+
+
+def test_a_clean_hook_launch_does_not_load_the_cli(tmp_path):
+    code = ("import sys; from h3doctor.entry import hook_fast_path; "
+            f"print(hook_fast_path(['check', '--hook', '--profile', '4xH200', '--', *{LAUNCH!r}]), "
+            "'typer' in sys.modules, 'h3doctor.cli' in sys.modules)")
+    env = {**os.environ, "H3DOCTOR_CACHE_DIR": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120).stdout
+    assert out.split() == ["0", "False", "False"]
