@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -25,18 +27,23 @@ def installed_versions(names: tuple[str, ...]) -> dict[str, str | None]:
     sys.path, as importlib.metadata finds it (first entry wins, names compared normalized), without
     importing importlib.metadata: that import alone costs ~35 ms, on the path of every check (the
     installed sglang) and of every cached probe (torch, NVML, amdsmi)."""
-    import os
+    index = _dist_index(tuple(sys.path))
+    return {n: index.get(_norm_dist(n)) for n in names}
+
+
+def _norm_dist(name: str) -> str:
     import re
-    import sys
 
-    def norm(name: str) -> str:
-        return re.sub(r"[-_.]+", "_", name).lower()
+    return re.sub(r"[-_.]+", "_", name).lower()
 
-    wanted = {norm(n): n for n in names}
-    found: dict[str, str | None] = {}
-    for entry in sys.path:
-        if len(found) == len(wanted):
-            break
+
+@functools.lru_cache(maxsize=4)
+def _dist_index(path: tuple[str, ...]) -> dict[str, str]:
+    """Every distribution on this sys.path -> its version (first entry wins): one walk per process."""
+    import os
+
+    found: dict[str, str] = {}
+    for entry in path:
         try:
             listing = os.listdir(entry or ".")
         except OSError:
@@ -45,10 +52,10 @@ def installed_versions(names: tuple[str, ...]) -> dict[str, str | None]:
             for suffix in (".dist-info", ".egg-info"):
                 if item.endswith(suffix):
                     dist, _, version = item[: -len(suffix)].partition("-")
-                    key = norm(dist)
-                    if key in wanted and wanted[key] not in found and version[:1].isdigit():
-                        found[wanted[key]] = version
-    return {n: found.get(n) for n in names}
+                    key = _norm_dist(dist)
+                    if key not in found and version[:1].isdigit():
+                        found[key] = version
+    return found
 
 
 def cache_dir(env: Mapping[str, str]) -> Path:
@@ -65,7 +72,6 @@ def user_cache_dir() -> Path:
     path of every check (the rules cache) and every hook launch. XDG_CACHE_HOME counts only as an
     absolute path, as the XDG specification and platformdirs have it (on macOS as well)."""
     import os
-    import sys
 
     if sys.platform == "win32":  # platformdirs asks the shell for this folder; the variable holds the same
         local = os.environ.get("LOCALAPPDATA") or str(Path.home() / "AppData" / "Local")
