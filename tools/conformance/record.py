@@ -97,6 +97,9 @@ def ensure_venv(venv: str, sglang_version: str, wheel: str | None) -> Path:
                             output=os.devnull)
     # older releases pin other transformers/openai/... and import a few more packages
     extract.IMPORT_REQUIREMENTS = releases.import_requirements(sglang_version, extract.IMPORT_REQUIREMENTS)
+    # that list is the whole of this release's requirements: the extractor's own per-release pins
+    # must not be applied on top of it again (they differ for 0.5.22: see its tokenizers pin)
+    extract.RELEASE_REQUIREMENTS = {**extract.RELEASE_REQUIREMENTS, sglang_version: []}
 
     def stop(*_a, **_k):
         raise _BootstrapDone
