@@ -41,7 +41,6 @@ sys.path.insert(0, str(HERE))
 
 import cases as casegen  # noqa: E402
 import compare  # noqa: E402
-import releases  # noqa: E402
 
 WORKER = HERE / "sglang_worker.py"
 EXTRACT = REPO / "tools" / "flagtable" / "extract.py"
@@ -85,8 +84,8 @@ def _portable(argv: list[str]) -> list[str]:
 
 def ensure_venv(venv: str, sglang_version: str, wheel: str | None) -> Path:
     """Create/update the venv exactly as tools/flagtable/extract.py does (pinned torch from the
-    local disk, the sglang wheel with --no-deps, extract.IMPORT_REQUIREMENTS, with the release's
-    pins from releases.py for releases other than 0.5.23). The extractor's
+    local disk, the sglang wheel with --no-deps, extract.import_requirements(version): 0.5.23's list
+    with that release's pins, extract.RELEASE_REQUIREMENTS). The extractor's
     `bootstrap` ends by re-executing the extractor inside the venv; that final exec is stopped
     here, so only its installation steps run."""
     extract = _load_extract()
@@ -95,11 +94,6 @@ def ensure_venv(venv: str, sglang_version: str, wheel: str | None) -> Path:
         return py
     ns = argparse.Namespace(venv=venv, wheel=wheel, sglang_version=sglang_version,
                             output=os.devnull)
-    # older releases pin other transformers/openai/... and import a few more packages
-    extract.IMPORT_REQUIREMENTS = releases.import_requirements(sglang_version, extract.IMPORT_REQUIREMENTS)
-    # that list is the whole of this release's requirements: the extractor's own per-release pins
-    # must not be applied on top of it again (they differ for 0.5.22: see its tokenizers pin)
-    extract.RELEASE_REQUIREMENTS = {**extract.RELEASE_REQUIREMENTS, sglang_version: []}
 
     def stop(*_a, **_k):
         raise _BootstrapDone

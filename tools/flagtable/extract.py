@@ -84,8 +84,9 @@ RELEASE_REQUIREMENTS: dict[str, list[str]] = {
     "0.5.23": [],
     # tokenizers 0.23.3, not the release's own 0.23.2 pin: pip cannot resolve 0.23.2 beside
     # transformers 5.19.0 and huggingface-hub 2.4.0 (tools/conformance/README.md, Older releases)
-    "0.5.22": ["openai==2.6.1", "tokenizers==0.23.3", "cloudpickle"],
-    "0.5.21": _TRANSFORMERS_5_12 + ["cache-dit==1.5.1", "xgrammar==0.2.7"],
+    "0.5.22": ["openai==2.6.1", "tokenizers==0.23.3", "huggingface-hub==2.4.0", "cache-dit==1.5.1",
+               "cloudpickle", "setproctitle"],
+    "0.5.21": _TRANSFORMERS_5_12 + ["cache-dit==1.5.1", "xgrammar==0.2.7", "setproctitle"],
     # setproctitle: runtime/managers/gpu_worker.py, imported at package import
     "0.5.20": _TRANSFORMERS_5_12 + ["cache-dit==1.3.0", "xgrammar==0.2.1", "setproctitle"],
     "0.5.19": _TRANSFORMERS_5_12 + ["cache-dit==1.3.0", "xgrammar==0.2.1", "setproctitle"],
