@@ -26,10 +26,8 @@ Network, hub look-ups and hardware: as `sglang_worker.py` (its guards and `simhw
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import io
-import json
 import os
 import sys
 import traceback
@@ -122,19 +120,8 @@ def run_case(case: dict[str, Any], workdir: Path, sglang_root: str, cli_main, ca
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--profile-json", required=True)
-    ap.add_argument("--cases", required=True)
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--workdir", required=True)
-    args = ap.parse_args()
+    args, profile, sim = serve_worker.start_worker()
 
-    profile = json.loads(Path(args.profile_json).read_text())
-    serve_worker.install_network_guard()
-    serve_worker.install_hub_guard()
-    sim = simhw.install(profile)
-
-    import sglang
     import sglang.cli.main as cli_main_mod
     from sglang.multimodal_gen.runtime.entrypoints.diffusion_generator import DiffGenerator
 
@@ -153,18 +140,7 @@ def main() -> int:
     DiffGenerator.shutdown = lambda self: None
     prefix = "sglang.multimodal_gen.runtime.entrypoints.diffusion_generator.DiffGenerator."
     sim["replaced"] = [prefix + n for n in ("_create", "_send_to_scheduler_and_wait_for_response", "shutdown")]
-
-    caches = serve_worker.resolution_caches()
-    sglang_root = str(Path(sglang.__file__).resolve().parent) + os.sep
-    workdir = Path(args.workdir).resolve()
-    workdir.mkdir(parents=True, exist_ok=True)
-    cases = [json.loads(line) for line in Path(args.cases).read_text().splitlines() if line.strip()]
-    with open(args.out, "w", encoding="utf-8") as fh:
-        fh.write(json.dumps({"profile": profile["name"], "simulation": sim, "platform": facts}) + "\n")
-        for case in cases:
-            fh.write(json.dumps(run_case(case, workdir, sglang_root, cli_main_mod.main, caches)) + "\n")
-            fh.flush()
-    return 0
+    return serve_worker.run_cases(args, profile, sim, facts, run_case, cli_main_mod.main)
 
 
 if __name__ == "__main__":

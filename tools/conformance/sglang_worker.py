@@ -318,20 +318,43 @@ def run_case(case: dict[str, Any], workdir: Path, sglang_root: str, cli_main, ca
     return result
 
 
-def main() -> int:
+def start_worker() -> tuple[argparse.Namespace, dict[str, Any], dict[str, Any]]:
+    """A worker's start, before sglang is imported (shared with generate_worker.py): its options,
+    the profile, the network and hub guards and the simulated hardware."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--profile-json", required=True)
     ap.add_argument("--cases", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--workdir", required=True)
     args = ap.parse_args()
-
     profile = json.loads(Path(args.profile_json).read_text())
     install_network_guard()
     install_hub_guard()
-    sim = simhw.install(profile)
+    return args, profile, simhw.install(profile)
 
+
+def run_cases(args: argparse.Namespace, profile: dict[str, Any], sim: dict[str, Any], facts: Any, run,
+              cli_main) -> int:
+    """Every case of the worker's file through `run` (this module's or generate_worker's run_case),
+    one JSON line each after the header line (shared with generate_worker.py)."""
     import sglang
+
+    caches = resolution_caches()
+    sglang_root = str(Path(sglang.__file__).resolve().parent) + os.sep
+    workdir = Path(args.workdir).resolve()
+    workdir.mkdir(parents=True, exist_ok=True)
+    cases = [json.loads(line) for line in Path(args.cases).read_text().splitlines() if line.strip()]
+    with open(args.out, "w", encoding="utf-8") as fh:
+        fh.write(json.dumps({"profile": profile["name"], "simulation": sim, "platform": facts}) + "\n")
+        for case in cases:
+            fh.write(json.dumps(run(case, workdir, sglang_root, cli_main, caches)) + "\n")
+            fh.flush()
+    return 0
+
+
+def main() -> int:
+    args, profile, sim = start_worker()
+
     import sglang.cli.main as cli_main_mod
     import sglang.cli.serve as cli_serve
     from sglang.multimodal_gen.runtime.entrypoints.cli import serve as diffusion_serve
@@ -361,18 +384,7 @@ def main() -> int:
     cli_serve.kill_process_tree = lambda *a, **k: None
     replaced.append("sglang.cli.serve.kill_process_tree")
     sim["replaced"] = replaced
-
-    caches = resolution_caches()
-    sglang_root = str(Path(sglang.__file__).resolve().parent) + os.sep
-    workdir = Path(args.workdir)
-    workdir.mkdir(parents=True, exist_ok=True)
-    cases = [json.loads(line) for line in Path(args.cases).read_text().splitlines() if line.strip()]
-    with open(args.out, "w", encoding="utf-8") as fh:
-        fh.write(json.dumps({"profile": profile["name"], "simulation": sim, "platform": facts}) + "\n")
-        for case in cases:
-            fh.write(json.dumps(run_case(case, workdir, sglang_root, cli_main_mod.main, caches)) + "\n")
-            fh.flush()
-    return 0
+    return run_cases(args, profile, sim, facts, run_case, cli_main_mod.main)
 
 
 if __name__ == "__main__":
