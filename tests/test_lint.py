@@ -312,6 +312,11 @@ def test_helm_templates_are_reported_not_guessed(tmp_path):
         kind: Deployment
         metadata:
           name: {{ .Release.Name }}
+        spec:
+          template:
+            spec:
+              containers:
+                - image: lmsysorg/sglang:v0.5.23
         """)
     code, report = lint_json("--target", "H200", str(chart), cwd=tmp_path)
     assert code == 0 and "Helm" in at(report, "H3DL002")["message"]

@@ -12,9 +12,11 @@ from dataclasses import dataclass, field
 from h3doctor.inputs.compose import is_compose, read_compose
 from h3doctor.inputs.kubernetes import is_manifest, read_manifests
 from h3doctor.inputs.launch import Launch, Note
-from h3doctor.inputs.recipe import looks_like_recipe, recipe_from, recipe_launch
-from h3doctor.inputs.sglang_config import looks_like_sglang_config, read_config
+from h3doctor.inputs.recipe import RECIPE_KEYS, recipe_from, recipe_launch
+from h3doctor.inputs.sglang_config import read_config
 from h3doctor.inputs.shell import is_shell_script, read_script
+from h3doctor.inputs.sniff import Shape, claimed_kind, first_shape, mentions_sglang
+from h3doctor.errors import UsageError
 from h3doctor.located import MAX_INPUT_BYTES, Pos, load_json, load_yaml
 from h3doctor.safeload import LoadError, read_bounded
 
@@ -45,6 +47,13 @@ def read_input(path: str, *, known_fields: set[str], kind: str | None = None,
         return InputFile(path, "shell", launches, notes, text)
     if kind is None and not path.endswith(_DATA_SUFFIXES):
         return InputFile(path, None, text=text)
+    sniffed = kind is None
+    if sniffed:
+        # decided from the first document before the strict read: a file that is not a launch
+        # input is left alone, whatever tags or key types it uses
+        kind = _claimed(path, text, known_fields)
+        if kind is None:
+            return InputFile(path, None, text=text)
     try:
         docs = [load_json(text, path)] if path.endswith(".json") else load_yaml(text, path)
     except LoadError:
@@ -55,17 +64,9 @@ def read_input(path: str, *, known_fields: set[str], kind: str | None = None,
         raise
     docs = [d for d in docs if d.data is not None]
     first = docs[0].data if docs else None
-    if kind is None:
-        if len(docs) == 1 and looks_like_recipe(first):
-            kind = "recipe"
-        elif any(is_manifest(d.data) for d in docs):
-            kind = "kubernetes"
-        elif len(docs) == 1 and is_compose(first, path):
-            kind = "compose"
-        elif len(docs) == 1 and looks_like_sglang_config(first, known_fields):
-            kind = "sglang-config"
-        else:
-            return InputFile(path, None, text=text)
+    if sniffed and (kind == "kubernetes" and not any(is_manifest(d.data) for d in docs)) or (
+            kind == "compose" and not (len(docs) == 1 and is_compose(first, path))):
+        return InputFile(path, None, text=text)
     if kind == "kubernetes":
         launches, notes = read_manifests(docs, text)
     elif not docs:
@@ -73,7 +74,12 @@ def read_input(path: str, *, known_fields: set[str], kind: str | None = None,
     elif len(docs) > 1:
         raise LoadError(f"a {kind} is one YAML document, found {len(docs)}", location=f"{path}:{docs[1].start}")
     elif kind == "recipe":
-        launches, notes = [recipe_launch(recipe_from(docs[0]))], []
+        try:
+            launches, notes = [recipe_launch(recipe_from(docs[0]))], []
+        except LoadError:
+            raise
+        except UsageError as exc:  # the recipe's own schema: a located error about this file
+            raise LoadError(exc.message, location=exc.location, hint=exc.hint) from None
     elif kind == "compose":
         launches, notes = read_compose(docs[0])
     else:
@@ -81,3 +87,27 @@ def read_input(path: str, *, known_fields: set[str], kind: str | None = None,
             raise LoadError("an sglang config file is a mapping of ServerArgs fields", location=path)
         launches, notes = read_config(docs[0])
     return InputFile(path, kind, launches, notes, text)
+
+
+def _claimed(path: str, text: str, known_fields: set[str]) -> str | None:
+    shape = first_shape(text)
+    if shape is None and path.endswith(".json"):
+        # JSON that YAML's parser cannot read (tabs): sniff it as JSON, within the same limits
+        try:
+            shape = _json_shape(load_json(text, path).data)
+        except LoadError:
+            shape = None
+    if shape is None:
+        # unreadable as YAML: an error (or the Helm note) only where the file speaks of an sglang launch
+        if not mentions_sglang(text):
+            return None
+        return "kubernetes" if "{{" in text else "recipe"
+    return claimed_kind(shape, text, path, known_fields, RECIPE_KEYS)
+
+
+def _json_shape(data: object) -> Shape:
+    if not isinstance(data, dict):
+        return Shape(mapping=False)
+    command = data.get("command")
+    scalars = [command] if isinstance(command, str) else [str(c) for c in command] if isinstance(command, list) else []
+    return Shape(mapping=True, keys=[str(k) for k in data], command=scalars)

@@ -158,4 +158,11 @@ def _validate(doc: Document) -> None:
         err = errors[0]
         path = tuple(err.absolute_path)
         key = "/".join(excerpt(p, 40) for p in path) or "(top level)"
-        raise UsageError(f"at {key}: {schema_message(err)}", location=f"{doc.origin}:{doc.pos(path)}")
+        where = doc.pos(path)
+        if err.validator == "additionalProperties" and isinstance(err.instance, dict):
+            # point at the first key the schema does not know, not at the mapping that holds it
+            allowed = err.schema.get("properties", {})
+            extra = [k for k in err.instance if k not in allowed]
+            if extra:
+                where = doc.key_pos((*path, extra[0]))
+        raise UsageError(f"at {key}: {schema_message(err)}", location=f"{doc.origin}:{where}")

@@ -1,0 +1,109 @@
+"""Which launch kind a data file claims to be, read from its first document only.
+
+A repository holds YAML that is not a launch — mkdocs (`!!python/name:`), CloudFormation (`!Sub`),
+workflows (`on:` is a boolean key in YAML 1.1), error tables with integer keys. lint must be strict
+about the files that are launch inputs and quiet about the rest, so the kind is decided before the
+strict reader runs: from PyYAML's event stream (nothing is constructed, so no tag can fail and no
+key type matters), stopping at the end of the first document. A file is a launch input only when
+its first document has a known kind's shape *and* it mentions an sglang launch.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+_SGLANG = re.compile(r"sglang", re.IGNORECASE)
+_MAX_EVENTS = 200_000  # the first document of a 1 MiB file; past this the file is not sniffed further
+_MAX_COMMAND_SCALARS = 256
+
+
+@dataclass
+class Shape:
+    """The first document's top level: its keys (as written) and the scalars under `command:`."""
+
+    mapping: bool
+    keys: list[str] = field(default_factory=list)
+    command: list[str] = field(default_factory=list)
+
+
+def mentions_sglang(text: str) -> bool:
+    return _SGLANG.search(text) is not None
+
+
+def first_shape(text: str) -> Shape | None:
+    """The first YAML document's top-level shape, or None where the text is not YAML the event
+    parser can read (the caller decides whether that is an error: only for a launch input)."""
+    import yaml
+
+    parser = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        return _walk(yaml.parse(text, Loader=parser))
+    except yaml.YAMLError:
+        return None
+
+
+def _walk(events) -> Shape | None:
+    import yaml
+
+    shape: Shape | None = None
+    depth = 0  # collection nesting: 1 is the top-level mapping
+    expect_key = False
+    current: str | None = None  # the top-level key whose value is being read
+    for count, event in enumerate(events):
+        if count > _MAX_EVENTS:
+            break
+        if isinstance(event, yaml.DocumentEndEvent):
+            break
+        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            if depth == 0:
+                shape = Shape(mapping=isinstance(event, yaml.MappingStartEvent))
+                if not shape.mapping:
+                    return shape
+                expect_key = True
+                depth = 1
+                continue
+            if depth == 1:
+                expect_key = False  # a collection value of a top-level key
+            depth += 1
+            continue
+        if isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            depth -= 1
+            if depth == 1:
+                expect_key = True
+            elif depth == 0:
+                break
+            continue
+        if isinstance(event, yaml.ScalarEvent):
+            if depth == 0:
+                return Shape(mapping=False)
+            if depth == 1 and expect_key:
+                current = event.value
+                shape.keys.append(current)
+                expect_key = False
+            else:
+                if current == "command" and len(shape.command) < _MAX_COMMAND_SCALARS:
+                    shape.command.append(event.value)
+                if depth == 1:
+                    expect_key = True
+        elif isinstance(event, yaml.AliasEvent) and depth == 1:
+            expect_key = not expect_key
+    return shape
+
+
+def claimed_kind(shape: Shape | None, text: str, filename: str, known_fields: set[str],
+                 recipe_keys: frozenset[str]) -> str | None:
+    """The launch kind the first document claims, or None for a file lint leaves alone."""
+    if shape is None or not shape.mapping or not shape.keys:
+        return None
+    keys = set(shape.keys)
+    if "command" in keys and (keys <= recipe_keys or any(_SGLANG.search(s) for s in shape.command)):
+        return "recipe"
+    if {"apiVersion", "kind"} <= keys:
+        return "kubernetes" if mentions_sglang(text) else None
+    if "services" in keys:
+        return "compose" if mentions_sglang(text) else None
+    known = sum(1 for k in keys if k in known_fields)
+    if "model_path" in keys or known * 2 > len(keys):
+        return "sglang-config"
+    return None
