@@ -52,6 +52,9 @@ class HardwareFacts:
     source: str = "profile"
     description: str = ""
     sources: dict[str, str] = field(default_factory=dict)
+    # variables the launch sets (recipe `env:`, `VAR=value` words) that the live probe did not
+    # run with, because they can make Python or the loader run code (host/probe.py LAUNCH_ENV_APPLIED)
+    probe_env_not_applied: tuple[str, ...] = ()
 
     @property
     def cc_major(self) -> int | None:
@@ -72,6 +75,7 @@ class HardwareFacts:
         # the only container field (`sources`, str -> str) needs a shallow copy
         data = {f.name: getattr(self, f.name) for f in fields(self)}
         data["sources"] = dict(self.sources)
+        data["probe_env_not_applied"] = list(self.probe_env_not_applied)
         data["cc_major"] = self.cc_major
         data["cc_int"] = self.cc_int
         return data

@@ -25,6 +25,7 @@ import shutil
 import sys
 import time
 from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
 from h3doctor import __version__
@@ -46,6 +47,43 @@ from h3doctor.paths import installed_versions
 
 DEFAULT_TIMEOUT_S = 30.0
 
+# The only variables of a launch's own environment (a recipe's `env:`, `VAR=value` words in front of
+# the command) that reach the probe child: what decides which platform sglang 0.5.23 picks and which
+# devices it sees. SGLANG_DIFFUSION_PLATFORM_OVERRIDE is read by multimodal_gen/runtime/platforms/
+# __init__.py; CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER by platforms/cuda.py (and rocm.py's
+# device_control_env_var) and by torch; HIP_VISIBLE_DEVICES and ROCR_VISIBLE_DEVICES by the ROCm
+# runtime under torch; ZE_AFFINITY_MASK by Level Zero (XPU); ASCEND_RT_VISIBLE_DEVICES by
+# platforms/npu.py; MUSA_VISIBLE_DEVICES by platforms/musa.py; PYTORCH_NVML_BASED_CUDA_CHECK by
+# torch.cuda.is_available(), sglang's CUDA fallback. Values of these are device lists and switches:
+# none of them names code to load. Everything else a launch sets (PYTHONPATH, PYTHONHOME,
+# PYTHONSTARTUP, PYTHONUSERBASE, LD_PRELOAD, LD_LIBRARY_PATH, DYLD_*, PATH, BASH_ENV, ...) can make
+# Python or the loader run a file the input's author chose, so the child never gets it: nobody has
+# decided to launch anything yet. The report names what was held back (`probe_env_not_applied`).
+LAUNCH_ENV_APPLIED = (
+    "SGLANG_DIFFUSION_PLATFORM_OVERRIDE",
+    "CUDA_VISIBLE_DEVICES",
+    "CUDA_DEVICE_ORDER",
+    "HIP_VISIBLE_DEVICES",
+    "ROCR_VISIBLE_DEVICES",
+    "ZE_AFFINITY_MASK",
+    "ASCEND_RT_VISIBLE_DEVICES",
+    "MUSA_VISIBLE_DEVICES",
+    "PYTORCH_NVML_BASED_CUDA_CHECK",
+)
+
+
+def child_environment(base: Mapping[str, str], launch: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
+    """(the probe child's environment, the names of the launch's variables it does not get).
+
+    `base` is the environment h3doctor itself runs in (the user's); `launch` the one the checked
+    command would start in. The child gets `base` with only `LAUNCH_ENV_APPLIED` taken from the
+    launch (set, changed or removed as the launch has them)."""
+    env = {k: v for k, v in base.items() if k not in LAUNCH_ENV_APPLIED}
+    env.update({k: launch[k] for k in LAUNCH_ENV_APPLIED if k in launch})
+    withheld = sorted(k for k in set(base) | set(launch)
+                      if k not in LAUNCH_ENV_APPLIED and base.get(k) != launch.get(k))
+    return env, withheld
+
 
 def _reader(stream: Any, sink: list[str]) -> None:
     for line in iter(stream.readline, ""):
@@ -56,21 +94,38 @@ def _reader(stream: Any, sink: list[str]) -> None:
 def run_child(env: dict[str, str], timeout: float) -> tuple[dict[str, Any], dict[str, Any]]:
     """Run the child; return (observations, run info). Never raises, never outlives `timeout` by much."""
     import subprocess
-    import threading
+    import tempfile
 
     start = time.perf_counter()
     out: list[str] = []
     err: list[str] = []
-    package_parent = str(Path(__file__).resolve().parents[2])
-    try:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "h3doctor.host.probe_child"],
-            cwd=package_parent,  # `-m` puts the cwd first on sys.path: never the user's directory
-            env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            text=True, encoding="utf-8", errors="replace", start_new_session=os.name == "posix",
-        )
-    except OSError as exc:
-        return {}, {"outcome": "failed", "detail": f"cannot start {sys.executable}: {exc}", "elapsed_s": 0.0}
+    # The child is probe_child.py run by path (it imports only the standard library), with `-P`
+    # where Python has it (3.11+; on 3.10 the child drops its own directory from sys.path first):
+    # neither the current directory nor the script's is put on sys.path. Its working directory is an
+    # empty private directory, so an empty or relative entry in the user's PYTHONPATH or
+    # LD_LIBRARY_PATH (`PYTHONPATH=:/opt/x` means "also the current directory") cannot reach the
+    # directory h3doctor was started in, which may be a checkout of someone else's recipes. The
+    # user's own environment is otherwise kept as it is (no -E, -s or -I): sglang starts in it too,
+    # and torch found through it (a PYTHONPATH, the user site) is the torch sglang would import;
+    # torch in the interpreter's own site-packages is found either way.
+    script = str(Path(__file__).resolve().with_name("probe_child.py"))
+    flags = ["-P"] if sys.version_info >= (3, 11) else []
+    with tempfile.TemporaryDirectory(prefix="h3doctor-probe-", ignore_cleanup_errors=True) as cwd:
+        try:
+            proc = subprocess.Popen(
+                [sys.executable, *flags, script], cwd=cwd,
+                env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                text=True, encoding="utf-8", errors="replace", start_new_session=os.name == "posix",
+            )
+        except OSError as exc:
+            return {}, {"outcome": "failed", "detail": f"cannot start {sys.executable}: {exc}", "elapsed_s": 0.0}
+        return _collect(proc, out, err, start, timeout)
+
+
+def _collect(proc: Any, out: list[str], err: list[str], start: float, timeout: float) -> tuple[dict[str, Any], dict[str, Any]]:
+    import subprocess
+    import threading
+
     threads = [threading.Thread(target=_reader, args=(proc.stdout, out), daemon=True),
                threading.Thread(target=_reader, args=(proc.stderr, err), daemon=True)]
     for t in threads:
@@ -261,45 +316,54 @@ def timeout_from(env: dict[str, str]) -> float:
     return value if math.isfinite(value) and value > 0 else DEFAULT_TIMEOUT_S
 
 
-def probe(env: dict[str, str] | None = None, *, use_cache: bool = True, refresh: bool = False,
-          timeout: float | None = None) -> ProbeResult:
-    """Probe this host. `use_cache=False` neither reads nor writes the cache; `refresh` re-probes and writes."""
-    env = dict(os.environ if env is None else env)
-    timeout = timeout_from(env) if timeout is None else timeout
+def probe(env: Mapping[str, str] | None = None, *, use_cache: bool = True, refresh: bool = False,
+          timeout: float | None = None, launch: Mapping[str, str] | None = None) -> ProbeResult:
+    """Probe this host. `use_cache=False` neither reads nor writes the cache; `refresh` re-probes and writes.
+
+    `env` is the environment h3doctor runs in (default this process's): its H3DOCTOR_* settings
+    and the child's environment come from it. `launch` is the environment of a launch being
+    checked: only its `LAUNCH_ENV_APPLIED` variables reach the child (the rest are named in
+    `run["env_not_applied"]`); PATH and sglang's switches read in this process come from it."""
+    settings = dict(os.environ if env is None else env)
+    launch = settings if launch is None else dict(launch)
+    child_env, withheld = child_environment(settings, launch)
+    timeout = timeout_from(settings) if timeout is None else timeout
     if not (math.isfinite(timeout) and timeout > 0):
         from h3doctor.errors import UsageError
 
         raise UsageError(f"the probe timeout must be a positive number of seconds, not {timeout!r}")
     start = time.perf_counter()
-    host = host_facts(env)
+    host = host_facts(launch)  # lookups only (PATH, package specs): nothing here runs
     entry = None
     cache_why = "cache not used (--no-cache)"
-    parts = probe_cache.key_parts(env) if use_cache else None
+    parts = probe_cache.key_parts(child_env) if use_cache else None  # the key of what the child actually ran with
     if parts is not None and not refresh:
-        entry, cache_why = probe_cache.load(env, parts)
+        entry, cache_why = probe_cache.load(settings, parts)
     elif refresh:
         cache_why = "refresh requested"
     if entry is not None:
         obs = entry["observations"]
         run = dict(entry.get("run") or {})
         run.update({"cached": True, "cache_age_s": round(entry["age_s"], 1), "cache_file": entry["path"],
-                    "cache": "hit", "child_elapsed_s": run.get("elapsed_s")})
+                    "cache": "hit", "child_elapsed_s": run.get("elapsed_s"), "env_not_applied": withheld})
         run["timeout_s"] = timeout
         try:
-            result = build(obs, run, host, env)
+            result = build(obs, run, host, child_env)
         except (TypeError, ValueError, KeyError, AttributeError, IndexError) as exc:
             # well-typed but inconsistent (a hand-edited entry): a miss, never a verdict
             entry, cache_why = None, f"cache file is damaged ({type(exc).__name__}); probing again"
         else:
             run["elapsed_s"] = round(time.perf_counter() - start, 3)
             return result
-    obs, run = run_child(env, timeout)
-    run.update({"cached": False, "cache_age_s": None, "cache": cache_why, "child_elapsed_s": run.get("elapsed_s")})
+    obs, run = run_child(child_env, timeout)
+    run.update({"cached": False, "cache_age_s": None, "cache": cache_why, "child_elapsed_s": run.get("elapsed_s"),
+                "env_not_applied": withheld})
     run["cache_file"] = None
     if parts is not None and run.get("outcome") == "ok":  # a hang or crash is never cached
-        run["cache_file"] = probe_cache.store(env, parts, obs, {k: run[k] for k in ("outcome", "elapsed_s") if k in run})
+        run["cache_file"] = probe_cache.store(settings, parts, obs,
+                                              {k: run[k] for k in ("outcome", "elapsed_s") if k in run})
     run["timeout_s"] = timeout
-    result = build(obs, run, host, env)
+    result = build(obs, run, host, child_env)
     run["elapsed_s"] = round(time.perf_counter() - start, 3)
     return result
 
@@ -356,16 +420,19 @@ def _show(value: Any) -> str:
     return str(value)
 
 
-def facts_for_check(env: dict[str, str], *, use_cache: bool = True) -> HardwareFacts:
-    """The hardware for `check` without --profile: this host, probed with the environment the
-    launch would have (the caller adds the `VAR=value` words in front of the command, e.g.
-    CUDA_VISIBLE_DEVICES)."""
+def facts_for_check(launch: Mapping[str, str], *, use_cache: bool = True) -> HardwareFacts:
+    """The hardware for `check` without --profile: this host, probed in this process's environment
+    with the device selection of the launch's (the caller adds the `VAR=value` words in front of
+    the command, e.g. CUDA_VISIBLE_DEVICES). The facts name the launch's variables the probe did
+    not apply (`probe_env_not_applied`)."""
+    import dataclasses
+
     from h3doctor.errors import UsageError
 
-    result = probe(env, use_cache=use_cache)
+    result = probe(os.environ, use_cache=use_cache, launch=launch)
     if result.facts.platform is None:
         raise UsageError(
             "cannot tell which platform sglang would use on this host: " + result.line("platform").reason,
             hint="run `h3doctor probe` for details, or pass --profile NAME|FILE",
         )
-    return result.facts
+    return dataclasses.replace(result.facts, probe_env_not_applied=tuple(result.run.get("env_not_applied", ())))

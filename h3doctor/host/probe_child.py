@@ -1,6 +1,7 @@
 """The probe's child process: the only place h3doctor imports torch (and NVML, amdsmi).
 
-Run as `python -m h3doctor.host.probe_child`. It walks sglang 0.5.23's platform detection
+Run as `python -P .../probe_child.py` (by path, from an empty directory: `probe.run_child`). It
+walks sglang 0.5.23's platform detection
 (multimodal_gen/runtime/platforms/__init__.py: SGLANG_DIFFUSION_PLATFORM_OVERRIDE, then the
 built-in probes in the order mps, xpu, rocm, cuda, npu, musa, cpu) and then reads the device
 facts of the platform it found. It writes JSON lines on stdout, flushed one at a time:
@@ -408,7 +409,8 @@ def _sysctl(name: str) -> str | None:
     import subprocess
 
     try:
-        out = subprocess.run(["sysctl", "-n", name], capture_output=True, text=True, timeout=3, check=False)
+        # by its absolute path: a PATH entry is never where a program this child runs comes from
+        out = subprocess.run(["/usr/sbin/sysctl", "-n", name], capture_output=True, text=True, timeout=3, check=False)
         return out.stdout.strip() or None
     except (OSError, subprocess.SubprocessError):
         return None
@@ -426,4 +428,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    # Python 3.10 has no -P: the script's own directory (this package's, never the user's) leads
+    # sys.path; drop it so no module in it can stand in for one torch imports.
+    _here = os.path.dirname(os.path.abspath(__file__))
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _here]
     main()

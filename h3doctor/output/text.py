@@ -14,6 +14,14 @@ from h3doctor.output.json_report import STAGE_TITLES, changes_by_rule
 
 _MEMORY_RULES = ("H3D540", "H3D640", "H3D641")
 
+
+def probe_env_notice(names: tuple[str, ...], shown: int = 8) -> str:
+    """What the live probe held back from the launch's environment (names are identifiers)."""
+    listed = ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")
+    return (f"the probe of this host ran without the launch's {listed}: only the variables sglang's platform "
+            "detection reads reach it before --exec (nothing a launch sets may run code before you launch it)")
+
+
 _MARK = {"error": "[bold red]✗[/]", "warning": "[yellow]![/]", "info": "[blue]i[/]"}
 
 
@@ -29,6 +37,8 @@ def text_report(result: CheckResult, console: Console, out: TextIO, *, show_conf
     else:
         console.print(f"MiniMax-H3 launch check: [bold]{fam.label}[/] ({escape(ev.family.how)}) on {escape(where)} "
                       f"[dim]({escape(hw.source)})[/]")
+    if hw.probe_env_not_applied:
+        console.print(f"[yellow]![/] {escape(probe_env_notice(hw.probe_env_not_applied))}", soft_wrap=True)
     if show_config and effective:
         console.print("[bold]Effective configuration[/] (as sglang resolves it):")
         for key, value in effective.items():
