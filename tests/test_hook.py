@@ -275,3 +275,107 @@ def test_probe_says_whether_the_hook_is_active_here(shell, stub, probe_cache):
     none = subprocess.run([sys.executable, "-m", "h3doctor", "probe", "--format", "json"], capture_output=True,
                           text=True, env=env, timeout=120)
     assert json.loads(none.stdout)["hook"]["shell"] is None
+
+
+# -- a terminal's stop and interrupt keys during the check start nothing ---------------------------
+
+INTERACTIVE = {"bash": ["bash", "--norc", "--noprofile", "-i"], "zsh": ["zsh", "-f", "-i"],
+               "fish": ["fish", "--no-config", "-i"]}
+LOAD = {"bash": 'eval "$(h3doctor init bash)"', "zsh": 'eval "$(h3doctor init zsh)"', "fish": "h3doctor init fish | source"}
+STATUS = {"bash": "$?", "zsh": "$?", "fish": "$status"}
+# The check, stood in for: says on the terminal that it is running, then waits to be signalled (as
+# the real one does in a slow probe). Ctrl-C ends it as h3doctor's own handler does (exit 130).
+SLOW_CHECK = """import resource, signal
+resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+signal.signal(signal.SIGINT, lambda *_: os._exit(130))  # before the word below: no window without it
+open(os.environ['STUB_RECORD'] + '.pid', 'w').write(str(os.getpid()))
+sys.stderr.write('H3DOCTOR-CHECKING\\n'); sys.stderr.flush()
+while True:
+    signal.pause()
+"""
+
+
+class Terminal:
+    """An interactive shell on a pseudo-terminal, driven line by line. Every wait is for text the
+    shell prints (a marker no typed line contains), never for time."""
+
+    def __init__(self, argv: list[str], env: dict[str, str]) -> None:
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:  # pragma: no cover - the child
+            os.execvpe(argv[0], argv, env)
+        self.out = b""
+        self.marks = 0
+
+    def type(self, data: bytes) -> None:
+        os.write(self.fd, data)
+
+    def wait_for(self, text: bytes, timeout: float = 90) -> None:
+        deadline = time.monotonic() + timeout
+        while text not in self.out:
+            if time.monotonic() > deadline:
+                pytest.fail(f"the shell never printed {text!r}:\n{self.out.decode(errors='replace')}")
+            ready, _, _ = select.select([self.fd], [], [], 0.5)
+            if ready:
+                try:
+                    data = os.read(self.fd, 4096)
+                except OSError:
+                    data = b""
+                if not data:
+                    pytest.fail(f"the shell exited before printing {text!r}:\n{self.out.decode(errors='replace')}")
+                self.out += data
+
+    def run(self, line: str, status: str) -> str:
+        """Type a command line and wait until the shell has run it and the next one; returns the
+        status the shell had after `line`."""
+        self.marks += 1
+        self.type(f"{line}\nprintf 'MA%sRK-{self.marks}-%s-\\n' X {status}\n".encode())
+        self.wait_for(f"MAXRK-{self.marks}-".encode())
+        after = self.out.split(f"MAXRK-{self.marks}-".encode())[-1]
+        return after.split(b"-")[0].decode()
+
+    def close(self) -> None:
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        os.waitpid(self.pid, 0)
+        os.close(self.fd)
+
+
+@pytest.mark.parametrize("key,name", [(b"\x1a", "Ctrl-Z"), (b"\x1c", "Ctrl-\\"), (b"\x03", "Ctrl-C")])
+def test_stop_or_interrupt_during_the_check_starts_nothing(shell, stub, tmp_path, key, name):
+    fake_h3doctor(stub, SLOW_CHECK)
+    env = stub.env(H3DOCTOR_HOOK_ARGS=PROFILE, TERM="dumb", HOME=str(tmp_path), PS1="$ ")
+    term = Terminal(INTERACTIVE[shell], env)
+    try:
+        assert term.run(LOAD[shell], STATUS[shell]) == "0"
+        term.type(("sglang " + " ".join(CLEAN) + "\n").encode())
+        term.wait_for(b"H3DOCTOR-CHECKING")
+        term.type(key)
+        status = term.run("true", STATUS[shell])  # the shell is back at its prompt
+        assert stub.calls() == [], f"{name} during the check started sglang in {shell}:\n{term.out.decode(errors='replace')}"
+        assert status == "0"
+        if shell == "bash" or (shell, name) == ("fish", "Ctrl-Z"):
+            # these shells go on with the function (the others suspend or cancel it): the hook says why
+            assert b"sglang was not started" in term.out, term.out.decode(errors="replace")
+    finally:
+        pid_file = Path(str(stub.record) + ".pid")
+        if pid_file.exists():  # the stopped check: a process of this test's own making
+            try:
+                os.kill(int(pid_file.read_text()), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        term.close()
+
+
+def test_a_corrected_command_is_never_read_as_envs_options(shell, stub):
+    """A corrected command that does not start with `sglang` runs as `env -- WORDS`: a first word
+    such as `-S` is the program's name, not an option of env's (GNU env -S would split the next word
+    and run it)."""
+    body = ("i = argv.index('--argv-out')\n"
+            "open(argv[i + 1], 'wb').write(b''.join(w.encode() + b'\\0' for w in ['-S', 'sglang serve M']))\n"
+            "sys.exit(4)")
+    fake_h3doctor(stub, body)
+    proc = run_hook(shell, stub, FAILING)
+    assert stub.calls() == [], proc.stderr
+    assert proc.returncode == 127, proc.stderr

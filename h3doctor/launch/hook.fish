@@ -3,7 +3,8 @@
 # It defines a `sglang` function: `sglang serve` and `sglang generate` are checked by h3doctor and
 # start only when no finding reaches --fail-on; everything else passes straight through.
 # H3DOCTOR_DISABLE=1 switches it off; H3DOCTOR_HOOK_ARGS adds h3doctor options, separated by
-# spaces (e.g. "--profile 4xH200 --fail-on warning"). If h3doctor itself fails, sglang starts anyway.
+# spaces (e.g. "--profile 4xH200 --fail-on warning"). If h3doctor itself fails, sglang starts anyway;
+# if it is stopped or interrupted (Ctrl-Z, Ctrl-C, Ctrl-\) during the check, nothing starts.
 
 set -gx H3DOCTOR_HOOK fish
 set -gx H3DOCTOR_HOOK_SHLVL "$SHLVL"
@@ -28,12 +29,22 @@ function sglang --description 'sglang; serve and generate are checked by h3docto
     set -l __h3doctor_out
     test -n "$__h3doctor_file"; and set __h3doctor_out --argv-out $__h3doctor_file
     set -l __h3doctor_opts (string split -n -- ' ' "$H3DOCTOR_HOOK_ARGS")
+    set -l __h3doctor_jobs (jobs -p 2>/dev/null)
     command h3doctor check --hook $__h3doctor_out $__h3doctor_opts -- sglang $argv
     set -l __h3doctor_rc $status
+    # fish goes on with the function when Ctrl-Z stops h3doctor, with $status 0 (3.6) or 128+SIGTSTP:
+    # a job that was not there before the check is h3doctor, stopped; nothing may start then
+    for __h3doctor_pid in (jobs -p 2>/dev/null)
+        contains -- $__h3doctor_pid $__h3doctor_jobs; or set __h3doctor_rc @STOPPED@
+    end
     switch $__h3doctor_rc
         case 0
-        case 1 130
+        case 1
             test -n "$__h3doctor_file"; and command rm -f -- $__h3doctor_file
+            return 1
+        case @INTERRUPTED_FISH@
+            test -n "$__h3doctor_file"; and command rm -f -- $__h3doctor_file
+            echo "h3doctor did not finish (exit $__h3doctor_rc: stopped or interrupted); sglang was not started" >&2
             return $__h3doctor_rc
         case 4
             set -l __h3doctor_argv (string split0 < $__h3doctor_file)
@@ -45,7 +56,7 @@ function sglang --description 'sglang; serve and generate are checked by h3docto
                 command sglang $__h3doctor_argv
                 return $status
             else
-                command env $__h3doctor_argv
+                command env -- $__h3doctor_argv
                 return $status
             end
         case '*'

@@ -4,13 +4,16 @@ share the end of the function, hook_decide.sh).
 
 The protocol between the function and `h3doctor check --hook`: exit 0, launch the command as
 typed; exit 1, findings were printed, launch nothing; exit ACCEPTED, the user accepted the
-corrected command, whose words h3doctor wrote NUL-terminated to the `--argv-out` file. Any
-other status (h3doctor broken or missing) makes the function say so and launch sglang anyway.
+corrected command, whose words h3doctor wrote NUL-terminated to the `--argv-out` file; 128 plus
+a terminal's stop or interrupt signal (Ctrl-Z, Ctrl-C, Ctrl-\, and the other stop signals), h3doctor
+did not finish: launch nothing. Any other status (h3doctor broken or missing) makes the function
+say so and launch sglang anyway.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 from typing import Mapping
 
 from h3doctor.errors import UsageError
@@ -22,6 +25,16 @@ ACCEPTED = 4  # the user accepted the corrected command (see hook.bash, hook.zsh
 DISABLE_VAR = "H3DOCTOR_DISABLE"
 SHELL_VAR = "H3DOCTOR_HOOK"  # set by the hook: which shell loaded it
 SHLVL_VAR = "H3DOCTOR_HOOK_SHLVL"  # ... and at which shell level, to tell this shell from a child
+# The exit statuses a shell gives a command stopped or killed by a signal from the terminal (or a
+# stop signal from anywhere): the check never finished, so nothing may start. Signal numbers differ
+# between systems (SIGTSTP is 20 on Linux, 18 on macOS): `init` writes this machine's into the hook.
+INTERRUPT_SIGNALS = ("SIGINT", "SIGQUIT", "SIGTSTP", "SIGTTIN", "SIGTTOU", "SIGSTOP")
+
+
+def interrupted_statuses() -> list[int]:
+    return sorted(128 + int(getattr(signal, name)) for name in INTERRUPT_SIGNALS if hasattr(signal, name))
+
+
 _LOAD_LINES = {
     "bash": 'eval "$(h3doctor init bash)"   # in ~/.bashrc',
     "zsh": 'eval "$(h3doctor init zsh)"    # in ~/.zshrc',
@@ -36,7 +49,10 @@ def init_script(shell: str) -> str:
     script = (here / f"hook.{shell}").read_text(encoding="utf-8")
     if shell in ("bash", "zsh"):  # one text for what both do with h3doctor's answer
         script += (here / "hook_decide.sh").read_text(encoding="utf-8")
-    return script
+    statuses = [str(s) for s in interrupted_statuses()]
+    stopped = str(128 + int(getattr(signal, "SIGTSTP", 20)))
+    return (script.replace("@INTERRUPTED_CASE@", "|".join(statuses))
+            .replace("@INTERRUPTED_FISH@", " ".join(statuses)).replace("@STOPPED@", stopped))
 
 
 def disabled(env: Mapping[str, str]) -> bool:

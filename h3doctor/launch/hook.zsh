@@ -3,7 +3,8 @@
 # It defines a `sglang` function: `sglang serve` and `sglang generate` are checked by h3doctor and
 # start only when no finding reaches --fail-on; everything else passes straight through.
 # H3DOCTOR_DISABLE=1 switches it off; H3DOCTOR_HOOK_ARGS adds h3doctor options, separated by
-# spaces (e.g. "--profile 4xH200 --fail-on warning"). If h3doctor itself fails, sglang starts anyway.
+# spaces (e.g. "--profile 4xH200 --fail-on warning"). If h3doctor itself fails, sglang starts anyway;
+# if it is stopped or interrupted (Ctrl-Z, Ctrl-C, Ctrl-\) during the check, nothing starts.
 # (The protocol of hook.bash, in zsh's own idiom: emulate -L zsh, 1-based arrays.)
 
 export H3DOCTOR_HOOK=zsh

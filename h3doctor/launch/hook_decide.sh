@@ -3,8 +3,14 @@
 # parameters, not arrays, index the corrected command: bash counts from 0, zsh from 1).
   case "$__h3doctor_rc" in
     0) ;;
-    1|130)
+    1)
       [[ -n "$__h3doctor_file" ]] && command rm -f -- "$__h3doctor_file"
+      return 1 ;;
+    @INTERRUPTED_CASE@)
+      # stopped (Ctrl-Z) or interrupted (Ctrl-C, Ctrl-\) during the check: bash goes on with the
+      # function while h3doctor sits stopped, so this status, not the check, must decide: nothing starts
+      [[ -n "$__h3doctor_file" ]] && command rm -f -- "$__h3doctor_file"
+      printf '%s\n' "h3doctor did not finish (exit $__h3doctor_rc: stopped or interrupted); sglang was not started" >&2
       return "$__h3doctor_rc" ;;
     4)
       while IFS= read -r -d '' __h3doctor_word; do __h3doctor_argv+=("$__h3doctor_word"); done < "$__h3doctor_file"
@@ -16,7 +22,7 @@
         if [[ "$1" == sglang ]]; then
           shift; command sglang "$@"; return
         fi
-        command env "$@"; return
+        command env -- "$@"; return
       fi ;;
     *) printf '%s\n' "h3doctor failed (exit $__h3doctor_rc); launching sglang anyway" >&2 ;;
   esac
