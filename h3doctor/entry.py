@@ -16,6 +16,9 @@ import sys
 
 
 def main() -> None:
+    from h3doctor.launch.execute import undo_locale_coercion
+
+    undo_locale_coercion()  # what h3doctor hands on (--exec, the probe) is the environment it was given
     code = hook_fast_path(sys.argv[1:])
     if code is not None:
         sys.exit(code)

@@ -13,6 +13,9 @@ STUB = """#!{python}
 import json, os, signal, sys
 record = {{"argv": sys.argv[1:], "pid": os.getpid(),
           "env": {{k: v for k, v in os.environ.items() if k.startswith(("SGLANG_", "STUB_VAR"))}}}}
+if os.path.exists("/proc/self/environ"):  # as started, before this Python's own C-locale coercion
+    block = open("/proc/self/environ", "rb").read().split(b"\\0")
+    record["startup_env"] = dict(os.fsdecode(e).partition("=")[::2] for e in block if b"=" in e)
 with open(os.environ["STUB_RECORD"], "a", encoding="utf-8") as fh:
     fh.write(json.dumps(record) + "\\n")
 if os.environ.get("STUB_SIGNAL"):

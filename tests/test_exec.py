@@ -4,6 +4,7 @@ and all (issue 9, part 2). A stand-in `sglang` on PATH records what it was start
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -171,3 +172,39 @@ def test_recipe_env_reaches_the_server(stub, tmp_path):
 def test_launch_option_misuse_is_a_usage_error(stub, args, message):
     proc = h3doctor(stub, "check", *args, "--profile", "4xH200", "--", *CLEAN)
     assert proc.returncode == 2 and message in proc.stderr and stub.calls() == []
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/environ"), reason="the stand-in reads its start-up environment from /proc")
+@pytest.mark.parametrize("locale", [{"LANG": "C"}, {"LC_CTYPE": "C"}, {"LC_CTYPE": "POSIX", "LANG": "C.UTF-8"},
+                                    {"LC_CTYPE": "C.UTF-8"}, {"LC_ALL": "C"}, {}])
+def test_exec_passes_the_environment_exactly(stub, tmp_path, locale):
+    """The server starts with h3doctor's environment, the recipe's `env` and the leading words, and
+    nothing else: not the LC_CTYPE=C.UTF-8 Python sets for itself in the C locale."""
+    env = {k: v for k, v in stub.env().items() if not k.startswith(("LC_", "LANG", "PYTHONUTF8", "PYTHONCOERCE"))}
+    env.update(locale)
+    recipe = tmp_path / "r.yaml"
+    recipe.write_text("profile: 4xH200\ncommand: STUB_VAR_WORD=1 sglang serve MiniMaxAI/MiniMax-H3 --num-gpus 4\n"
+                      "env:\n  SGLANG_CACHE_DIT_ENABLED: \"false\"\n", encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-m", "h3doctor", "check", "--exec", "--recipe", str(recipe)],
+                          capture_output=True, text=True, env=env, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    [call] = stub.calls()
+    assert call["startup_env"] == {**env, "SGLANG_CACHE_DIT_ENABLED": "false", "STUB_VAR_WORD": "1"}
+
+
+def test_locale_coercion_is_recognised_where_there_is_no_proc(monkeypatch):
+    import types
+
+    from h3doctor.launch import execute
+
+    monkeypatch.setattr(execute, "_startup_value", lambda name: execute._UNKNOWN)
+    for name in ("PYTHONUTF8", "PYTHONCOERCECLOCALE", "LC_ALL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(sys, "flags", types.SimpleNamespace(utf8_mode=1))  # what the C locale turns on
+    coerced = {"LC_CTYPE": "C.UTF-8", "LANG": "C"}
+    execute.undo_locale_coercion(coerced)
+    assert coerced == {"LANG": "C"}
+    monkeypatch.setattr(sys, "flags", types.SimpleNamespace(utf8_mode=0))  # a UTF-8 locale: set by the user
+    chosen = {"LC_CTYPE": "C.UTF-8"}
+    execute.undo_locale_coercion(chosen)
+    assert chosen == {"LC_CTYPE": "C.UTF-8"}

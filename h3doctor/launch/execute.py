@@ -11,12 +11,56 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Mapping
+from typing import Mapping, MutableMapping
 
 from h3doctor.errors import UsageError
 
+_COERCED = ("C.UTF-8", "C.utf8", "UTF-8")  # what CPython sets LC_CTYPE to in the C locale (PEP 538)
 COMMAND_NOT_FOUND = 127  # as a shell reports a program it cannot find
 NOT_EXECUTABLE = 126  # as a shell reports a program it cannot run
+
+
+def undo_locale_coercion(environ: MutableMapping[str, str] = os.environ) -> None:
+    """Give back the LC_CTYPE this process was started with.
+
+    CPython started in the C or POSIX locale sets LC_CTYPE=C.UTF-8 (or C.utf8, UTF-8) in its own
+    environment (PEP 538), and every program it starts would inherit that, `check --exec`'s server
+    included. h3doctor's own text streams are set up by then and keep their encoding; the
+    environment it hands on is again the one it was given. Linux keeps the environment a process
+    started with in /proc/self/environ; elsewhere the coercion is recognised by its sign, the
+    UTF-8 mode Python turns on only in the C locale, and LC_CTYPE is removed (the C locale again,
+    unless it was set to a locale name that LANG overrides)."""
+    value = environ.get("LC_CTYPE")
+    if value not in _COERCED:
+        return
+    original = _startup_value(b"LC_CTYPE")
+    if original is _UNKNOWN:
+        explicit = (os.environ.get("PYTHONUTF8") or "0") != "0" or "utf8" in getattr(sys, "_xoptions", {})
+        if not sys.flags.utf8_mode or explicit or os.environ.get("PYTHONCOERCECLOCALE") == "0" or os.environ.get("LC_ALL"):
+            return
+        original = None
+    if original is None:
+        del environ["LC_CTYPE"]
+    elif original != value:
+        environ["LC_CTYPE"] = original
+
+
+_UNKNOWN = object()
+
+
+def _startup_value(name: bytes) -> object:
+    """A variable as this process was started with it: its value, None when it was not set, or
+    _UNKNOWN where the system does not say (no /proc)."""
+    try:
+        with open("/proc/self/environ", "rb") as fh:
+            block = fh.read(1 << 22)
+    except OSError:
+        return _UNKNOWN
+    for entry in block.split(b"\0"):
+        key, sep, val = entry.partition(b"=")
+        if sep and key == name:
+            return os.fsdecode(val)
+    return None
 
 
 def replace_process(argv: list[str], env: Mapping[str, str]) -> int:
