@@ -189,3 +189,55 @@ def test_the_cache_key_is_the_environment_the_child_ran_with(tmp_path, monkeypat
     # one it did get does
     assert probe_mod.probe(own, launch={**own, "CUDA_VISIBLE_DEVICES": "1"}).run["cached"] is False
     assert seen[-1]["CUDA_VISIBLE_DEVICES"] == "1" and len(seen) == 2
+
+
+# -- the GitHub Action: inputs are data to bash ----------------------------------------------------
+
+HOSTILE_INPUTS = {"paths": "--fix $(touch pwned) `touch pwned` * \"q\"", "targets": "4xH200 ;touch${IFS}pwned",
+                  "fail-on": "warning\"; touch pwned; echo \"", "version": "x; touch pwned", "upload-sarif": "true"}
+
+
+def _action_env(step: dict, inputs: dict[str, str]) -> dict[str, str]:
+    """A step's `env:` with each `${{ inputs.NAME }}` as GitHub would fill it in."""
+    import re
+
+    out = {}
+    for key, expr in (step.get("env") or {}).items():
+        m = re.fullmatch(r"\$\{\{\s*inputs\.([a-z-]+)\s*\}\}", str(expr))
+        out[key] = inputs[m.group(1)] if m else ""
+    return out
+
+
+def test_action_inputs_reach_bash_only_through_the_environment(tmp_path):
+    import yaml
+
+    action = yaml.safe_load((Path(__file__).resolve().parents[1] / "action.yml").read_text(encoding="utf-8"))
+    steps = action["runs"]["steps"]
+    for step in steps:
+        assert "${{" not in step.get("run", ""), f"an expression spliced into the script of {step.get('name')!r}"
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    record = tmp_path / "argv.jsonl"
+    fake = bindir / "h3doctor"
+    fake.write_text(f"#!{sys.executable}\nimport json, sys\n"
+                    f"open({str(record)!r}, 'a').write(json.dumps(sys.argv[1:]) + '\\n')\nsys.exit(1)\n", encoding="utf-8")
+    fake.chmod(0o755)
+    (tmp_path / "a.yaml").write_text("x: 1\n", encoding="utf-8")  # a file the `*` would match, were it expanded
+    lint = next(step for step in steps if step.get("id") == "lint")
+    env = {"PATH": f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}", "GITHUB_OUTPUT": str(tmp_path / "out"),
+           **_action_env(lint, HOSTILE_INPUTS)}
+    proc = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", lint["run"]], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert not (tmp_path / "pwned").exists()
+    words = ["--fix", "$(touch", "pwned)", "`touch", "pwned`", "*", '"q"']
+    options = ["--target", "4xH200", "--target", ";touch${IFS}pwned", "--fail-on", HOSTILE_INPUTS["fail-on"]]
+    calls = [json.loads(line) for line in record.read_text(encoding="utf-8").splitlines()]
+    assert calls == [["lint", *options, "--format", "sarif", "--output-file", "h3doctor.sarif", "--", *words],
+                     ["lint", *options, "--format", "github", "--", *words]]
+    assert (tmp_path / "out").read_text(encoding="utf-8") == "exit-code=1\n"
+    verdict = next(step for step in steps if step.get("name") == "Verdict")
+    for output, code in (("1", 1), ("0", 0), ("", None)):  # no recorded exit code is never a pass
+        proc = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", verdict["run"]],
+                              env={**env, "H3D_LINT_EXIT": output}, capture_output=True, timeout=60)
+        assert proc.returncode == code if code is not None else proc.returncode != 0
