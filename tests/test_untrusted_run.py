@@ -99,6 +99,16 @@ def test_a_recipe_runs_no_code_in_the_probe(tmp_path, host, how):
     assert set(env or {"PYTHONPATH": ""}) <= set(hw["probe_env_not_applied"])
 
 
+@pytest.mark.parametrize("prefix", [["PYTHONPATH=./evil"], ["env", "LD_PRELOAD=./evil/x.so", "PYTHONPATH=evil"]])
+def test_a_pasted_launch_line_runs_no_code_in_the_probe(tmp_path, host, prefix):
+    marker = tmp_path / "ran"
+    plant(tmp_path / "evil", marker)
+    proc = h3doctor("check", "--format", "json", "--no-cache", "--", *prefix, *LAUNCH.split(), env=host, cwd=tmp_path)
+    assert proc.returncode in (0, 1), proc.stderr
+    assert not marker.exists()
+    assert "PYTHONPATH" in json.loads(proc.stdout)["hardware"]["probe_env_not_applied"]
+
+
 def test_the_recipes_directory_and_the_current_one_are_never_imported_from(tmp_path, host):
     marker = tmp_path / "ran"
     work = plant(tmp_path / "work", marker)  # the current directory
