@@ -207,7 +207,8 @@ def rule_cmd(
     out = sys.stdout
     out.write(f"{match.id} {match.name}: {match.title}\n")
     out.write(f"catalog {', '.join(match.catalog)}; sglang {match.where} ({match.versions}); "
-              f"severity {match.severity}; fails at: {match.stage}\n\n")
+              f"severity {match.severity}; fails at: {match.stage}\n")
+    out.write("".join(f"  sglang {span}: {text}\n" for span, text in match.where_spans()) + "\n")
     out.write(f"sglang says: {match.message}\n\nwhy: {' '.join(match.why.split())}\n")
     if match.fix_note:
         out.write(f"fix: {match.fix_note}\n")

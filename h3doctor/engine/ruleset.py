@@ -18,13 +18,14 @@ from h3doctor.engine.conditions import paths_of, placeholders
 from h3doctor.errors import RuleFileError, UsageError
 from h3doctor.paths import cache_dir, package_dir, write_atomic
 from h3doctor.sglang.releases import in_range
+from h3doctor.sglang.releases import key as release_key
 
 RULES_DIR_ENV = "H3DOCTOR_RULES_DIR"
 MAX_RULE_FILE_BYTES = 256 * 1024
 _CONTEXT_ROOTS = ("args", "hw", "env", "derived", "parse", "events", "intent", "config", "family", "entry", "launcher",
                   "explicit", "release")
-# what a per-release entry (`releases:`) may override
-_OVERRIDABLE = ("message", "why", "stage", "sglang_stage", "order", "severity", "where")
+# what a per-release entry (`releases:`) may override (its sglang line is in flagdata/where-X.json)
+_OVERRIDABLE = ("message", "why", "stage", "sglang_stage", "order", "severity")
 
 
 
@@ -59,7 +60,8 @@ class Rule:
     absent: str | None = None  # releases verified to have no such check (sglang.absent)
 
     def for_version(self, version: str) -> "Rule":
-        """This rule as it reads for one release: its `releases:` entry for it applied."""
+        """This rule as it reads for one release: its `releases:` entry for it applied, and its
+        sglang line in that release (flagdata/where-X.json)."""
         hit = _FOR_VERSION.get((id(self), version))
         if hit is not None and hit[0] is self:
             return hit[1]
@@ -68,11 +70,27 @@ class Rule:
             if version_in_range(version, entry["versions"]):
                 resolved = dataclasses.replace(self, **{k: entry[k] for k in _OVERRIDABLE if k in entry})
                 break
+        where = self.where_by_release.get(version, self.where)
+        if where != resolved.where:
+            resolved = dataclasses.replace(resolved, where=where)
         _FOR_VERSION[(id(self), version)] = (self, resolved)
         return resolved
     # with `fix: none` (or a fix that finds no edit): what the user can choose instead, each
     # {gives_up, fix, when?}; engine/alternatives.py applies and re-checks them
     alternatives: tuple[dict[str, Any], ...] = ()
+    # release -> the sglang file:line of this check there (flagdata/where-X.json, merged at load)
+    where_by_release: dict[str, str] = dataclasses.field(default_factory=dict)
+
+    def where_spans(self) -> list[tuple[str, str]]:
+        """(release span, file:line) per run of releases with the same line, oldest first."""
+        spans: list[tuple[list[str], str]] = []
+        for version in sorted(self.where_by_release, key=release_key):
+            text = self.where_by_release[version]
+            if spans and spans[-1][1] == text:
+                spans[-1][0].append(version)
+            else:
+                spans.append(([version], text))
+        return [(vs[0] if len(vs) == 1 else f"{vs[0]}-{vs[-1]}", text) for vs, text in spans]
 
     def order_for(self, family: str | None) -> int:
         return self.order_by_family.get(family or "", self.order)
@@ -89,7 +107,8 @@ class Rule:
     def as_dict(self) -> dict[str, Any]:
         return {
             "id": self.id, "name": self.name, "title": self.title, "catalog": list(self.catalog),
-            "sglang_where": self.where, "sglang_versions": self.versions, "severity": self.severity,
+            "sglang_where": self.where, "sglang_where_by_release": dict(self.where_by_release),
+            "sglang_versions": self.versions, "severity": self.severity,
             "stage": self.stage, "sglang_stage": self.sglang_stage, "families": list(self.families),
             "platforms": list(self.platforms) if self.platforms else None, "message": self.message,
             "why": self.why, "fix": list(self.fix) if self.fix else None, "fix_note": self.fix_note,
@@ -198,15 +217,32 @@ def load_rules(directory: Path | None = None, *, use_cache: bool = True) -> list
     if files is None:
         raise RuleFileError("rules directory not found", location=str(directory)[:200])
     schema_text = package_dir("h3doctor.schema").joinpath("rule.schema.json").read_text(encoding="utf-8")
-    digest = _digest(files, schema_text)
+    lines = where_files()
+    digest = _digest(files + lines, schema_text)
     cached = cache_dir(os.environ) / f"rules-{digest}.json" if use_cache else None
     rules = _read_cache(cached, digest, [p.stem for p in files]) if cached is not None else None
-    if rules is not None:
-        return rules
-    rules = _validate_all(files, json.loads(schema_text))
-    if cached is not None:
-        _write_cache(cached, digest, rules)
-    return rules
+    if rules is None:
+        rules = _validate_all(files, json.loads(schema_text))
+        if cached is not None:
+            _write_cache(cached, digest, rules)
+    return _with_where_lines(rules, lines)
+
+
+def where_files() -> list[Path]:
+    """The per-release sglang lines of the rules (flagdata/where-X.Y.Z.json, written by
+    tools/release.py): inputs of the rules' digest beside the rule files."""
+    return sorted(Path(str(package_dir("h3doctor.sglang.flagdata"))).glob("where-*.json"))
+
+
+def _with_where_lines(rules: list[Rule], files: list[Path]) -> list[Rule]:
+    """Each rule with its line per release: the lines derived from the previous release (`where`)
+    and the ones a person recorded (`reviewed`)."""
+    by_rule: dict[str, dict[str, str]] = {}
+    for path in files:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        for rule_id, text in {**data["where"], **data["reviewed"]}.items():
+            by_rule.setdefault(rule_id, {})[data["sglang_version"]] = text
+    return [dataclasses.replace(r, where_by_release=by_rule.get(r.id, {})) for r in rules]
 
 
 def _read_cache(path: Path, digest: str, ids: list[str]) -> list[Rule] | None:

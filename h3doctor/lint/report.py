@@ -44,7 +44,9 @@ def rule_meta(rules: list[Rule]) -> list[dict[str, Any]]:
     for r in sorted(rules, key=lambda r: r.id):
         help_text = (f"{r.title}\n\nsglang says: {r.message}\n\nwhy: {' '.join(r.why.split())}\n"
                      + (f"\nfix: {r.fix_note}\n" if r.fix_note else "")
-                     + f"\ncatalog {', '.join(r.catalog)}; sglang {r.where} ({r.versions}); fails at: {r.stage}")
+                     + f"\ncatalog {', '.join(r.catalog)}; sglang {r.where} ({r.versions}); fails at: {r.stage}"
+                     + ("\n\nthe line per release:" if r.where_by_release else "")
+                     + "".join(f"\n- sglang {span}: {text}" for span, text in r.where_spans()))
         out.append({"id": r.id, "name": r.name, "title": r.title, "why": " ".join(r.why.split()), "help": help_text,
                     "severity": r.severity, "catalog_refs": list(r.catalog), "stage": r.stage})
     for rid, (name, severity, title, why) in sorted(NOTICES.items()):
