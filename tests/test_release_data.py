@@ -3,6 +3,8 @@
 The per-release sglang lines of the rules (flagdata/where-X.json) are re-derived offline from a
 recorded fixture of line digests of 0.5.22 and 0.5.23 (no sglang source is stored); the full
 run from the wheels is `python tools/release.py add 0.5.23 --venv VENV` (tools/flagtable/README.md).
+A rule citing a file the fixture lacks needs the fixture re-recorded: add
+`--fixture tests/release/line-digests-0.5.22-0.5.23.json.gz` to that command.
 """
 
 from __future__ import annotations
