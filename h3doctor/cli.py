@@ -4,8 +4,6 @@
 # and string annotations make it eval() ~280 of them on every run (~15 ms of each check, the hook's
 # hot path). Evaluated at import, they are built once.
 
-import json
-import math
 import os
 import sys
 from enum import Enum
@@ -14,6 +12,8 @@ from typing import Annotated, List, Optional
 import typer
 
 from h3doctor.errors import ExitCode, H3DoctorError, UsageError
+from h3doctor.output.formats import names as format_names
+from h3doctor.output.json_text import json_text
 from h3doctor.output.streams import Output, OutputError
 
 app = typer.Typer(
@@ -30,13 +30,10 @@ class Format(str, Enum):
     json = "json"
 
 
-class ReportFormat(str, Enum):
-    """Formats of `check` and `lint`: the machine ones go to stdout (or --output-file) only."""
-
-    text = "text"
-    json = "json"
-    sarif = "sarif"
-    github = "github"
+# the report commands' formats, as output/formats.py registers them
+CheckFormat = Enum("CheckFormat", {name: name for name in format_names("check")}, type=str)
+LintFormat = Enum("LintFormat", {name: name for name in format_names("lint")}, type=str)
+SuggestFormat = Enum("SuggestFormat", {name: name for name in format_names("suggest")}, type=str)
 
 
 class Severity(str, Enum):
@@ -72,7 +69,20 @@ def _console(stderr: bool = False):
     from rich.console import Console
 
     no_color = bool(os.environ.get("NO_COLOR"))
-    return Console(stderr=stderr, no_color=no_color, highlight=False, soft_wrap=True)
+    return Console(stderr=stderr, no_color=no_color, highlight=False, soft_wrap=True, emoji=False)
+
+
+def _write_report(command: str, format: Enum, report, out, output_file: Optional[str]) -> None:
+    """The report in its format, to --output-file or else `out` (the same text either way; a
+    terminal gets the text format's colours)."""
+    from h3doctor.output.formats import render
+
+    styled = output_file is None and (out.isatty() or bool(os.environ.get("FORCE_COLOR")))
+    text = render(command, format.value, report._replace(styled=styled))
+    if output_file:
+        _write_file(output_file, text, "report")
+    else:
+        out.write(text)
 
 
 @app.command(
@@ -84,7 +94,7 @@ def check(
     ctx: typer.Context,
     profile: Annotated[Optional[str], typer.Option(help="Built-in hardware profile name (see `h3doctor profiles`) or a YAML/JSON profile file. Without it, this host is probed (see `h3doctor probe`).")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Probe this host afresh, without reading or writing the probe cache.")] = False,
-    format: Annotated[ReportFormat, typer.Option("--format", help="Report format (sarif, github: see README, Lint).")] = ReportFormat.text,
+    format: Annotated[CheckFormat, typer.Option("--format", help="Report format (sarif, github: see README, Lint).")] = CheckFormat.text,
     show_config: Annotated[bool, typer.Option("--show-config", help="Print the effective configuration sglang would resolve.")] = False,
     fail_on: Annotated[Severity, typer.Option("--fail-on", help="Lowest severity that makes the exit code 1.")] = Severity.error,
     recipe: Annotated[Optional[str], typer.Option("--recipe", help="A YAML launch recipe (command, env, profile, request); see README.")] = None,
@@ -114,7 +124,8 @@ def check(
     result = outcome.result
     out = sys.stderr if exec_ or hook else sys.stdout  # when sglang may start, stdout is sglang's
     if not (hook and not result.evaluation.findings):  # the hook is quiet on a clean launch, as shell hooks are
-        _render(result, format, show_config, fail_on.value, out, output_file, recipe, profile)
+        _write_report("check", format, _check_report(result, fail_on.value, show_config, recipe, profile, rules_dir),
+                      out, output_file)
     if exec_ or hook:
         from h3doctor.launch.gate import Verdict, exec_launch
         from h3doctor.launch.hook import hook_exit
@@ -127,19 +138,40 @@ def check(
     raise typer.Exit(int(ExitCode.FINDINGS) if report.exit_failing(result, fail_on.value) else int(ExitCode.OK))
 
 
-def _render(result, format: ReportFormat, show_config: bool, fail_on: str, out, output_file, recipe, profile) -> None:
-    from h3doctor.output import json_report as report
+def _check_report(result, fail_on: str, show_config: bool, recipe, profile, rules_dir):
+    """One check as the format writers read it (output/formats.py)."""
+    from h3doctor.output import json_report
+    from h3doctor.output.formats import Report
 
-    data = report.build(result, fail_on)
-    if format in (ReportFormat.sarif, ReportFormat.github) or output_file:
-        _check_machine_report(result, data, format, output_file, recipe, profile, show_config)
-    elif format is ReportFormat.json:
-        out.write(_json_text(data))
-    else:
+    data = json_report.build(result, fail_on)
+
+    def text(console, out) -> None:
         from h3doctor.output.text import text_report
 
-        text_report(result, _console(stderr=out is sys.stderr), out, show_config=show_config,
-                    effective=data["effective_config"])
+        text_report(result, console, out, show_config=show_config, effective=data["effective_config"])
+
+    def findings():
+        from h3doctor.lint.report import check_findings
+
+        launch, table = None, None
+        if recipe:
+            from h3doctor.inputs.recipe import load_recipe, recipe_launch
+            from h3doctor.sglang.flagtable import load_flag_table
+
+            launch = recipe_launch(load_recipe(recipe))
+            table = load_flag_table(data["sglang_version"])
+        target = profile or (launch.targets[0] if launch is not None and launch.targets else None)
+        return check_findings(result, target=target or result.evaluation.hardware.source, launch=launch, table=table)
+
+    def rules():
+        from pathlib import Path
+
+        from h3doctor.engine.ruleset import load_rules
+        from h3doctor.lint.report import rule_meta
+
+        return rule_meta(load_rules(Path(rules_dir) if rules_dir else None))
+
+    return Report(data, text=text, findings=findings, rules=rules)
 
 
 def _check_launch_options(exec_: bool, apply_fixes: bool, force: bool, hook: bool, argv_out: str | None) -> None:
@@ -179,7 +211,7 @@ def rules_cmd(
         Path(markdown).write_text(rules_markdown(rules), encoding="utf-8")
         return
     if format is Format.json:
-        sys.stdout.write(_json_text([r.as_dict() for r in rules]))
+        sys.stdout.write(json_text([r.as_dict() for r in rules]))
         return
     for r in sorted(rules, key=lambda r: r.id):
         sys.stdout.write(f"{r.id}  {','.join(r.catalog):<8} {r.severity:<8} {r.stage:<15} {r.title}\n")
@@ -202,7 +234,7 @@ def rule_cmd(
         close = difflib.get_close_matches(rule_id, [r.id for r in rules] + [r.name for r in rules], n=1)
         raise UsageError(f"no rule {_short(rule_id, 80)!r}" + (f"; did you mean {close[0]}?" if close else ""))
     if format is Format.json:
-        sys.stdout.write(_json_text(match.as_dict()))
+        sys.stdout.write(json_text(match.as_dict()))
         return
     out = sys.stdout
     out.write(f"{match.id} {match.name}: {match.title}\n")
@@ -251,7 +283,7 @@ def probe_cmd(
     if save_profile:
         _write_file(save_profile, profile_text(result), "profile")
     if format is Format.json:
-        sys.stdout.write(_json_text({**result.as_dict(), "hook": hook}))
+        sys.stdout.write(json_text({**result.as_dict(), "hook": hook}))
     else:
         render_text(result, _console())
         glyph = "✓" if hook["active"] else "!" if hook["loaded"] else "-"
@@ -270,8 +302,8 @@ def profiles_cmd(
     from h3doctor.host.profiles import builtin_profile_names, load_profile
 
     if format is Format.json:
-        sys.stdout.write(json.dumps({"builtin": {n: load_profile(n).description for n in builtin_profile_names()},
-                                     "gpus": [asdict(g) for g in catalog()]}, indent=2) + "\n")
+        sys.stdout.write(json_text({"builtin": {n: load_profile(n).description for n in builtin_profile_names()},
+                                    "gpus": [asdict(g) for g in catalog()]}))
         return
     for name in builtin_profile_names():
         sys.stdout.write(f"{name:<10} {load_profile(name).description}\n")
@@ -281,64 +313,7 @@ def profiles_cmd(
         aliases = f"  aka {', '.join(g.aliases)}" if g.aliases else ""
         sys.stdout.write(f"{g.key:<11} {g.platform:<5} {g.memory_gib:>6.1f} GiB  {cc:<7} {g.device_name}{aliases}\n")
 
-# --- lint, machine report formats, schemas (issue 10) ----------------------------------------
-
-
-def _emit(text: str, output_file: Optional[str]) -> None:
-    """A report to stdout, or atomically to --output-file."""
-    if not output_file:
-        sys.stdout.write(text)
-        return
-    from h3doctor.lint.fix import write_atomically
-
-    try:
-        write_atomically(output_file, text)
-    except OSError as exc:
-        raise UsageError(f"cannot write the report: {exc.strerror or exc}", location=output_file) from None
-
-
-def _check_machine_report(result, data, format: ReportFormat, output_file, recipe, profile, show_config) -> None:
-    if format is ReportFormat.json:
-        _emit(json.dumps(data, indent=2, default=str) + "\n", output_file)
-        return
-    if format is ReportFormat.text:
-        import io
-
-        from rich.console import Console
-
-        from h3doctor.output.text import text_report
-
-        buf = io.StringIO()
-        text_report(result, Console(file=buf, no_color=True, highlight=False, soft_wrap=True), buf,
-                    show_config=show_config, effective=data["effective_config"])
-        _emit(buf.getvalue(), output_file)
-        return
-    from h3doctor.lint.report import check_findings
-
-    launch, table = None, None
-    if recipe:
-        from h3doctor.inputs.recipe import load_recipe, recipe_launch
-        from h3doctor.sglang.flagtable import load_flag_table
-
-        launch = recipe_launch(load_recipe(recipe))
-        table = load_flag_table(data["sglang_version"])
-    target = profile or (launch.targets[0] if launch is not None and launch.targets else None)
-    findings = check_findings(result, target=target or result.evaluation.hardware.source, launch=launch, table=table)
-    _render_machine(findings, format, output_file, help_uri_base=None)
-
-
-def _render_machine(findings, format: ReportFormat, output_file, *, help_uri_base) -> None:
-    if format is ReportFormat.sarif:
-        from h3doctor.engine.ruleset import load_rules
-        from h3doctor.lint.report import rule_meta
-        from h3doctor.output import sarif
-
-        doc = sarif.build(findings, rule_meta(load_rules()), help_uri_base=help_uri_base)
-        _emit(json.dumps(doc, indent=2) + "\n", output_file)
-    else:
-        from h3doctor.output import github
-
-        _emit("".join(line + "\n" for line in github.lines(findings)), output_file)
+# --- lint, schemas ---------------------------------------------------------------------------
 
 
 @app.command("lint", help="Lint launch files: h3doctor recipes, sglang --config files, Kubernetes manifests, compose "
@@ -347,7 +322,7 @@ def _render_machine(findings, format: ReportFormat, output_file, *, help_uri_bas
 def lint_cmd(
     paths: Annotated[Optional[List[str]], typer.Argument(help="Files, directories or globs (default: .).")] = None,
     target: Annotated[Optional[List[str]], typer.Option("--target", "-t", help="A profile every launch must pass on (repeatable); wins over the files' and the configuration's targets.")] = None,
-    format: Annotated[ReportFormat, typer.Option("--format", help="Report format.")] = ReportFormat.text,
+    format: Annotated[LintFormat, typer.Option("--format", help="Report format.")] = LintFormat.text,
     output_file: Annotated[Optional[str], typer.Option("--output-file", help="Write the report to this file instead of stdout.")] = None,
     fail_on: Annotated[Optional[Severity], typer.Option("--fail-on", help="Lowest severity that makes the exit code 1 (default: the configuration's, else error).")] = None,
     config: Annotated[Optional[str], typer.Option("--config", help="The lint configuration file (default: .h3doctor.yaml or [tool.h3doctor] in pyproject.toml, from here upward).")] = None,
@@ -359,10 +334,10 @@ def lint_cmd(
 ) -> None:
     from h3doctor.lint.run import lint
 
-    code, text = lint(paths or ["."], targets=tuple(target or ()), format=format.value, fail_on=fail_on.value if fail_on else None,
-                      config_path=config, no_config=no_config, fix=fix, diff=diff, sglang_version=sglang_version,
-                      rules_dir=rules_dir)
-    _emit(text, output_file)
+    code, report = lint(paths or ["."], targets=tuple(target or ()), fail_on=fail_on.value if fail_on else None,
+                        config_path=config, no_config=no_config, fix=fix, diff=diff, sglang_version=sglang_version,
+                        rules_dir=rules_dir)
+    _write_report("lint", format, report, sys.stdout, output_file)
     raise typer.Exit(code)
 
 
@@ -400,21 +375,20 @@ def suggest_cmd(
     runner_ups: Annotated[int, typer.Option("--runner-ups", help="How many runner-ups to show (0-10).")] = 3,
     sglang_version: Annotated[Optional[str], typer.Option("--sglang-version", help="sglang release whose rules and parser to use (default 0.5.23).")] = None,
     rules_dir: Annotated[Optional[str], typer.Option("--rules-dir", help="Use the rule files in this directory.")] = None,
-    format: Annotated[Format, typer.Option("--format", help="Report format.")] = Format.text,
+    format: Annotated[SuggestFormat, typer.Option("--format", help="Report format.")] = SuggestFormat.text,
+    output_file: Annotated[Optional[str], typer.Option("--output-file", help="Write the report to this file instead of stdout.")] = None,
     exec_: Annotated[bool, typer.Option("--exec", help="Run the best command (as `check --exec` runs a clean launch).")] = False,
 ) -> None:
+    from h3doctor.output.formats import Report
+    from h3doctor.output.suggest_text import suggest_report
     from h3doctor.suggest import SuggestRequest, run
 
     data = run(SuggestRequest(profile=profile, model=model, variant=variant, prefer=prefer.value, request=request,
                               quantization=quantization, sglang_version=sglang_version, rules_dir=rules_dir,
                               use_probe_cache=not no_cache, runner_ups=runner_ups))
     out = sys.stderr if exec_ else sys.stdout  # when sglang starts, stdout is sglang's
-    if format is Format.json:
-        out.write(json.dumps(data, indent=2, default=str) + "\n")
-    else:
-        from h3doctor.output.suggest_text import suggest_report
-
-        suggest_report(data, _console(stderr=exec_), out)
+    _write_report("suggest", format, Report(data, text=lambda console, buf: suggest_report(data, console, buf)),
+                  out, output_file)
     if data["best"] is None:
         raise typer.Exit(int(ExitCode.FINDINGS))
     if exec_:
@@ -427,24 +401,6 @@ def _exec(argv: list[str]) -> int:
     from h3doctor.launch.gate import Verdict, exec_launch
 
     return exec_launch(Verdict([], None, "clean"), list(argv), dict(os.environ))
-
-
-def _json_text(data) -> str:
-    """JSON as JSON: a non-finite number (from a --config file, say) is written as a string."""
-    try:
-        return json.dumps(data, indent=2, default=str, allow_nan=False) + "\n"
-    except ValueError:
-        return json.dumps(_finite(data), indent=2, default=str, allow_nan=False) + "\n"
-
-
-def _finite(value):
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    return value
 
 
 def _write_file(path: str, text: str, what: str) -> None:

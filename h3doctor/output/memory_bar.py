@@ -7,10 +7,12 @@ context, and the headroom (or the overflow) against the GPU's free memory.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.markup import escape
+from h3doctor.output.markup import escape
+
+if TYPE_CHECKING:  # Rich styles a terminal's report only (output/markup.py)
+    from rich.console import Console
 
 WIDTH = 48
 _STYLE = {

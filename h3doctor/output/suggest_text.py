@@ -5,10 +5,12 @@ Commands go to `out` unstyled, one per line, so they can be copied as they are.
 
 from __future__ import annotations
 
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from rich.console import Console
-from rich.markup import escape
+from h3doctor.output.markup import escape
+
+if TYPE_CHECKING:  # Rich styles a terminal's report only (output/markup.py)
+    from rich.console import Console
 
 
 def suggest_report(data: dict[str, Any], console: Console, out: TextIO) -> None:

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import json
-from typing import Any, TextIO
-
-from rich.console import Console
-from rich.markup import escape
+from typing import TYPE_CHECKING, Any, TextIO
 
 from h3doctor.engine.results import CheckResult
 from h3doctor.output import memory_bar
 from h3doctor.output.json_report import STAGE_TITLES, changes_by_rule
+from h3doctor.output.markup import escape
+
+if TYPE_CHECKING:  # Rich styles a terminal's report only (output/markup.py)
+    from rich.console import Console
 
 _MEMORY_RULES = ("H3D540", "H3D640", "H3D641")
 

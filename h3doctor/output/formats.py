@@ -1,0 +1,90 @@
+"""Every command's report formats in one table: `FORMATS[command][name]` is the writer.
+
+A writer turns a finished `Report` into the whole text of the report; the CLI writes that text to
+stdout or `--output-file` (the same bytes either way) and lists a command's formats from here, so
+a format exists for a command exactly when it is in this table. A command offers a format by
+handing its `Report` the parts that format reads: `data` (every command: the JSON object), `text`
+(the human renderer), `findings` and `rules` (the located finding records and the rule list that
+SARIF and GitHub annotations read). Registering a new command is one line, e.g.
+
+    FORMATS["explain"] = {"text": write_text, "json": write_json}
+
+with the command building `Report(data=..., text=...)`.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+from h3doctor.errors import UsageError
+from h3doctor.output.json_text import json_text
+
+
+class Report(NamedTuple):
+    """What a command hands its format writers."""
+
+    data: Any  # the command's JSON object: exactly what `json` writes
+    text: Callable[[Any, io.StringIO], None] | None = None  # text(console, out): styled lines to console, commands to out
+    findings: Callable[[], list[dict[str, Any]]] | None = None  # finding records (lint's shape), built when asked
+    rules: Callable[[], list[dict[str, Any]]] | None = None  # rule metadata for SARIF's driver
+    help_uri_base: str | None = None
+    styled: bool = False  # text for a terminal: Rich's colours; otherwise plain (markup.PlainConsole)
+
+
+def write_json(report: Report) -> str:
+    return json_text(report.data)
+
+
+def write_text(report: Report) -> str:
+    buf = io.StringIO()
+    report.text(_console(buf, report.styled), buf)
+    return buf.getvalue()
+
+
+def write_sarif(report: Report) -> str:
+    from h3doctor.output import sarif
+
+    return json_text(sarif.build(report.findings(), report.rules(), help_uri_base=report.help_uri_base))
+
+
+def write_github(report: Report) -> str:
+    from h3doctor.output import github
+
+    return "".join(line + "\n" for line in github.lines(report.findings()))
+
+
+_FINDINGS_FORMATS = {"text": write_text, "json": write_json, "sarif": write_sarif, "github": write_github}
+
+FORMATS: dict[str, dict[str, Callable[[Report], str]]] = {
+    "check": dict(_FINDINGS_FORMATS),
+    "lint": dict(_FINDINGS_FORMATS),
+    "suggest": {"text": write_text, "json": write_json},
+}
+
+
+def names(command: str) -> tuple[str, ...]:
+    return tuple(FORMATS[command])
+
+
+def render(command: str, name: str, report: Report) -> str:
+    """The report's whole text in the named format (a format the command does not offer: exit 2)."""
+    writer = FORMATS[command].get(name)
+    if writer is None:
+        raise UsageError(f"{command} has no format {name[:40]!r}; formats: {', '.join(FORMATS[command])}")
+    return writer(report)
+
+
+def _console(buf: io.StringIO, styled: bool):
+    if not styled:
+        from h3doctor.output.markup import PlainConsole
+
+        return PlainConsole(buf)
+    import os
+
+    from rich.console import Console
+
+    # a terminal's colours, written into the text like everything else (the CLI prints it once)
+    return Console(file=buf, force_terminal=True, no_color=bool(os.environ.get("NO_COLOR")), highlight=False,
+                   soft_wrap=True, emoji=False)
