@@ -11,6 +11,7 @@ from typing import Annotated, List, Optional
 
 import typer
 
+from h3doctor.cli_output import check_report, short, write_file, write_report
 from h3doctor.errors import ExitCode, H3DoctorError, UsageError
 from h3doctor.output.formats import names as format_names
 from h3doctor.output.json_text import json_text
@@ -72,19 +73,6 @@ def _console(stderr: bool = False):
     return Console(stderr=stderr, no_color=no_color, highlight=False, soft_wrap=True, emoji=False)
 
 
-def _write_report(command: str, format: Enum, report, out, output_file: Optional[str]) -> None:
-    """The report in its format, to --output-file or else `out` (the same text either way; a
-    terminal gets the text format's colours)."""
-    from h3doctor.output.formats import render
-
-    styled = output_file is None and (out.isatty() or bool(os.environ.get("FORCE_COLOR")))
-    text = render(command, format.value, report._replace(styled=styled))
-    if output_file:
-        _write_file(output_file, text, "report")
-    else:
-        out.write(text)
-
-
 @app.command(
     context_settings={"allow_extra_args": True, "ignore_unknown_options": True, "allow_interspersed_args": True},
     help="Check a proposed launch. Give sglang's flags directly, or the whole command after `--`: "
@@ -124,7 +112,7 @@ def check(
     result = outcome.result
     out = sys.stderr if exec_ or hook else sys.stdout  # when sglang may start, stdout is sglang's
     if not (hook and not result.evaluation.findings):  # the hook is quiet on a clean launch, as shell hooks are
-        _write_report("check", format, _check_report(result, fail_on.value, show_config, recipe, profile, rules_dir),
+        write_report("check", format.value, check_report(result, fail_on.value, show_config, recipe, profile, rules_dir),
                       out, output_file)
     if exec_ or hook:
         from h3doctor.launch.gate import Verdict, exec_launch
@@ -136,42 +124,6 @@ def check(
             raise typer.Exit(hook_exit(verdict, argv_out))
         raise typer.Exit(exec_launch(verdict, outcome.tokens, outcome.launch_env, apply_fixes=apply_fixes, force=force))
     raise typer.Exit(int(ExitCode.FINDINGS) if report.exit_failing(result, fail_on.value) else int(ExitCode.OK))
-
-
-def _check_report(result, fail_on: str, show_config: bool, recipe, profile, rules_dir):
-    """One check as the format writers read it (output/formats.py)."""
-    from h3doctor.output import json_report
-    from h3doctor.output.formats import Report
-
-    data = json_report.build(result, fail_on)
-
-    def text(console, out) -> None:
-        from h3doctor.output.text import text_report
-
-        text_report(result, console, out, show_config=show_config, effective=data["effective_config"])
-
-    def findings():
-        from h3doctor.lint.report import check_findings
-
-        launch, table = None, None
-        if recipe:
-            from h3doctor.inputs.recipe import load_recipe, recipe_launch
-            from h3doctor.sglang.flagtable import load_flag_table
-
-            launch = recipe_launch(load_recipe(recipe))
-            table = load_flag_table(data["sglang_version"])
-        target = profile or (launch.targets[0] if launch is not None and launch.targets else None)
-        return check_findings(result, target=target or result.evaluation.hardware.source, launch=launch, table=table)
-
-    def rules():
-        from pathlib import Path
-
-        from h3doctor.engine.ruleset import load_rules
-        from h3doctor.lint.report import rule_meta
-
-        return rule_meta(load_rules(Path(rules_dir) if rules_dir else None))
-
-    return Report(data, text=text, findings=findings, rules=rules)
 
 
 def _check_launch_options(exec_: bool, apply_fixes: bool, force: bool, hook: bool, argv_out: str | None) -> None:
@@ -232,7 +184,7 @@ def rule_cmd(
     match = next((r for r in rules if rule_id.upper() == r.id or rule_id == r.name), None)
     if match is None:
         close = difflib.get_close_matches(rule_id, [r.id for r in rules] + [r.name for r in rules], n=1)
-        raise UsageError(f"no rule {_short(rule_id, 80)!r}" + (f"; did you mean {close[0]}?" if close else ""))
+        raise UsageError(f"no rule {short(rule_id, 80)!r}" + (f"; did you mean {close[0]}?" if close else ""))
     if format is Format.json:
         sys.stdout.write(json_text(match.as_dict()))
         return
@@ -262,7 +214,7 @@ def coverage_cmd(
 
     text = markdown(load_rules())
     if write:
-        _write_file(write, text, "coverage table")
+        write_file(write, text, "coverage table")
     else:
         sys.stdout.write(text)
 
@@ -281,7 +233,7 @@ def probe_cmd(
     result = probe(dict(os.environ), use_cache=not no_cache, refresh=refresh, timeout=timeout)
     hook = hook_status(os.environ)
     if save_profile:
-        _write_file(save_profile, profile_text(result), "profile")
+        write_file(save_profile, profile_text(result), "profile")
     if format is Format.json:
         sys.stdout.write(json_text({**result.as_dict(), "hook": hook}))
     else:
@@ -337,7 +289,7 @@ def lint_cmd(
     code, report = lint(paths or ["."], targets=tuple(target or ()), fail_on=fail_on.value if fail_on else None,
                         config_path=config, no_config=no_config, fix=fix, diff=diff, sglang_version=sglang_version,
                         rules_dir=rules_dir)
-    _write_report("lint", format, report, sys.stdout, output_file)
+    write_report("lint", format.value, report, sys.stdout, output_file)
     raise typer.Exit(code)
 
 
@@ -387,7 +339,7 @@ def suggest_cmd(
                               quantization=quantization, sglang_version=sglang_version, rules_dir=rules_dir,
                               use_probe_cache=not no_cache, runner_ups=runner_ups))
     out = sys.stderr if exec_ else sys.stdout  # when sglang starts, stdout is sglang's
-    _write_report("suggest", format, Report(data, text=lambda console, buf: suggest_report(data, console, buf)),
+    write_report("suggest", format.value, Report(data, text=lambda console, buf: suggest_report(data, console, buf)),
                   out, output_file)
     if data["best"] is None:
         raise typer.Exit(int(ExitCode.FINDINGS))
@@ -401,18 +353,6 @@ def _exec(argv: list[str]) -> int:
     from h3doctor.launch.gate import Verdict, exec_launch
 
     return exec_launch(Verdict([], None, "clean"), list(argv), dict(os.environ))
-
-
-def _write_file(path: str, text: str, what: str) -> None:
-    from pathlib import Path
-
-    from h3doctor.paths import write_atomic
-
-    try:
-        write_atomic(Path(path), text)
-    except (OSError, ValueError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else type(exc).__name__
-        raise UsageError(f"cannot write the {what}: {reason}", location=_short(path, 200)) from None
 
 
 def main() -> None:
@@ -454,7 +394,7 @@ def _unexpected(exc: Exception) -> int:
 
         traceback.print_exception(exc, file=sys.stderr)  # plain: no local variables
         return int(ExitCode.INTERNAL)
-    return _fail(f"internal error: {type(exc).__name__}: {_short(str(exc))}",
+    return _fail(f"internal error: {type(exc).__name__}: {short(str(exc))}",
                  "this is a bug in h3doctor: rerun with H3DOCTOR_DEBUG=1 for the traceback and report it",
                  int(ExitCode.INTERNAL))
 
@@ -466,10 +406,6 @@ def _fail(message: str, hint: str | None, code: int) -> int:
     except OutputError:
         pass  # stderr is closed too: the exit code is all that is left
     return code
-
-
-def _short(text: str, limit: int = 300) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _flush_stdout(code: int) -> int:

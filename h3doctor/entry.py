@@ -1,17 +1,22 @@
-"""The `h3doctor` console entry: the shell hook's clean launches answered before the full CLI loads.
+"""The `h3doctor` console entry: the commonest `check` command lines answered before the full CLI loads.
 
 The shell hook runs `h3doctor check --hook ... -- sglang ...` in front of every `sglang serve` /
 `sglang generate`, and importing Typer (with the standard library it pulls in) is ~40% of such a
-process. So exactly the hook's own command line, `check --hook [--argv-out PATH] [--profile
-NAME] -- WORD...`, is checked here first, with the same request the CLI would make. A clean launch
-(no finding at all) exits 0 at once, quiet, as the CLI does. Anything else — findings, another
-option, an error of any kind — goes to the full CLI, which runs the check again and reports it
-with its usual output and exit codes: this path can only ever say "clean", never anything the CLI
-would not.
+process. So two command lines are answered here, with the same request the CLI would make:
+
+* the hook's own, `check --hook [--argv-out PATH] [--profile NAME] -- WORD...`: a clean launch (no
+  finding at all) exits 0 at once, quiet, as the CLI does; findings go to the full CLI.
+* a plain check, `check [--profile NAME] [--format F] [--output-file PATH] -- WORD...`: the report
+  is rendered by the CLI's own code (cli_output.py, the format registry) and the exit code is the
+  CLI's (0, or 1 for an error finding).
+
+Anything else — another option, an error of any kind — goes to the full CLI, which runs the check
+again and reports it with its usual output and exit codes (tests/test_entry.py holds the two equal).
 """
 
 from __future__ import annotations
 
+import os
 import sys
 
 
@@ -20,6 +25,8 @@ def main() -> None:
 
     undo_locale_coercion()  # what h3doctor hands on (--exec, the probe) is the environment it was given
     code = hook_fast_path(sys.argv[1:])
+    if code is None:
+        code = check_fast_path(sys.argv[1:])
     if code is not None:
         sys.exit(code)
     from h3doctor.cli import main as cli_main
@@ -47,6 +54,76 @@ def parse_hook_argv(argv: list[str]) -> tuple[str | None, str | None, list[str]]
     return found.get("--argv-out"), found.get("--profile"), words
 
 
+def parse_check_argv(argv: list[str]) -> tuple[str | None, str, str | None, list[str]] | None:
+    """(profile, format, output file, launch words) for a plain check's command line, else None."""
+    if argv[:1] != ["check"] or "--" not in argv:
+        return None
+    split = argv.index("--")
+    options, words = argv[1:split], argv[split + 1:]
+    found: dict[str, str] = {}
+    while options:
+        if len(options) < 2 or options[0] not in ("--profile", "--format", "--output-file") or options[0] in found:
+            return None
+        name, value = options[0], options[1]
+        if not value or value.startswith("-"):
+            return None
+        found[name] = value
+        options = options[2:]
+    if not words:
+        return None
+    return found.get("--profile"), found.get("--format", "text"), found.get("--output-file"), words
+
+
+def check_fast_path(argv: list[str]) -> int | None:
+    """The exit code of a plain check, its report written; None when the full CLI must answer."""
+    parsed = parse_check_argv(argv)
+    if parsed is None:
+        return None
+    profile, format_name, output_file, words = parsed
+    try:
+        from h3doctor.cli_output import check_report, write_report
+        from h3doctor.errors import ExitCode
+        from h3doctor.output import json_report
+        from h3doctor.output.formats import FORMATS
+        from h3doctor.output.streams import Output, OutputError
+
+        if format_name not in FORMATS["check"]:
+            return None  # the CLI names the formats
+        result = _check(words, profile).result
+        out = Output(sys.stdout, "stdout")  # the CLI's guarded stdout (cli.main)
+        report = check_report(result, "error", False, None, profile, None)
+        if output_file:
+            write_report("check", format_name, report, out, output_file)
+        else:  # rendered whole first: a failure to write it is reported here, never a second copy
+            from h3doctor.output.formats import render
+
+            text = render("check", format_name, report._replace(styled=out.isatty() or bool(os.environ.get("FORCE_COLOR"))))
+    except KeyboardInterrupt:
+        return 130
+    except Exception:  # noqa: BLE001 - every error is the full CLI's to report, the same way as always
+        return None
+    if not output_file:
+        try:
+            out.write(text)
+            out.flush()
+        except OutputError as exc:
+            try:
+                sys.stderr.write(f"error: {exc}\n")
+            except (OSError, ValueError, AttributeError):
+                pass
+            return int(ExitCode.USAGE)
+    return int(ExitCode.FINDINGS) if json_report.exit_failing(result, "error") else int(ExitCode.OK)
+
+
+def _check(words: list[str], profile: str | None):
+    from h3doctor.request import CheckRequest, run
+
+    # the request exactly as `check` builds it from these options (cli.py)
+    return run(CheckRequest(tokens=list(words), profile=profile, recipe=None, sglang_version=None, rules_dir=None,
+                            use_probe_cache=True,
+                            intent={"quality": None, "steps": None, "resolution": None, "seconds": None}))
+
+
 def hook_fast_path(argv: list[str]) -> int | None:
     """0 when the hook's launch is clean; None when the full CLI must answer."""
     parsed = parse_hook_argv(argv)
@@ -54,12 +131,7 @@ def hook_fast_path(argv: list[str]) -> int | None:
         return None
     _argv_out, profile, words = parsed  # the corrected-command file is written only after findings
     try:
-        from h3doctor.request import CheckRequest, run
-
-        # the request exactly as `check` builds it from these options (cli.py)
-        outcome = run(CheckRequest(tokens=list(words), profile=profile, recipe=None, sglang_version=None,
-                                   rules_dir=None, use_probe_cache=True,
-                                   intent={"quality": None, "steps": None, "resolution": None, "seconds": None}))
+        outcome = _check(words, profile)
     except KeyboardInterrupt:
         return 130
     except Exception:  # noqa: BLE001 - every error is the full CLI's to report, the same way as always

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from h3doctor.entry import parse_hook_argv
+from h3doctor.entry import parse_check_argv, parse_hook_argv
 
 LAUNCH = ["sglang", "serve", "MiniMaxAI/MiniMax-H3", "--num-gpus", "4"]
 
@@ -40,6 +40,29 @@ def test_anything_else_goes_to_the_full_cli(argv):
     assert parse_hook_argv(argv) is None
 
 
+@pytest.mark.parametrize("argv, expected", [
+    (["check", "--", *LAUNCH], (None, "text", None, LAUNCH)),
+    (["check", "--profile", "4xH200", "--format", "sarif", "--", *LAUNCH], ("4xH200", "sarif", None, LAUNCH)),
+    (["check", "--output-file", "r.json", "--format", "json", "--", *LAUNCH], (None, "json", "r.json", LAUNCH)),
+])
+def test_a_plain_checks_command_line_takes_the_shortcut(argv, expected):
+    assert parse_check_argv(argv) == expected
+
+
+@pytest.mark.parametrize("argv", [
+    ["check", *LAUNCH],  # no --
+    ["check", "--hook", "--", *LAUNCH],  # the hook's own (its shortcut answers only "clean")
+    ["check", "--fail-on", "warning", "--", *LAUNCH],  # any other option
+    ["check", "--format=json", "--", *LAUNCH],
+    ["check", "--format", "--", *LAUNCH],
+    ["check", "--profile", "a", "--profile", "b", "--", *LAUNCH],
+    ["check", "--"],
+    ["lint", "--", *LAUNCH],
+])
+def test_any_other_check_goes_to_the_full_cli(argv):
+    assert parse_check_argv(argv) is None
+
+
 def _run(entry: str, args: list[str], tmp_path) -> tuple[int, str, str]:
     env = {**os.environ, "H3DOCTOR_CACHE_DIR": str(tmp_path / "cache")}
     code = f"import sys; from h3doctor.{entry} import main; sys.argv = ['h3doctor', *sys.argv[1:]]; main()"
@@ -59,6 +82,42 @@ def _run(entry: str, args: list[str], tmp_path) -> tuple[int, str, str]:
 def test_the_entry_answers_as_the_full_cli(tmp_path, launch, profile):
     args = ["check", "--hook", "--argv-out", str(tmp_path / "argv"), "--profile", profile, "--", *launch]
     assert _run("entry", args, tmp_path) == _run("cli", args, tmp_path)
+
+
+@pytest.mark.parametrize("launch", [
+    LAUNCH,  # clean
+    ["sglang", "serve", "MiniMaxAI/MiniMax-H3", "--num-gpus", "4", "--ring-degree", "2", "--ulysses-degree", "2",
+     "--attention-backend", "sage_attn"],  # an error finding with a corrected command
+    ["sglang", "serve", "MiniMaxAI/MiniMax-H3", "--no-such-flag"],  # a parse error
+])
+@pytest.mark.parametrize("options", [
+    ["--profile", "4xH200"],
+    ["--profile", "4xH200", "--format", "json"],
+    ["--profile", "4xH200", "--format", "sarif"],
+    ["--profile", "4xH200", "--format", "github"],
+    ["--profile", "4xH200", "--format", "xml"],  # not a format: the CLI says so
+    ["--profile", "no-such-profile"],  # an error: the CLI reports it
+    ["--profile", "4xH200", "--output-file", "report.txt"],
+])
+def test_a_plain_check_answers_as_the_full_cli(tmp_path, launch, options):
+    args = ["check", *options, "--", *launch]
+    answers = []
+    for entry in ("entry", "cli"):
+        code, out, err = _run(entry, args, tmp_path)
+        report = tmp_path / "report.txt"
+        answers.append((code, out, err, report.read_text(encoding="utf-8") if report.exists() else None))
+        report.unlink(missing_ok=True)
+    assert answers[0] == answers[1]
+
+
+def test_a_plain_check_does_not_load_the_cli(tmp_path):
+    code = ("import sys, io, contextlib; from h3doctor.entry import check_fast_path\nbuf = io.StringIO()\n"
+            "with contextlib.redirect_stdout(buf):\n"
+            f"    answer = check_fast_path(['check', '--profile', '4xH200', '--', *{LAUNCH!r}, '--ring-degree', '2'])\n"
+            "print(answer, 'typer' in sys.modules, 'h3doctor.cli' in sys.modules, 'rich' in sys.modules)")
+    env = {**os.environ, "H3DOCTOR_CACHE_DIR": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120).stdout
+    assert out.split() == ["1", "False", "False", "False"]
 
 
 def test_a_clean_hook_launch_does_not_load_the_cli(tmp_path):

@@ -11,7 +11,6 @@ of every flag, so fixes can edit the user's own command without disturbing anyth
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -149,6 +148,8 @@ def suggest(option: str, candidates: list[str]) -> str | None:
     dashed = "--" + option.lstrip("-").replace("_", "-")
     if dashed in candidates and dashed != option:
         return dashed
+    import difflib  # only for an unknown option: kept off the import path of every check
+
     close = difflib.get_close_matches(option, candidates, n=1, cutoff=0.75)
     return close[0] if close else None
 

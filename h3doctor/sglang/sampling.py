@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import functools
 import json
-from importlib import resources
 from typing import Any
+
+from h3doctor.paths import package_dir
 
 
 @functools.lru_cache(maxsize=1)
 def _data() -> dict[str, Any]:
-    text = resources.files("h3doctor.sglang.flagdata").joinpath("sampling-params.json").read_text(encoding="utf-8")
+    text = package_dir("h3doctor.sglang.flagdata").joinpath("sampling-params.json").read_text(encoding="utf-8")
     return json.loads(text)["releases"]
 
 

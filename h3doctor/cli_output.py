@@ -1,0 +1,74 @@
+"""What `check`, `lint` and `suggest` hand the format registry (output/formats.py), and where the
+text goes: --output-file or the stream. Kept apart from cli.py (and Typer) so the console entry
+(entry.py) can answer `check` without loading the CLI, through the very same code."""
+
+from __future__ import annotations
+
+import os
+
+from h3doctor.errors import UsageError
+
+
+def check_report(result, fail_on: str, show_config: bool, recipe, profile, rules_dir):
+    """One check as the format writers read it (output/formats.py)."""
+    from h3doctor.output import json_report
+    from h3doctor.output.formats import Report
+
+    data = json_report.build(result, fail_on)
+
+    def text(console, out) -> None:
+        from h3doctor.output.text import text_report
+
+        text_report(result, console, out, show_config=show_config, effective=data["effective_config"])
+
+    def findings():
+        from h3doctor.lint.report import check_findings
+
+        launch, table = None, None
+        if recipe:
+            from h3doctor.inputs.recipe import load_recipe, recipe_launch
+            from h3doctor.sglang.flagtable import load_flag_table
+
+            launch = recipe_launch(load_recipe(recipe))
+            table = load_flag_table(data["sglang_version"])
+        target = profile or (launch.targets[0] if launch is not None and launch.targets else None)
+        return check_findings(result, target=target or result.evaluation.hardware.source, launch=launch, table=table)
+
+    def rules():
+        from pathlib import Path
+
+        from h3doctor.engine.ruleset import load_rules
+        from h3doctor.lint.report import rule_meta
+
+        return rule_meta(load_rules(Path(rules_dir) if rules_dir else None))
+
+    return Report(data, text=text, findings=findings, rules=rules)
+
+
+def write_report(command: str, name: str, report, out, output_file: str | None) -> None:
+    """The report in its format, to --output-file or else `out` (the same text either way; a
+    terminal gets the text format's colours)."""
+    from h3doctor.output.formats import render
+
+    styled = output_file is None and (out.isatty() or bool(os.environ.get("FORCE_COLOR")))
+    text = render(command, name, report._replace(styled=styled))
+    if output_file:
+        write_file(output_file, text, "report")
+    else:
+        out.write(text)
+
+
+def write_file(path: str, text: str, what: str) -> None:
+    from pathlib import Path
+
+    from h3doctor.paths import write_atomic
+
+    try:
+        write_atomic(Path(path), text)
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else type(exc).__name__
+        raise UsageError(f"cannot write the {what}: {reason}", location=short(path, 200)) from None
+
+
+def short(text: str, limit: int = 300) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
