@@ -11,7 +11,12 @@ of the interpreter's. Goals: the hook <= 4x, the failing check <= 6x.
 The rules cache is warmed first (as after the first run on a machine); bytecode caching is on
 (PYTHONDONTWRITEBYTECODE is removed from the children's environment), as in an installed wheel.
 
-Run:  python benchmarks/startup.py [--runs 31]
+`--baseline DIR` adds the same two h3doctor commands run from another checkout (an unpacked
+`git archive` of an earlier commit: PYTHONPATH=DIR puts its package first), in the same rounds.
+A fourth row, the standard library the check imports today (`import dataclasses, typing, pathlib,
+hashlib, json, re, shlex`), shows the floor those imports set before any h3doctor module loads.
+
+Run:  python benchmarks/startup.py [--runs 31] [--baseline DIR]
 Figures are recorded in benchmarks/README.md, never asserted in tests.
 """
 
@@ -29,13 +34,24 @@ LAUNCH = ["sglang", "serve", "MiniMaxAI/MiniMax-H3", "--num-gpus", "4"]
 FAILING = [*LAUNCH, "--ulysses-degree", "2", "--ring-degree", "2", "--attention-backend", "sage_attn"]
 
 
-def commands() -> dict[str, list[str]]:
+STDLIB = "import dataclasses, typing, pathlib, hashlib, json, re, shlex"
+
+
+def commands(baseline: str | None) -> dict[str, tuple[list[str], str | None]]:
+    """name -> (argv, PYTHONPATH)."""
     h3doctor = shutil.which("h3doctor", path=os.path.dirname(sys.executable)) or "h3doctor"
-    return {
-        "python -c pass": [sys.executable, "-c", "pass"],
-        "hook, clean launch": [h3doctor, "check", "--hook", "--profile", "4xH200", "--", *LAUNCH],
-        "failing check, text": [h3doctor, "check", "--profile", "4xH200", "--", *FAILING],
+    hook = [h3doctor, "check", "--hook", "--profile", "4xH200", "--", *LAUNCH]
+    failing = [h3doctor, "check", "--profile", "4xH200", "--", *FAILING]
+    out = {
+        "python -c pass": ([sys.executable, "-c", "pass"], None),
+        "stdlib floor": ([sys.executable, "-c", STDLIB], None),
+        "hook, clean launch": (hook, None),
+        "failing check, text": (failing, None),
     }
+    if baseline:
+        out["baseline: hook"] = (hook, baseline)
+        out["baseline: failing"] = (failing, baseline)
+    return out
 
 
 def once(argv: list[str], env: dict[str, str]) -> tuple[float, float, int]:
@@ -59,20 +75,22 @@ def once(argv: list[str], env: dict[str, str]) -> tuple[float, float, int]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=31)
+    parser.add_argument("--baseline", help="another checkout's root, run with PYTHONPATH=DIR")
     opts = parser.parse_args()
-    cmds = commands()
+    cmds = commands(opts.baseline)
     with tempfile.TemporaryDirectory() as cache:
         env = {k: v for k, v in os.environ.items()
                if k != "PYTHONDONTWRITEBYTECODE" and not k.startswith(("SGLANG_", "H3DOCTOR_", "FORCE_COLOR"))}
         env["H3DOCTOR_CACHE_DIR"] = cache
-        for argv in cmds.values():  # warm: the rules cache, the bytecode, the file cache
-            once(argv, env)
+        envs = {name: env if path is None else {**env, "PYTHONPATH": path} for name, (_, path) in cmds.items()}
+        for name, (argv, _) in cmds.items():  # warm: the rules cache, the bytecode, the file cache
+            once(argv, envs[name])
         wall: dict[str, list[float]] = {name: [] for name in cmds}
         cpu: dict[str, list[float]] = {name: [] for name in cmds}
         for _ in range(opts.runs):
-            for name, argv in cmds.items():
-                w, c, code = once(argv, env)
-                expected = 1 if name.startswith("failing") else 0
+            for name, (argv, _) in cmds.items():
+                w, c, code = once(argv, envs[name])
+                expected = 1 if "failing" in name else 0
                 if code != expected:
                     sys.exit(f"{name}: exit {code}, expected {expected}")
                 wall[name].append(w)
