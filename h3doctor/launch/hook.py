@@ -5,7 +5,7 @@ share the end of the function, hook_decide.sh).
 The protocol between the function and `h3doctor check --hook`: exit 0, launch the command as
 typed; exit 1, findings were printed, launch nothing; exit ACCEPTED, the user accepted the
 corrected command, whose words h3doctor wrote NUL-terminated to the `--argv-out` file; 128 plus
-a terminal's stop or interrupt signal (Ctrl-Z, Ctrl-C, Ctrl-\, and the other stop signals), h3doctor
+a terminal's stop or interrupt signal (Ctrl-Z, Ctrl-C, Ctrl-\\, and the other stop signals), h3doctor
 did not finish: launch nothing. Any other status (h3doctor broken or missing) makes the function
 say so and launch sglang anyway.
 """
