@@ -87,7 +87,7 @@ class Document:
 
 def load_file(path: str, *, max_bytes: int = MAX_INPUT_BYTES, multi: bool = False, what: str = "input") -> list[Document]:
     """A `.json` file as JSON (as sglang reads it), anything else as YAML (every document if `multi`)."""
-    text = read_bounded(path, max_bytes=max_bytes, what=what, pipes=False)
+    text = read_bounded(path, max_bytes=max_bytes, what=what)
     if path.endswith(".json"):
         return [load_json(text, path)]
     docs = load_yaml(text, path)

@@ -84,6 +84,78 @@ def user_cache_dir() -> Path:
     return Path.home() / ".cache" / "h3doctor"
 
 
+_UNTRUSTED_SAID: set[str] = set()
+
+
+def trusted_cache_dir(env: Mapping[str, str], *, create: bool = True) -> Path | None:
+    """The cache directory if h3doctor may trust what it finds there, else None (said once per
+    directory on stderr; the check then runs uncached).
+
+    Whoever can write the directory can plant entries (a forged probe, rules rewritten with a
+    matching content hash) or links, so it must be a directory owned by this user and not
+    writable by group or others. h3doctor creates it 0700."""
+    import os
+    import stat
+
+    directory = cache_dir(env)
+    try:
+        if create and not os.path.lexists(directory):
+            os.makedirs(directory, mode=0o700, exist_ok=True)
+            os.chmod(directory, 0o700)
+        info = os.stat(directory)
+    except (OSError, ValueError):
+        return None  # cannot be created or read: no cache, nothing to say
+    problem = None
+    if not stat.S_ISDIR(info.st_mode):
+        problem = "it is not a directory"
+    elif hasattr(os, "geteuid") and info.st_uid != os.geteuid():
+        problem = "it is owned by another user"
+    elif hasattr(os, "geteuid") and info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        problem = "group or others can write it"
+    if problem is None:
+        return directory
+    key = str(directory)
+    if key not in _UNTRUSTED_SAID:
+        _UNTRUSTED_SAID.add(key)
+        shown = key.encode("unicode_escape", "backslashreplace").decode("ascii")[:200]
+        try:
+            sys.stderr.write(f"h3doctor: not using the cache directory {shown}: {problem} (checking without a cache)\n")
+        except (OSError, ValueError, AttributeError):
+            pass
+    return None
+
+
+def read_cache_entry(directory: Path, name: str, *, max_bytes: int, what: str) -> str:
+    """One entry of a trusted cache directory: a regular file, its last component not a link,
+    opened without waiting (safeload.read_bounded, follow=False). LoadError otherwise."""
+    from h3doctor.safeload import read_bounded
+
+    return read_bounded(directory / name, max_bytes=max_bytes, what=what, follow=False)
+
+
+def write_cache_entry(directory: Path, name: str, text: str) -> None:
+    """Put one entry in place: a new file (0600) in that directory, renamed over the name.
+
+    The rename replaces whatever has the name (a link planted there is replaced, its target is
+    never opened or written; a FIFO is replaced, never waited on). OSError propagates; the
+    temporary file is removed."""
+    import os
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, directory / name)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
 def write_atomic(path: Path, text: str) -> None:
     """Write through a temporary file in the same directory and os.replace it into place, so a
     reader never sees half a file (a full disk, a crash, two runs at once). A symlink is written

@@ -4,7 +4,10 @@ Profiles, recipes, `--config`, caches and rule files (for `check`) and every inp
 go through here, so a hostile or careless file costs a clear, located `LoadError` (a
 `UsageError`, exit 2) and never a hang, a memory blow-up or a traceback:
 
-* `read_bounded` checks the size with stat before it reads, and reads at most that much;
+* `open_regular` opens every file non-blocking and refuses anything but a regular file, checked
+  on the opened descriptor (a FIFO, a device or a socket never makes h3doctor wait);
+  `read_bounded` / `read_bounded_bytes` check the size on that descriptor and read at most that
+  much; `follow=False` refuses a symbolic link as well (cache entries);
 * the YAML path (`load_yaml` for values, `compose_yaml` for the located node graph that
   `h3doctor.located` turns into values with positions) walks the event stream first
   (iteratively: depth capped before any recursive composer runs), then checks the node graph
@@ -19,6 +22,7 @@ PyYAML and the stdlib json do the parsing; only the limits are ours (neither lib
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
@@ -64,36 +68,79 @@ def excerpt(value: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: max(limit - 3, 1)] + "..."
 
 
-def read_bounded(path: Any, *, max_bytes: int, what: str, pipes: bool = True) -> str:
-    """The text of a regular file (or, if `pipes`, a pipe) of at most `max_bytes` bytes, as UTF-8.
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
-    The size is checked with stat before anything is read; a pipe is read up to the limit.
-    `pipes=False` for a reader that walks directories (lint), where opening a FIFO would wait."""
+
+def open_regular(path: Any, *, what: str, follow: bool = True, max_bytes: int | None = None) -> tuple[Any, int]:
+    """(binary file object, size) of a regular file, opened so that nothing can make it wait.
+
+    Every file h3doctor reads is opened here: non-blocking (a FIFO or a device opens at once
+    instead of waiting for a writer), and refused unless the opened descriptor is a regular file
+    (fstat on the descriptor, not a stat before the open that a swapped file would outrun).
+    `follow=False` also refuses a symbolic link (O_NOFOLLOW): for cache entries, whose directory
+    others may have planted names in. `max_bytes` refuses a larger file before any read.
+    Raises LoadError (a located UsageError) for anything else."""
     name = os.fspath(path) if not isinstance(path, str) else path
     where = excerpt(name, 160)
     if "\0" in name:
         raise LoadError(f"{what}: the path contains a NUL byte", location=where)
     try:
-        info = os.stat(name)
-        if stat.S_ISDIR(info.st_mode):
-            raise LoadError(f"{what} is a directory, not a file", location=where)
-        if not (stat.S_ISREG(info.st_mode) or (pipes and stat.S_ISFIFO(info.st_mode))):
-            raise LoadError(f"{what} is not a regular file", location=where)
-        if info.st_size > max_bytes:
-            raise LimitExceeded(f"{what} is larger than {_size(max_bytes)}, h3doctor's limit ({_size(info.st_size)})",
-                                location=where)
-        with open(name, "rb") as fh:
-            data = fh.read(max_bytes + 1)
+        fd = os.open(name, _OPEN_FLAGS | (0 if follow else _NOFOLLOW))
     except FileNotFoundError:
         raise LoadError(f"no such {what} file", location=where) from None
     except OSError as exc:
+        if not follow and exc.errno in (errno.ELOOP, errno.EMLINK) and os.path.islink(name):
+            raise LoadError(f"{what} is a symbolic link (not followed here)", location=where) from None
         raise LoadError(f"cannot read {what}: {exc.strerror or type(exc).__name__}", location=where) from None
-    if len(data) > max_bytes:
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise LoadError(f"{what} is a directory, not a file", location=where)
+        if not stat.S_ISREG(info.st_mode):
+            raise LoadError(f"{what} is not a regular file ({_kind(info.st_mode)}); h3doctor reads only regular files",
+                            location=where)
+        if max_bytes is not None and info.st_size > max_bytes:
+            raise LimitExceeded(f"{what} is larger than {_size(max_bytes)}, h3doctor's limit ({_size(info.st_size)})",
+                                location=where)
+        fh = os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fh, info.st_size
+
+
+def _kind(mode: int) -> str:
+    for test, kind in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return kind
+    return "not a file"
+
+
+def read_bounded_bytes(path: Any, *, max_bytes: int, what: str, follow: bool = True) -> bytes:
+    """The bytes of a regular file of at most `max_bytes` bytes (`open_regular`'s rules)."""
+    where = excerpt(os.fspath(path) if not isinstance(path, str) else path, 160)
+    fh, _size_now = open_regular(path, what=what, follow=follow, max_bytes=max_bytes)
+    try:
+        with fh:
+            data = fh.read(max_bytes + 1)
+    except OSError as exc:
+        raise LoadError(f"cannot read {what}: {exc.strerror or type(exc).__name__}", location=where) from None
+    if len(data) > max_bytes:  # grew after the open
         raise LimitExceeded(f"{what} is larger than {_size(max_bytes)}, h3doctor's limit", location=where)
+    return data
+
+
+def read_bounded(path: Any, *, max_bytes: int, what: str, follow: bool = True) -> str:
+    """The text of a regular file of at most `max_bytes` bytes, as UTF-8 (`open_regular`'s rules:
+    a FIFO, a device or a directory is refused at once, never waited on)."""
+    data = read_bounded_bytes(path, max_bytes=max_bytes, what=what, follow=follow)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
+        where = excerpt(os.fspath(path) if not isinstance(path, str) else path, 160)
         raise LoadError(f"{what} is not UTF-8 text (byte {exc.start})", location=f"{where}:{line}") from None
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from h3doctor.engine.conditions import paths_of, placeholders
 from h3doctor.errors import RuleFileError, UsageError
-from h3doctor.paths import cache_dir, package_dir, write_atomic
+from h3doctor.paths import package_dir, read_cache_entry, trusted_cache_dir, write_cache_entry
 from h3doctor.sglang.releases import in_range
 from h3doctor.sglang.releases import key as release_key
 
@@ -190,11 +190,15 @@ def _rule_from(data: dict[str, Any], path: Path) -> Rule:
 
 
 def _digest(files: list[Path], schema_text: str) -> str:
+    from h3doctor.safeload import read_bounded_bytes
+
     h = hashlib.sha256(schema_text.encode())
     for path in files:
-        if not path.is_file() or path.stat().st_size > MAX_RULE_FILE_BYTES:
-            raise RuleFileError("not a regular file of at most 256 KiB", location=str(path))
-        h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+        try:
+            data = read_bounded_bytes(path, max_bytes=MAX_RULE_FILE_BYTES, what="rule file")
+        except UsageError as exc:
+            raise RuleFileError(exc.message, location=exc.location) from None
+        h.update(path.name.encode() + b"\0" + data + b"\0")
     return h.hexdigest()[:32]
 
 
@@ -219,12 +223,13 @@ def load_rules(directory: Path | None = None, *, use_cache: bool = True) -> list
     schema_text = package_dir("h3doctor.schema").joinpath("rule.schema.json").read_text(encoding="utf-8")
     lines = where_files()
     digest = _digest(files + lines, schema_text)
-    cached = cache_dir(os.environ) / f"rules-{digest}.json" if use_cache else None
-    rules = _read_cache(cached, digest, [p.stem for p in files]) if cached is not None else None
+    folder = trusted_cache_dir(os.environ) if use_cache else None
+    name = f"rules-{digest}.json"
+    rules = _read_cache(folder, name, digest, [p.stem for p in files]) if folder is not None else None
     if rules is None:
         rules = _validate_all(files, json.loads(schema_text))
-        if cached is not None:
-            _write_cache(cached, digest, rules)
+        if folder is not None:
+            _write_cache(folder, name, digest, rules)
     return _with_where_lines(rules, lines)
 
 
@@ -247,13 +252,16 @@ def _with_where_lines(rules: list[Rule], files: list[Path]) -> list[Rule]:
     return rules
 
 
-def _read_cache(path: Path, digest: str, ids: list[str]) -> list[Rule] | None:
-    from h3doctor.safeload import load_json, read_bounded
+def _read_cache(folder: Path, name: str, digest: str, ids: list[str]) -> list[Rule] | None:
+    """The cached rules if the entry is a regular file (no link, no FIFO: `paths.read_cache_entry`)
+    for this digest, undamaged and for these rule IDs; else None."""
+    from h3doctor.safeload import load_json
 
+    path = folder / name
     try:
-        if not path.is_file():
+        if not os.path.lexists(path):
             return None
-        text = read_bounded(path, max_bytes=MAX_RULE_FILE_BYTES * max(len(ids), 1), what="rules cache")
+        text = read_cache_entry(folder, name, max_bytes=MAX_RULE_FILE_BYTES * max(len(ids), 1), what="rules cache")
         # line 1: a small header; the rest: the rules, hashed as the bytes written (no re-encoding)
         header_text, _, body = text.partition("\n")
         header = load_json(header_text, origin=str(path))
@@ -288,10 +296,10 @@ def _validate_all(files: list[Path], schema: dict[str, Any]) -> list[Rule]:
     return rules
 
 
-def _write_cache(path: Path, digest: str, rules: list[Rule]) -> None:
+def _write_cache(folder: Path, name: str, digest: str, rules: list[Rule]) -> None:
     body = json.dumps([{"path": r.path, "data": r.raw} for r in rules])
     header = {"format": CACHE_FORMAT, "digest": digest, "content_sha256": hashlib.sha256(body.encode()).hexdigest()}
     try:
-        write_atomic(path, json.dumps(header) + "\n" + body)
+        write_cache_entry(folder, name, json.dumps(header) + "\n" + body)
     except OSError:
         pass  # a read-only or full cache directory only costs speed

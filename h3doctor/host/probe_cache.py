@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import sys
 import time
 from pathlib import Path
@@ -23,7 +24,7 @@ from typing import Any
 
 from h3doctor import __version__
 from h3doctor.host.probe_child import PROTOCOL
-from h3doctor.paths import cache_dir, installed_versions, write_atomic
+from h3doctor.paths import cache_dir, installed_versions, read_cache_entry, trusted_cache_dir, write_cache_entry
 from h3doctor.safeload import excerpt
 
 CACHE_FORMAT = 1
@@ -56,11 +57,14 @@ def max_age(env: dict[str, str]) -> float:
 
 
 def _read_first_line(path: str) -> str | None:
+    from h3doctor.errors import UsageError
+    from h3doctor.safeload import read_bounded_bytes
+
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            return fh.readline().strip() or None
-    except OSError:
+        text = read_bounded_bytes(path, max_bytes=4096, what="kernel file").decode("utf-8", "replace")
+    except UsageError:
         return None
+    return text.partition("\n")[0].strip() or None
 
 
 def driver_version() -> str | None:
@@ -93,23 +97,33 @@ def _digest(parts: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:20]
 
 
+def entry_name(parts: dict[str, Any]) -> str:
+    return f"probe-{_digest(parts)}.json"
+
+
 def path_for(env: dict[str, str], parts: dict[str, Any]) -> Path:
-    return cache_dir(env) / f"probe-{_digest(parts)}.json"
+    """Where the entry for this key lives (whether the directory is trusted is asked on use)."""
+    return cache_dir(env) / entry_name(parts)
 
 
 def load(env: dict[str, str], parts: dict[str, Any], now: float | None = None) -> tuple[dict[str, Any] | None, str]:
     """(entry, why): the entry for this key if it is there, readable, well-typed and fresh.
 
-    The file sits in the user's cache directory, so it is not trusted: anything off (not JSON,
-    another key, a field of the wrong type) is a miss, and the probe runs again."""
+    Only a directory `paths.trusted_cache_dir` accepts is read, and even there the file is not
+    trusted: anything off (a link, a FIFO, not JSON, another key, a field of the wrong type) is a
+    miss, and the probe runs again."""
     from h3doctor.errors import UsageError
-    from h3doctor.safeload import load_json, read_bounded
+    from h3doctor.safeload import load_json
 
+    folder = trusted_cache_dir(env)
+    if folder is None:
+        return None, "no cache directory h3doctor can trust"
+    path = folder / entry_name(parts)
     try:
-        path = path_for(env, parts)
-        if not path.is_file():
+        if not os.path.lexists(path):
             return None, "no cached probe for this key"
-        entry = load_json(read_bounded(path, max_bytes=MAX_ENTRY_BYTES, what="probe cache"), origin=str(path))
+        text = read_cache_entry(folder, path.name, max_bytes=MAX_ENTRY_BYTES, what="probe cache")
+        entry = load_json(text, origin=str(path))
     except (OSError, UsageError) as exc:
         return None, f"unreadable cache file ({excerpt(getattr(exc, 'message', type(exc).__name__), 80)})"
     if not isinstance(entry, dict) or entry.get("key") != parts:
@@ -197,18 +211,20 @@ def _shape_problem(value: Any, spec: Any, where: str) -> str | None:
 def store(env: dict[str, str], parts: dict[str, Any], observations: dict[str, Any], run: dict[str, Any]) -> str | None:
     """Write atomically; a cache that cannot be written is not an error."""
     entry = {"key": parts, "created": time.time(), "observations": observations, "run": run}
+    folder = trusted_cache_dir(env)
+    if folder is None:
+        return None
     try:
-        path = path_for(env, parts)
-        write_atomic(path, json.dumps(entry))
-        _prune(path.parent)
-        return str(path)
+        write_cache_entry(folder, entry_name(parts), json.dumps(entry))
+        _prune(folder)
+        return str(folder / entry_name(parts))
     except (OSError, ValueError):  # ValueError: a NUL byte in the cache path
         return None
 
 
 def _prune(folder: Path) -> None:
     try:
-        files = sorted(folder.glob("probe-*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+        files = sorted(folder.glob("probe-*.json"), key=lambda p: p.lstat().st_mtime, reverse=True)
         for old in files[KEEP_FILES:]:
             old.unlink(missing_ok=True)
     except OSError:

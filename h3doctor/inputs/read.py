@@ -41,7 +41,7 @@ def candidate(path: str) -> bool:
 def read_input(path: str, *, known_fields: set[str], kind: str | None = None,
                max_bytes: int = MAX_INPUT_BYTES) -> InputFile:
     """Raises LoadError for a file that cannot be read as its kind (malformed, too large, hostile)."""
-    text = read_bounded(path, max_bytes=max_bytes, what="input", pipes=False)
+    text = read_bounded(path, max_bytes=max_bytes, what="input")
     if kind == "shell" or (kind is None and not path.endswith(_DATA_SUFFIXES) and is_shell_script(path, text)):
         launches, notes = read_script(path, text)
         return InputFile(path, "shell", launches, notes, text)

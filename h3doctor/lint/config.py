@@ -76,7 +76,7 @@ def discover(start: Path | None = None) -> Path | None:
 
 def _safe_read(path: Path) -> str:
     try:
-        return read_bounded(path, max_bytes=MAX_INPUT_BYTES, what="pyproject.toml", pipes=False)
+        return read_bounded(path, max_bytes=MAX_INPUT_BYTES, what="pyproject.toml")
     except UsageError:
         return ""
 
@@ -110,7 +110,7 @@ def _from_pyproject(path: Path) -> dict[str, Any]:
         raise UsageError("[tool.h3doctor] in pyproject.toml needs Python 3.11 (tomllib); use .h3doctor.yaml",
                          location=str(path)) from None
     try:
-        data = tomllib.loads(read_bounded(path, max_bytes=MAX_INPUT_BYTES, what="pyproject.toml", pipes=False))
+        data = tomllib.loads(read_bounded(path, max_bytes=MAX_INPUT_BYTES, what="pyproject.toml"))
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"malformed TOML: {exc}", location=str(path)) from None
     section = data.get("tool", {}).get("h3doctor", {})
