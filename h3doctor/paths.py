@@ -134,11 +134,15 @@ def read_cache_entry(directory: Path, name: str, *, max_bytes: int, what: str) -
 
 
 def write_cache_entry(directory: Path, name: str, text: str) -> None:
-    """Put one entry in place: a new file (0600) in that directory, renamed over the name.
+    """Put one cache entry in place (`replace_file`, 0600): a link planted under its name is
+    replaced, its target is never opened or written; a FIFO is replaced, never waited on."""
+    replace_file(directory, name, text, mode=0o600)
 
-    The rename replaces whatever has the name (a link planted there is replaced, its target is
-    never opened or written; a FIFO is replaced, never waited on). OSError propagates; the
-    temporary file is removed."""
+
+def replace_file(directory: Path, name: str, text: str, *, mode: int) -> None:
+    """A new file (`mode`) in `directory`, renamed over `name`: the rename replaces whatever has
+    the name (a file, a link, a FIFO) without opening it, and a reader never sees half a file.
+    OSError propagates; the temporary file is removed."""
     import os
     import tempfile
 
@@ -146,8 +150,8 @@ def write_cache_entry(directory: Path, name: str, text: str) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
             fh.write(text)
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, directory / name)
+        os.chmod(tmp, mode)
+        os.replace(tmp, Path(directory) / name)
     except BaseException:
         try:
             os.unlink(tmp)

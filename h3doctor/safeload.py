@@ -97,8 +97,8 @@ def open_regular(path: Any, *, what: str, follow: bool = True, max_bytes: int | 
         info = os.fstat(fd)
         if stat.S_ISDIR(info.st_mode):
             raise LoadError(f"{what} is a directory, not a file", location=where)
-        if not stat.S_ISREG(info.st_mode):
-            raise LoadError(f"{what} is not a regular file ({_kind(info.st_mode)}); h3doctor reads only regular files",
+        if not stat.S_ISREG(info.st_mode):  # sglang could read it; h3doctor does not wait on it: not judged
+            raise LimitExceeded(f"{what} is not a regular file ({_kind(info.st_mode)}); h3doctor reads only regular files",
                             location=where)
         if max_bytes is not None and info.st_size > max_bytes:
             raise LimitExceeded(f"{what} is larger than {_size(max_bytes)}, h3doctor's limit ({_size(info.st_size)})",

@@ -28,10 +28,13 @@ def test_rule_example(rule, example, tmp_path):
         example = {**example, "argv": example["argv"].replace("{config}", str(config))}
         if example.get("fixed"):
             example["fixed"] = example["fixed"].replace("{config}", shlex.quote(str(config)))
-    if "checkpoint" in example:  # a header-only .safetensors file with this __metadata__
+    if "checkpoint" in example:  # a header-only .safetensors file with this __metadata__, or these bytes
         ckpt = tmp_path / "transformer.safetensors"
-        header = json.dumps({"__metadata__": example["checkpoint"]}).encode()
-        ckpt.write_bytes(struct.pack("<Q", len(header)) + header)
+        if isinstance(example["checkpoint"], str):
+            ckpt.write_bytes(example["checkpoint"].encode())
+        else:
+            header = json.dumps({"__metadata__": example["checkpoint"]}).encode()
+            ckpt.write_bytes(struct.pack("<Q", len(header)) + header)
         example = {**example, "argv": example["argv"].replace("{checkpoint}", str(ckpt))}
         if example.get("fixed"):
             example["fixed"] = example["fixed"].replace("{checkpoint}", shlex.quote(str(ckpt)))

@@ -12,6 +12,9 @@ import os
 from pathlib import Path
 
 from h3doctor.errors import UsageError
+from h3doctor.safeload import read_bounded_bytes
+
+MAX_GITIGNORE_BYTES = 1 << 20
 
 
 def _spec(lines):
@@ -28,9 +31,10 @@ class _Ignored:
     def spec_for(self, directory: Path):
         if directory not in self.specs:
             path = directory / ".gitignore"
-            try:
-                lines = path.read_text(encoding="utf-8", errors="replace").splitlines() if path.is_file() else []
-            except OSError:
+            try:  # non-blocking, regular files only: a FIFO named .gitignore is not waited on
+                lines = read_bounded_bytes(path, max_bytes=MAX_GITIGNORE_BYTES, what=".gitignore").decode(
+                    "utf-8", "replace").splitlines() if os.path.lexists(path) else []
+            except UsageError:
                 lines = []
             self.specs[directory] = _spec(lines) if lines else None
         return self.specs[directory]

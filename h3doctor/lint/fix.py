@@ -8,7 +8,9 @@ editing only the tokens that change, where they are.
 * an sglang `--config` file: the keys the corrected launch sets are set in the file.
 
 YAML goes through ruamel.yaml's round-trip mode (comments, key order, quoting kept); a result
-that would change any line outside the launch is refused rather than written. Writes are atomic.
+that would change any line outside the launch is refused rather than written. Writes are atomic
+(a new file renamed over the old one in its folder), and never go through a link to a file
+outside the trees `lint` was given: such a file is left as it is and the report says so.
 """
 
 from __future__ import annotations
@@ -16,14 +18,17 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import io
+import os
 import shlex
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from h3doctor.inputs.launch import Launch, Segment
 from h3doctor.lint.session import LintRun, LintSession
-from h3doctor.paths import write_atomic
+from h3doctor.paths import replace_file, write_atomic
+from h3doctor.safeload import excerpt
 
 MAX_ROUNDS = 4
 
@@ -46,6 +51,37 @@ def write_atomically(path: str, text: str) -> None:
     write_atomic(Path(path), text)
 
 
+def lint_roots(given: list[str]) -> tuple[str, ...]:
+    """The trees `lint` was given, resolved: a folder itself, a file's (or a glob's) folder."""
+    roots = []
+    for p in given:
+        cut = min((i for i, c in enumerate(p) if c in "*?["), default=None)
+        if cut is not None:
+            p = os.path.dirname(p[:cut]) or "."
+        roots.append(os.path.realpath(p if os.path.isdir(p) else (os.path.dirname(p) or ".")))
+    return tuple(roots)
+
+
+def _outside(target: str, roots: tuple[str, ...]) -> bool:
+    return not any(os.path.commonpath([target, root]) == root for root in roots)
+
+
+def write_within(path: str, text: str, roots: tuple[str, ...]) -> str | None:
+    """Write the fixed text to `path` by a new file renamed over it in its own folder; through a
+    link only when the link's target lies inside the linted trees. None when written, else why not."""
+    target = os.path.realpath(path)
+    if _outside(target, roots):
+        return f"{path} is a link to a file outside the linted tree ({excerpt(target, 120)}); not written"
+    try:
+        info = os.stat(target)
+        if not stat.S_ISREG(info.st_mode):
+            return f"{path} is no longer a regular file; not written"
+        replace_file(Path(target).parent, os.path.basename(target), text, mode=stat.S_IMODE(info.st_mode))
+    except OSError as exc:
+        return f"{path}: cannot write it ({exc.strerror or type(exc).__name__})"
+    return None
+
+
 def corrected_for_all(session: LintSession, launch: Launch) -> tuple[list[str] | None, str | None]:
     """One command that passes on every target of the launch, or (None, why not)."""
     targets = session.targets_for(launch)
@@ -63,7 +99,9 @@ def corrected_for_all(session: LintSession, launch: Launch) -> tuple[list[str] |
     return None, f"{launch.label}: the targets' corrections do not agree on one command"
 
 
-def fix_files(run: LintRun, session: LintSession, *, write: bool) -> tuple[list[Change], list[str]]:
+def fix_files(run: LintRun, session: LintSession, *, write: bool, roots: tuple[str, ...] = ()) -> tuple[list[Change], list[str]]:
+    """The changes the fixes make, and notes; with `write`, each file is rewritten in place
+    (`write_within`): never through a link to a file outside `roots` (default: the files' own folders)."""
     changes: list[Change] = []
     notes: list[str] = []
     for f in run.files:
@@ -84,9 +122,12 @@ def fix_files(run: LintRun, session: LintSession, *, write: bool) -> tuple[list[
             notes.append(f"{f.path}: not fixed: {exc}")
             continue
         if after != f.text:
-            changes.append(Change(f.path, f.text, after, f"{len(edits)} launch(es)"))
             if write:
-                write_atomically(f.path, after)
+                refused = write_within(f.path, after, roots or lint_roots([f.path]))
+                if refused:
+                    notes.append(f"{f.path}: not fixed: {refused}")
+                    continue
+            changes.append(Change(f.path, f.text, after, f"{len(edits)} launch(es)"))
     return changes, notes
 
 

@@ -25,9 +25,9 @@ def lint(paths: list[str], *, targets: tuple[str, ...] = (), fail_on: str | None
     run = session.run(files)
     before, diff_text = "", None  # what the text format prints before the findings, or instead of them (--diff)
     if fix or diff:
-        from h3doctor.lint.fix import fix_files
+        from h3doctor.lint.fix import fix_files, lint_roots
 
-        changes, notes = fix_files(run, session, write=fix and not diff)
+        changes, notes = fix_files(run, session, write=fix and not diff, roots=lint_roots(paths))
         if diff:
             diff_text = "".join(c.diff for c in changes) + "".join(n + "\n" for n in notes)
         else:

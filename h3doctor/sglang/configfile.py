@@ -148,15 +148,14 @@ def coerce(value: Any, expected: str) -> Any:
 
 
 def _read_toml(path: str) -> dict[str, Any]:
-    if not path.endswith(".toml") or not os.path.isfile(path) or os.path.getsize(path) > MAX_CONFIG_BYTES:
+    if not path.endswith(".toml"):
         return {}
     try:
         import tomllib  # Python >= 3.11
     except ImportError:
         return {}
-    try:
-        with open(path, "rb") as fh:
-            data = tomllib.load(fh)
-    except (OSError, ValueError, RecursionError):
+    try:  # non-blocking, regular files only (a FIFO is refused at once)
+        data = tomllib.loads(read_bounded(path, max_bytes=MAX_CONFIG_BYTES, what="config file"))
+    except (UsageError, ValueError, RecursionError):
         return {}
     return data if isinstance(data, dict) else {}
