@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import stat
 import struct
@@ -369,6 +370,15 @@ def test_a_recipes_config_linked_to_a_fifo_is_refused_by_check_and_lint(tmp_path
     assert proc.returncode == 1 and any("FIFO" in m for m in messages)
 
 
+def test_a_model_index_json_that_is_a_fifo_is_refused_not_waited_on(tmp_path, cli):
+    model = tmp_path / "model"
+    model.mkdir()
+    os.mkfifo(model / "model_index.json")
+    code, _out, err = cli("check", "--profile", "4xH200", "--", "sglang", "serve", str(model), "--num-gpus", "4",
+                          json_output=False)
+    assert code == 2 and "model_index.json" in err and "FIFO" in err
+
+
 def test_lint_never_waits_on_a_fifo_named_gitignore(tmp_path):
     os.mkfifo(tmp_path / ".gitignore")
     (tmp_path / "r.yaml").write_text("command: sglang serve MiniMaxAI/MiniMax-H3 --num-gpus 4\nprofile: 4xH200\n")
@@ -398,3 +408,32 @@ def test_lint_fix_never_writes_through_a_link_out_of_the_tree(tmp_path):
     assert "tree/out.yaml: not fixed" in proc.stdout and "outside the linted tree" in proc.stdout
     assert "--tp-size 4" in (tree / "own.yaml").read_text()
     assert (tree / "in.yaml").is_symlink() and "--tp-size 4" in (tree / "target.yaml").read_text()  # inside: kept a link
+
+
+# -- every read goes through the one reader ---------------------------------------------------------
+
+PACKAGE = Path(__file__).resolve().parents[1] / "h3doctor"
+OPENS = re.compile(r"(?<![A-Za-z_.])(?:os\.(?:fd)?)?open\(|\.(?:read|write)_(?:text|bytes)\(|\b(?:json|tomllib)\.load\(")
+# files h3doctor ships (read by package_dir / importlib.resources), the kernel's own files, and
+# what h3doctor writes to places the user named or owns: nothing here reads a file others wrote
+ALLOWED = {
+    ("safeload.py", "os.open("), ("safeload.py", "os.fdopen(fd"), ("paths.py", "open("), ("output/streams.py", "os.open(os.devnull"),
+    ("host/probe.py", 'open("/proc/meminfo"'), ("host/probe_child.py", "open(os.path.join(root, bus"),
+    ("host/probe_child.py", "os.fdopen(os.dup(1)"), ("launch/hook.py", 'open("/dev/tty"'),
+    ("launch/hook.py", "open(path, \"wb\")"), ("launch/hook.py", "(here / "),
+    ("cli.py", "Path(markdown).write_text("), ("suggest/search.py", "path.read_text("),
+}
+
+
+def test_every_file_h3doctor_reads_is_opened_by_the_one_reader():
+    stray = []
+    for source in sorted(PACKAGE.rglob("*.py")):
+        rel = source.relative_to(PACKAGE).as_posix()
+        for number, line in enumerate(source.read_text(encoding="utf-8").splitlines(), 1):
+            code = line.split("#", 1)[0]
+            if not OPENS.search(code) or "package_dir(" in code or "resources.files(" in code:
+                continue
+            if code.lstrip().startswith(('"', "'")) or any(rel == f and snippet in code for f, snippet in ALLOWED):
+                continue
+            stray.append(f"{rel}:{number}: {line.strip()}")
+    assert stray == [], "read it through h3doctor.safeload (open_regular / read_bounded):\n" + "\n".join(stray)
