@@ -40,7 +40,12 @@ class _Ignored:
         return self.specs[directory]
 
     def ignored(self, path: Path, is_dir: bool, stop: Path) -> bool:
-        path = path.resolve()
+        return self.ignored_in(path.parent.resolve(), path.name, is_dir, stop)
+
+    def ignored_in(self, folder: Path, name: str, is_dir: bool, stop: Path) -> bool:
+        """Whether `name` in the already resolved `folder` is ignored: the walk resolves each
+        folder once, not each file (a link is matched by its own name, as git does)."""
+        path = folder / name
         if self.exclude is not None:
             rel = _rel(path, self.exclude[1])
             if rel is not None and self.exclude[0].match_file(rel + ("/" if is_dir else "")):
@@ -101,12 +106,12 @@ def expand(paths: list[str], *, is_candidate, exclude: tuple[str, ...] = (), exc
 
 def _walk(top: str, ignore: _Ignored, is_candidate, add) -> None:
     stop = _repo_root(Path(top).resolve())
-    for directory, dirs, files in os.walk(top):
-        base = Path(directory)
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not ignore.ignored(base / d, True, stop))
+    for directory, dirs, files in os.walk(top):  # folder links are listed, never entered
+        base = Path(directory).resolve()
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not ignore.ignored_in(base, d, True, stop))
         for name in sorted(files):
             if name.startswith("."):  # .h3doctor.yaml, editor and tool files
                 continue
             path = os.path.join(directory, name)
-            if is_candidate(path) and not ignore.ignored(Path(path), False, stop):
+            if is_candidate(path) and not ignore.ignored_in(base, name, False, stop):
                 add(path)
