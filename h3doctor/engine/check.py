@@ -125,7 +125,7 @@ def _context(cmd, config, family, hw, env, resolver, intent, release: ReleaseTar
     foreign = _release_context(ctx, cmd, family, resolver, release, reads)
     resolved = resolver is not None and "resolution_error" not in resolver.events
     if resolver is not None:
-        ctx.update(zip(map(_arg_path, resolver.a), resolver.a.values()))
+        ctx.update(zip(map(_arg_path, resolver.args), resolver.args.values()))
         ctx.update({f"events.{k}": v for k, v in resolver.events.items()})
         ctx["explicit"] = sorted(resolver.explicit)
     ctx.update({f"hw.{k}": v for k, v in hw.as_dict().items()})
@@ -189,7 +189,7 @@ def _release_context(ctx: dict[str, Any], cmd: ParsedCommand, family: FamilyMatc
     first = release_facts()["first_h3"]
     ctx["release.first_h3"] = first
     ctx["release.has_h3"] = release_key(version) >= release_key(first)
-    model = resolver.a.get("model_path") if resolver is not None else None
+    model = resolver.args.get("model_path") if resolver is not None else None
     fam = family.family.key if family.family else None
     spec = model_versions(model) or (family_versions(fam) if fam else None)
     ctx["release.model_registered"] = None if spec is None else in_range(version, spec)
@@ -346,7 +346,7 @@ def evaluate_launch(tokens: list[str], hw: HardwareFacts, rules: list[Rule], tab
         findings.append(Finding(rule, render(rule.message, ctx), severity, rule.order_for(key), tuple(unknown), why,
                                 _after_first(rule, ctx)))
     findings.sort(key=lambda f: (f.order, ctx.get(f.rule.position, 0) if f.rule.position else 0, f.rule.id))
-    effective = dict(resolver.a) if resolver else {}
+    effective = dict(resolver.args) if resolver else {}
     return Evaluation(cmd, family, hw, ctx, findings, config, effective)
 
 

@@ -156,17 +156,50 @@ def _load_file(path: Path, validator: Any) -> Rule:
 
 
 def _check_paths(path: Path, text: str, data: dict[str, Any]) -> None:
+    """Every context path the rule reads names a root the context has, and a `derived.*` or
+    `events.*` path one that a derivation declares (or the adjust phase records): a misspelt name
+    would otherwise read as None and the rule silently never fire."""
     from h3doctor.yamlpos import yaml_line
 
-    texts = [data["message"], data["why"]] + [e.get(k, "") for e in data.get("releases", []) for k in ("message", "why")]
-    rendered = {p for t in texts for p in placeholders(t)}
-    used = [(p, ["when"]) for p in paths_of(data["when"])] + [(p, ["message"]) for p in sorted(rendered)]
+    texts = [(data["message"], ["message"]), (data["why"], ["why"])]
+    texts += [(e.get(k, ""), ["releases", i]) for i, e in enumerate(data.get("releases", [])) for k in ("message", "why")]
+    texts += [(data.get(k, ""), [k]) for k in ("fix_note", "gives_up")]
+    used = [(p, ["when"]) for p in paths_of(data["when"])]
+    used += [(p, where) for t, where in texts for p in placeholders(t)]
+    if data.get("position"):
+        used.append((data["position"], ["position"]))
+    if isinstance(data["fix"], list):  # a fix operation's conditions and values read the same context
+        used += _reads_of(data["fix"], ["fix"])
     for i, alt in enumerate(data.get("alternatives", ())):  # an alternative's conditions read the same context
         conditions = ([alt["when"]] if "when" in alt else []) + [op["when"] for op in alt["fix"] if "when" in op]
         used += [(p, ["alternatives", i]) for cond in conditions for p in paths_of(cond)]
     for p, where in used:
-        if p.split(".")[0] not in _CONTEXT_ROOTS:
+        root = p.split(".")[0]
+        if root not in _CONTEXT_ROOTS:
             raise RuleFileError(f"unknown context path {p!r}", location=f"{path}:{yaml_line(text, where)}")
+        if root in ("derived", "events") and p not in _declared():
+            raise RuleFileError(f"no derivation declares {p!r} (engine/derivations; events: sglang/resolve.py EVENTS)",
+                                location=f"{path}:{yaml_line(text, where)}")
+
+
+def _reads_of(value: Any, where: list[Any]) -> list[tuple[str, list[Any]]]:
+    """The context paths a fix operation reads, each with where it is: its conditions and the
+    placeholders in its values."""
+    if isinstance(value, dict):
+        found = [(p, where + ["when"]) for p in paths_of(value["when"])] if isinstance(value.get("when"), dict) else []
+        return found + [r for k, v in value.items() if k != "when" for r in _reads_of(v, where + [k])]
+    if isinstance(value, list):
+        return [r for i, v in enumerate(value) for r in _reads_of(v, where + [i])]
+    return [(p, where) for p in placeholders(value)] if isinstance(value, str) else []
+
+
+@functools.lru_cache(maxsize=1)
+def _declared() -> frozenset[str]:
+    """Every `derived.*` path a derivation declares and every `events.*` path the adjust phase records."""
+    from h3doctor.engine.derivations import declared_paths  # importing the package registers every derivation
+    from h3doctor.sglang.resolve import EVENTS
+
+    return declared_paths() | {f"events.{e}" for e in EVENTS}
 
 
 def _rule_from(data: dict[str, Any], path: Path) -> Rule:
@@ -222,7 +255,7 @@ def load_rules(directory: Path | None = None, *, use_cache: bool = True) -> list
         raise RuleFileError("rules directory not found", location=str(directory)[:200])
     schema_text = package_dir("h3doctor.schema").joinpath("rule.schema.json").read_text(encoding="utf-8")
     lines = where_files()
-    digest = _digest(files + lines, schema_text)
+    digest = _digest(files + lines, schema_text + "\n".join(sorted(_declared())))  # a renamed derivation re-validates
     folder = trusted_cache_dir(os.environ) if use_cache else None
     name = f"rules-{digest}.json"
     rules = _read_cache(folder, name, digest, [p.stem for p in files]) if folder is not None else None

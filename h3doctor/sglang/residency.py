@@ -176,34 +176,34 @@ class Residency:
     """The residency questions sglang asks of a ServerArgs, over a plain dict of its fields."""
 
     def __init__(self, args: dict[str, Any], explicit: set[str], platform: str) -> None:
-        self.a = args
+        self.args = args
         self.explicit = explicit
         self.platform = platform
 
     def is_explicit_layerwise(self, c: str) -> bool:
-        if canonical_mode(c, self.a.get("component_residency")) == LAYERWISE_OFFLOAD:
+        if canonical_mode(c, self.args.get("component_residency")) == LAYERWISE_OFFLOAD:
             return True
         if "layerwise_offload_components" in self.explicit:
-            selected = normalize_layerwise(self.a.get("layerwise_offload_components"))
+            selected = normalize_layerwise(self.args.get("layerwise_offload_components"))
             if selected and _layerwise_matches(c, selected):
                 return True
-        return bool("dit_layerwise_offload" in self.explicit and self.a.get("dit_layerwise_offload") and is_dit(c))
+        return bool("dit_layerwise_offload" in self.explicit and self.args.get("dit_layerwise_offload") and is_dit(c))
 
     def explicit_mode(self, c: str) -> str | None:
-        mode = canonical_mode(c, self.a.get("component_residency"))
+        mode = canonical_mode(c, self.args.get("component_residency"))
         if mode is not None:
             return mode
         if self.is_explicit_layerwise(c):
             return LAYERWISE_OFFLOAD
         if "cpu_offload_components" in self.explicit:
-            selected = self.a.get("cpu_offload_components")
+            selected = self.args.get("cpu_offload_components")
             if not selected:
                 return RESIDENT
             if _cpu_offload_matches(c, selected):
                 return COMPONENT_OFFLOAD
         flag = legacy_flag(c)
         if flag is not None and flag in self.explicit:
-            return COMPONENT_OFFLOAD if self.a.get(flag) else RESIDENT
+            return COMPONENT_OFFLOAD if self.args.get(flag) else RESIDENT
         if is_dit(c) and "dit_layerwise_offload" in self.explicit:
             return RESIDENT
         return None
@@ -214,12 +214,12 @@ class Residency:
         explicit = self.explicit_mode(c)
         if explicit is not None:
             return explicit
-        selected = normalize_layerwise(self.a.get("layerwise_offload_components"))
+        selected = normalize_layerwise(self.args.get("layerwise_offload_components"))
         if selected and _layerwise_matches(c, selected):
             return LAYERWISE_OFFLOAD
-        if self.a.get("cpu_offload_components") is not None and _cpu_offload_matches(c, self.a["cpu_offload_components"]):
+        if self.args.get("cpu_offload_components") is not None and _cpu_offload_matches(c, self.args["cpu_offload_components"]):
             return COMPONENT_OFFLOAD
         flag = legacy_flag(c)
         if flag is not None:
-            return COMPONENT_OFFLOAD if self.a.get(flag) else RESIDENT
+            return COMPONENT_OFFLOAD if self.args.get(flag) else RESIDENT
         return RESIDENT

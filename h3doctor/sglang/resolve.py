@@ -154,12 +154,24 @@ def parse_attention_backend_config(value: Any) -> tuple[dict[str, Any], str | No
     return out, None
 
 
+# Every event the adjust phase records (`Resolver.events`, read by rules as `events.<name>`), and
+# `resolution_error`: the check's own record of a value the adjust arithmetic chokes on. Rule
+# loading refuses an `events.*` path not named here.
+EVENTS = (
+    "attention_backend_config_error", "auto_layerwise", "component_backend_invalid", "component_backend_map_error",
+    "component_residency_error", "cpu_offload_components_error", "fh3_default_vsa", "kv_gather_conflict",
+    "low_device_memory", "mps_num_gpus", "mps_residency_mode", "parallel_zero_division", "performance_mode_error",
+    "requested_attention_backend", "resolution_error", "ring_auto_fa", "ring_backend_not_capable", "sp_zero_division",
+    "vdn_auto_mxfp8", "vdn_default_backend",
+)
+
+
 class Resolver:
     """Runs sglang's adjust phase over a dict of ServerArgs fields."""
 
     def __init__(self, args: dict[str, Any], explicit: set[str], family: Family, hw: HardwareFacts, env: dict[str, str],
                  release: str | None = None):
-        self.a = args
+        self.args = args
         self.release = release  # the flag table's release: release-keyed enumerations are read for it
         # what the target release knows of attention backends (None: the newest model's behaviour)
         self.backend_facts = attention_backend_facts(release)
@@ -195,15 +207,15 @@ class Resolver:
         self._normalize_residency()
         self._normalize_cpu_offload()
         self._performance_mode()
-        if self.a["performance_mode"] != "manual":
+        if self.args["performance_mode"] != "manual":
             self._adjust_offload()
             self._auto_default_layerwise()
             self._auto_residency_after_offload()
             self._replace_cpu_offload_with_layerwise()
-        if self.a.get("enable_breakable_cuda_graph") is None:
+        if self.args.get("enable_breakable_cuda_graph") is None:
             # server_args.py:830-833: the default is on only for pipelines that opt in, and H3*
             # list none (bcg_default_pipeline_class_names is empty)
-            self.a["enable_breakable_cuda_graph"] = False
+            self.args["enable_breakable_cuda_graph"] = False
         self._warmup()
         self._parallelism()
         self._attention_backend()
@@ -215,44 +227,44 @@ class Resolver:
     def _normalize_residency(self) -> None:
         try:
             modes = enum_values("COMPONENT_RESIDENCY_MODES", self.release) if self.release else None
-            self.a["component_residency"] = normalize_component_residency(self.a.get("component_residency"), modes or MODES)
+            self.args["component_residency"] = normalize_component_residency(self.args.get("component_residency"), modes or MODES)
         except ResidencyError as exc:
             self.events["component_residency_error"] = str(exc)
-            self.a["component_residency"] = None
+            self.args["component_residency"] = None
 
     def _normalize_cpu_offload(self) -> None:
         try:
-            self.a["cpu_offload_components"] = normalize_cpu_offload(self.a.get("cpu_offload_components"))
+            self.args["cpu_offload_components"] = normalize_cpu_offload(self.args.get("cpu_offload_components"))
         except ResidencyError as exc:
             self.events["cpu_offload_components_error"] = str(exc)
-            self.a["cpu_offload_components"] = None
-        if self.a["cpu_offload_components"] is None and "cpu_offload_components" in self.explicit:
-            self.a["cpu_offload_components"] = []
+            self.args["cpu_offload_components"] = None
+        if self.args["cpu_offload_components"] is None and "cpu_offload_components" in self.explicit:
+            self.args["cpu_offload_components"] = []
 
     def _performance_mode(self) -> None:
-        raw = self.a.get("performance_mode")
+        raw = self.args.get("performance_mode")
         if raw is not None and not isinstance(raw, str):  # auto_tune.py:629: (mode or "auto").lower()
             raise AttributeError(f"'{type(raw).__name__}' object has no attribute 'lower'")
         mode = str(raw or "auto").lower()
         if mode not in ("manual", "auto", "speed", "memory"):
             self.events["performance_mode_error"] = raw
             mode = "auto"
-        self.a["performance_mode"] = mode
+        self.args["performance_mode"] = mode
         if self.cpu:
             return
         if mode == "speed":
             # H3* do not enable compile in speed mode and never auto-enable FSDP (minimax_h3.py:84-96).
             self._set_gpu_resident_defaults(use_fsdp=False)
         elif mode == "memory":
-            if bool(self.a.get("use_fsdp_inference")):
+            if bool(self.args.get("use_fsdp_inference")):
                 self._set_gpu_resident_defaults(use_fsdp=True)
-                if self.a.get("layerwise_offload_components") is None and self.cuda:
-                    self.a["layerwise_offload_components"] = self._default_layerwise_components() or None
+                if self.args.get("layerwise_offload_components") is None and self.cuda:
+                    self.args["layerwise_offload_components"] = self._default_layerwise_components() or None
                 return
-            self.a["use_fsdp_inference"] = False
+            self.args["use_fsdp_inference"] = False
             if self.cuda:
-                if self.a.get("layerwise_offload_components") is None:
-                    self.a["layerwise_offload_components"] = self._default_layerwise_components() or None
+                if self.args.get("layerwise_offload_components") is None:
+                    self.args["layerwise_offload_components"] = self._default_layerwise_components() or None
                 self._setdefault("dit_cpu_offload", True)
                 self._setdefault("text_encoder_cpu_offload", False)
                 self._setdefault("image_encoder_cpu_offload", False)
@@ -262,8 +274,8 @@ class Resolver:
                 self._setdefault("use_fsdp_inference", False)
 
     def _setdefault(self, name: str, value: Any) -> None:
-        if self.a.get(name) is None:
-            self.a[name] = value
+        if self.args.get(name) is None:
+            self.args[name] = value
 
     def _set_gpu_resident_defaults(self, *, use_fsdp: bool) -> None:
         self._setdefault("use_fsdp_inference", use_fsdp)
@@ -275,13 +287,13 @@ class Resolver:
         if self.cpu:
             return
         if (  # server_args.py:1042-1052: FSDP shards only resident components, so keep the DiT resident
-            bool(self.a.get("use_fsdp_inference"))
-            and (self.a.get("num_gpus") or 1) > 1
-            and (self.a.get("dp_size") or 1) == 1
-            and self.a.get("dit_cpu_offload") is None
-            and self.a.get("transformer_weights_path") is None
+            bool(self.args.get("use_fsdp_inference"))
+            and (self.args.get("num_gpus") or 1) > 1
+            and (self.args.get("dp_size") or 1) == 1
+            and self.args.get("dit_cpu_offload") is None
+            and self.args.get("transformer_weights_path") is None
         ):
-            self.a["dit_cpu_offload"] = False
+            self.args["dit_cpu_offload"] = False
         total = self.hw.gpu_memory_gib
         self.events["low_device_memory"] = total is not None and total < LOW_MEMORY_TOTAL_GIB
         for name in ("dit_cpu_offload", "text_encoder_cpu_offload", "image_encoder_cpu_offload"):
@@ -293,79 +305,79 @@ class Resolver:
 
     def _default_layerwise_components(self) -> list[str]:
         """auto_tune.py:704-728: unset placement -> default layerwise groups (+ the DiT)."""
-        if "layerwise_offload_components" in self.explicit or self.a.get("dit_layerwise_offload") is True:
+        if "layerwise_offload_components" in self.explicit or self.args.get("dit_layerwise_offload") is True:
             return []
         components = [c for c in ("text_encoder", "image_encoder", "vae") if self.res.explicit_mode(c) is None]
-        if self.a["performance_mode"] == "auto" and not self.cpu and self._keep_resident():
+        if self.args["performance_mode"] == "auto" and not self.cpu and self._keep_resident():
             components = [c for c in components if c not in ("dit", "text_encoder", "vae")]
         if (  # auto_tune.py:766-781 (_should_auto_enable_dit_layerwise_offload)
             not self.cpu
-            and self.a.get("dmd_denoising_steps") is None  # a DMD schedule keeps the DiT out (:769)
+            and self.args.get("dmd_denoising_steps") is None  # a DMD schedule keeps the DiT out (:769)
             and not self.cache_dit
-            and not bool(self.a.get("use_fsdp_inference"))
+            and not bool(self.args.get("use_fsdp_inference"))
             and self.res.explicit_mode("transformer") is None
-            and self.a["performance_mode"] in ("auto", "memory")
+            and self.args["performance_mode"] in ("auto", "memory")
         ):
             components.insert(0, "dit")
         return components
 
     def _auto_default_layerwise(self) -> None:
-        if self.a["performance_mode"] != "auto" or not self.cuda:
+        if self.args["performance_mode"] != "auto" or not self.cuda:
             return
-        if self.a.get("layerwise_offload_components") is not None or self.a.get("dit_layerwise_offload") is True:
+        if self.args.get("layerwise_offload_components") is not None or self.args.get("dit_layerwise_offload") is True:
             return
         components = self._default_layerwise_components()
         if components:
-            self.a["layerwise_offload_components"] = components
+            self.args["layerwise_offload_components"] = components
             self.events["auto_layerwise"] = list(components)
 
     def _auto_residency_after_offload(self) -> None:
         """auto_tune.py:231-327: >= 120 GiB free on the least-free GPU keeps dit/text/vae resident."""
-        if self.a["performance_mode"] != "auto" or self.cpu or not self._keep_resident():
+        if self.args["performance_mode"] != "auto" or self.cpu or not self._keep_resident():
             return
         keep = {"dit", "text_encoder", "vae"}
-        lw = self.a.get("layerwise_offload_components")
+        lw = self.args.get("layerwise_offload_components")
         if lw is not None and "layerwise_offload_components" not in self.explicit:
-            self.a["layerwise_offload_components"] = [c for c in lw if c not in keep] or None
+            self.args["layerwise_offload_components"] = [c for c in lw if c not in keep] or None
         explicit_lw = normalize_layerwise(lw) if "layerwise_offload_components" in self.explicit else None
-        explicit_dit_lw = bool("dit_layerwise_offload" in self.explicit and self.a.get("dit_layerwise_offload")) or bool(
+        explicit_dit_lw = bool("dit_layerwise_offload" in self.explicit and self.args.get("dit_layerwise_offload")) or bool(
             explicit_lw and ("dit" in explicit_lw or "all" in explicit_lw)
         )
         if (
-            self.a.get("dit_cpu_offload")
+            self.args.get("dit_cpu_offload")
             and self.res.explicit_mode("transformer") is None
             and "dit_cpu_offload" not in self.explicit
             and "dit_layerwise_offload" not in self.explicit
             and not explicit_dit_lw
         ):
-            self.a["dit_cpu_offload"] = False
-        if self.a.get("text_encoder_cpu_offload") and self.res.explicit_mode("text_encoder") is None:
-            self.a["text_encoder_cpu_offload"] = False
-        if self.a.get("vae_cpu_offload") and self.res.explicit_mode("vae") is None:
-            self.a["vae_cpu_offload"] = False
+            self.args["dit_cpu_offload"] = False
+        if self.args.get("text_encoder_cpu_offload") and self.res.explicit_mode("text_encoder") is None:
+            self.args["text_encoder_cpu_offload"] = False
+        if self.args.get("vae_cpu_offload") and self.res.explicit_mode("vae") is None:
+            self.args["vae_cpu_offload"] = False
 
     def _replace_cpu_offload_with_layerwise(self) -> None:
         """auto_tune.py:470-511."""
         if (
             not self.cuda
             or self.cache_dit
-            or bool(self.a.get("use_fsdp_inference"))
-            or self.a.get("layerwise_offload_components") is not None
-            or self.a.get("dit_layerwise_offload") is True
+            or bool(self.args.get("use_fsdp_inference"))
+            or self.args.get("layerwise_offload_components") is not None
+            or self.args.get("dit_layerwise_offload") is True
         ):
             return
-        components = ["dit"] if self.a.get("dit_layerwise_offload") else []
+        components = ["dit"] if self.args.get("dit_layerwise_offload") else []
         changed = False
         for group, flag in (("text_encoder", "text_encoder_cpu_offload"), ("image_encoder", "image_encoder_cpu_offload"), ("vae", "vae_cpu_offload")):
-            if self.a.get(flag) and self.res.explicit_mode(group) is None:
+            if self.args.get(flag) and self.res.explicit_mode(group) is None:
                 components.append(group)
                 changed = True
         if changed:
-            self.a["layerwise_offload_components"] = components
+            self.args["layerwise_offload_components"] = components
 
     def _warmup(self) -> None:
         """server_args.py:1560-1600 (the mode's validity is rule H3D110's business)."""
-        a = self.a
+        a = self.args
         if a.get("enable_torch_compile") and a.get("warmup_mode") is None:
             a["warmup_mode"] = "server"
         if (a.get("warmup_resolutions") is not None or a.get("warmup_num_frames") is not None) and a.get("warmup_mode") in (None, "off"):
@@ -380,7 +392,7 @@ class Resolver:
 
     def _parallelism(self) -> None:
         """server_args.py:1660-1790 (catalog 1.4). H3* never auto-enable CFG parallel."""
-        a = self.a
+        a = self.args
         if a.get("tp_size") is None:
             a["tp_size"] = 1
         if a.get("num_gpus") == 0 and not self.cpu:
@@ -429,7 +441,7 @@ class Resolver:
 
     def _attention_backend(self) -> None:
         """server_args.py:1209-1327."""
-        a = self.a
+        a = self.args
         if a.get("attention_backend") in ("fa3", "fa4"):
             a["attention_backend"] = "fa"
         backends, error = parse_component_backend_map(a.get("component_attention_backends"))
@@ -461,30 +473,30 @@ class Resolver:
     def _platform_specific(self) -> None:
         if self.hw.platform != "mps":
             return
-        if self.a["num_gpus"] != 1:
-            self.events["mps_num_gpus"] = self.a["num_gpus"]
-        modes = (self.a.get("component_residency") or {}).values()
+        if self.args["num_gpus"] != 1:
+            self.events["mps_num_gpus"] = self.args["num_gpus"]
+        modes = (self.args.get("component_residency") or {}).values()
         if any(m not in ("resident", LAYERWISE_OFFLOAD) for m in modes):
             self.events["mps_residency_mode"] = True
-        self.a["use_fsdp_inference"] = False
+        self.args["use_fsdp_inference"] = False
 
     def _layerwise_groups(self) -> None:
         """server_args.py:2022-2090."""
-        selected = normalize_layerwise(self.a.get("layerwise_offload_components"))
-        if self.a.get("dit_layerwise_offload"):
+        selected = normalize_layerwise(self.args.get("layerwise_offload_components"))
+        if self.args.get("dit_layerwise_offload"):
             if selected is None:
                 selected = ["dit"]
             elif "dit" not in selected:
                 selected = ["dit", *selected]
-        self.a["layerwise_offload_components"] = selected
+        self.args["layerwise_offload_components"] = selected
         chosen = set(selected or ())
         every = "all" in chosen
         for group, flag in (("text_encoder", "text_encoder_cpu_offload"), ("image_encoder", "image_encoder_cpu_offload"), ("vae", "vae_cpu_offload")):
-            if (every or group in chosen) and self.a.get(flag) is not False:
-                self.a[flag] = False
+            if (every or group in chosen) and self.args.get(flag) is not False:
+                self.args[flag] = False
 
     def _finalize_auto_flags(self) -> None:
-        if self.a["performance_mode"] == "manual":
+        if self.args["performance_mode"] == "manual":
             return
         for name in ("use_fsdp_inference", "dit_cpu_offload", "dit_layerwise_offload", "text_encoder_cpu_offload", "image_encoder_cpu_offload"):
             self._setdefault(name, False)
@@ -492,17 +504,17 @@ class Resolver:
     # -- model hook (stage M) mutations and the transformer backend T ---------------------
     def transformer_backend(self) -> tuple[str | None, bool]:
         """resolve_transformer_attention_backend (minimax_h3.py:102-123): (T, valid)."""
-        override = self.a["component_attention_backends"].get("transformer")
+        override = self.args["component_attention_backends"].get("transformer")
         if override:
             return _normalize_component_backend(override), True
-        backend = self.a.get("attention_backend")
+        backend = self.args.get("attention_backend")
         if backend is None:
             return None, True
         name = _enum_name(backend)
         return (name, True) if name else (str(backend), False)
 
     def _model_hook_mutations(self) -> None:
-        a = self.a
+        a = self.args
         key = self.family.key
         if key == "vdn":
             q = str(a.get("quantization") or "").lower()

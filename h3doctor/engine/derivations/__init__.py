@@ -1,32 +1,30 @@
-"""Extra `derived.*` context values that rule conditions read, grouped by the stage they serve.
+"""Extra `derived.*` context values that rule conditions read, each declared by the derivation that
+computes it (registry.py), grouped in modules named for what they compute.
 
-`core` comes first: the others read its values. Each module exposes `derive(r: Resolver, hw: HardwareFacts, ctx: dict) -> dict[str, Any]`,
-returning keys under `derived.`; they run after the core derivations in check.py, in this order.
-They model sglang's state (what sglang computes before it checks); the checks stay in rules/.
+`core` comes first: the others read its values. They model sglang's state (what sglang computes
+before it checks); the checks stay in rules/. Import order is run order.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from h3doctor.engine.derivations import checkpoint, core, launch, memory, runtime, sampling
-
-MODULES = (core, launch, runtime, checkpoint, memory, sampling)
+from h3doctor.engine.derivations import (  # noqa: F401 - importing a module registers its derivations
+    core,
+    config_values,
+    validation,
+    offload,
+    gpus,
+    component_maps,
+    attention,
+    runtime,
+    checkpoint,
+    memory,
+    sampling,
+)
+from h3doctor.engine.derivations.registry import declared_paths, run  # noqa: F401 - declared_paths: for rule loading
 
 
 def derive_all(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
-    """Every module's values; a module that fails is reported (rule H3D991), never silent."""
-    out: dict[str, Any] = {}
-    errors: list[str] = []
-    seen = dict(ctx)  # what the next module reads: the context and every earlier module's values (one copy per check)
-    for module in MODULES:
-        try:
-            values = module.derive(r, hw, seen)
-        except Exception as exc:  # noqa: BLE001 - one module's surprise must not hide the others
-            errors.append(f"{module.__name__.rsplit('.', 1)[-1]}: {type(exc).__name__}: {exc}")
-            continue
-        errors += values.pop("derived.derivation_errors", [])
-        out.update(values)
-        seen.update(values)
-    out["derived.derivation_errors"] = errors
-    return out
+    """Every derivation's values and `derived.derivation_errors` (rule H3D991): the ones that failed."""
+    return run(r, hw, ctx)

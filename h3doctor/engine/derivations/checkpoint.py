@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from h3doctor.engine.derivations.registry import derives
 from h3doctor.sglang.safetensors_header import checkpoint_formats
 
 
-def derive(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
-    a = r.a
+@derives("transformer_weights_formats")
+def transformer_weights_formats(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
+    a = r.args
     path = (a.get("component_weights_paths") or {}).get("transformer") or a.get("transformer_weights_path")
     if not path:
         return {"derived.transformer_weights_formats": None, "derived.transformer_weights_unread": [],

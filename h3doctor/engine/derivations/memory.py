@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from h3doctor.engine.derivations.registry import derives
 from h3doctor.sglang.memory import Budget, budget, constants
 from h3doctor.sglang.residency import H3_COMPONENTS, canonical_mode, normalize_layerwise
 
@@ -47,10 +48,15 @@ def _verdict(primary: Budget, other: Budget | None, pick, uncertain: bool) -> bo
     return first
 
 
-def derive(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
+@derives("memory", "memory.capacity_gib", "memory.load_gib", "memory.load_over",
+         "memory.load_failing_component", "memory.workload", "memory.workload_what",
+         "memory.peak_live_gib", "memory.peak_typical_gib", "memory.peak_stage", "memory.warmup_over",
+         "memory.likely_over", "memory.headroom_gib", "memory.host_layerwise_gib", "memory.host_spendable_gib",
+         "memory.host_short", "memory.fix_ops", "memory.fix_why")
+def memory_budget(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     if hw.platform not in _PLATFORMS:
         return {"derived.memory": None}
-    a, family, entry = r.a, r.family.key, ctx.get("entry")
+    a, family, entry = r.args, r.family.key, ctx.get("entry")
     residency = dict(ctx.get("derived.residency") or {})
     intent = _intent(ctx)
     release = str(ctx.get("sglang_version") or "0.5.23")
@@ -82,7 +88,6 @@ def derive(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
         "derived.memory.load_failing_component": b.load_failing_component or _largest(b),
         "derived.memory.workload": None if b.workload is None else f"{b.workload.width}x{b.workload.height} x {b.workload.seconds:g} s",
         "derived.memory.workload_what": None if b.workload is None else b.workload.what,
-        "derived.memory.has_workload": b.workload is not None,
         "derived.memory.peak_live_gib": _round(b.peak_live_gib),
         "derived.memory.peak_typical_gib": _round(b.peak_typical_gib),
         "derived.memory.peak_stage": b.peak_stage,
@@ -93,7 +98,6 @@ def derive(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
         "derived.memory.host_layerwise_gib": _round(b.host_layerwise_gib),
         "derived.memory.host_spendable_gib": _round(b.host_spendable_gib),
         "derived.memory.host_short": host_short,
-        "derived.memory.uncertain": "; ".join(b.uncertain) or None,
     }
     if load_over or warm_over:
         # a component the user placed with --component-residency stays there whatever the

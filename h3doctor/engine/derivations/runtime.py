@@ -12,6 +12,7 @@ import posixpath
 import re
 from typing import Any
 
+from h3doctor.engine.derivations.registry import derives
 from h3doctor.sglang.residency import (
     LAYERWISE_OFFLOAD,
     canonical_mode,
@@ -129,7 +130,7 @@ class _SetRepr:
 def _quality_high_audit(r: Any, hw: Any, dit_layerwise: bool, version: str) -> tuple[dict[str, Any], bool | None]:
     """minimax_h3.py:132-227: the strict 4xH200 fl2va deployment (catalog 2.H); older releases
     audit fewer server args (flagdata/runtime-facts.json)."""
-    a = r.a
+    a = r.args
     backend = a.get("attention_backend")
     backend = str(backend).strip().lower() if backend is not None else None
     te_quant = (a.get("component_quantizations") or {}).get("text_encoder")
@@ -202,131 +203,177 @@ def _quality_high_audit(r: Any, hw: Any, dit_layerwise: bool, version: str) -> t
     return mismatches, device_ok
 
 
-def derive(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
-    a = r.a
-    family = r.family.key
-    explicit = r.explicit
-    env = r.env
-    out: dict[str, Any] = {}
+def _version(ctx: dict[str, Any]) -> str:
+    return ctx.get("release.version") or DEFAULT_SGLANG_VERSION
 
-    # -- W: the worker, before the download ------------------------------------------
+
+# -- W: the worker, before the download ------------------------------------------------------
+
+@derives("model_variant_blank", "model_variant_unsupported", "model_variant_suggestion", "model_variant_subfolder",
+         "hybrid_without_merged_weights", "variant_subfolder_conflict", "model_subfolder_escapes")
+def model_variant(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
+    a = r.args
     variant = a.get("model_variant")
     subfolder = a.get("model_subfolder")
     norm_variant = _lower(variant)
     # --model-variant -> weight partition, as this release's pipeline maps it (case-insensitive)
-    version = ctx.get("release.version") or DEFAULT_SGLANG_VERSION
-    variants = model_variants(version)
-    out["derived.model_variant_blank"] = variant is not None and not norm_variant
-    out["derived.model_variant_unsupported"] = bool(norm_variant) and norm_variant not in variants
-    out["derived.model_variant_suggestion"] = _variant_suggestion(variant, variants)
-    out["derived.model_variant_subfolder"] = variants.get(norm_variant or "")
-    out["derived.hybrid_without_merged_weights"] = norm_variant == "hybrid" and not (
-        (a.get("component_weights_paths") or {}).get("transformer") or a.get("transformer_weights_path")
-    )
-    out["derived.variant_subfolder_conflict"] = (
-        norm_variant in variants
-        and isinstance(subfolder, str)
-        and subfolder.strip().lower() != variants[norm_variant].lower()
-    )
-    # With a valid --model-variant the pipeline replaces model_subfolder (minimax_h3_pipeline.py:117).
-    out["derived.model_subfolder_escapes"] = variant is None and _subfolder_escapes(subfolder)
+    variants = model_variants(_version(ctx))
+    return {
+        "derived.model_variant_blank": variant is not None and not norm_variant,
+        "derived.model_variant_unsupported": bool(norm_variant) and norm_variant not in variants,
+        "derived.model_variant_suggestion": _variant_suggestion(variant, variants),
+        "derived.model_variant_subfolder": variants.get(norm_variant or ""),
+        "derived.hybrid_without_merged_weights": norm_variant == "hybrid" and not (
+            (a.get("component_weights_paths") or {}).get("transformer") or a.get("transformer_weights_path")
+        ),
+        "derived.variant_subfolder_conflict": (
+            norm_variant in variants
+            and isinstance(subfolder, str)
+            and subfolder.strip().lower() != variants[norm_variant].lower()
+        ),
+        # With a valid --model-variant the pipeline replaces model_subfolder (minimax_h3_pipeline.py:117).
+        "derived.model_subfolder_escapes": variant is None and _subfolder_escapes(subfolder),
+    }
 
-    # -- L: component loading, after the download --------------------------------------
+
+# -- L: component loading, after the download ------------------------------------------------
+
+@derives("text_encoder_needs_projection", "text_encoder_online_quantization")
+def text_encoder_load(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
+    a = r.args
     paths = a.get("component_paths") or {}
     encoder = paths.get("text_encoder")
     size = _named_size_b(encoder)
-    out["derived.text_encoder_needs_projection"] = (
-        None if encoder is None or "conditioning_projection" in paths
-        else ("yes" if size is not None and size < H3_TEXT_ENCODER_SIZE_B
-              else "no" if size == H3_TEXT_ENCODER_SIZE_B else "unknown")
-    )
     te_quant = _lower((a.get("component_quantizations") or {}).get("text_encoder"))
-    out["derived.text_encoder_online_quantization"] = te_quant if te_quant in ("fp8", "convrot_int8", "mxfp4") else None
+    return {
+        "derived.text_encoder_needs_projection": (
+            None if encoder is None or "conditioning_projection" in paths
+            else ("yes" if size is not None and size < H3_TEXT_ENCODER_SIZE_B
+                  else "no" if size == H3_TEXT_ENCODER_SIZE_B else "unknown")
+        ),
+        "derived.text_encoder_online_quantization": te_quant if te_quant in ("fp8", "convrot_int8", "mxfp4") else None,
+    }
 
+
+@derives("checkpoint_variant_mismatch", "checkpoint_variant_first_mismatch", "model_variant_for_load",
+         "dit_quantization", "vdn_implicit_mxfp8")
+def dit_load(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
+    a = r.args
     weights = a.get("transformer_weights_path")
-    selected = str(variant or "fl2va")
+    selected = str(a.get("model_variant") or "fl2va")
     checkpoint_variant = None
     if isinstance(weights, str) and weights.lower().endswith((".safetensors", ".gguf")):
         marks = {v for v in ("fl2va", "ref2va") if v in weights.lower()}
         if len(marks) == 1 and selected.strip().lower() != "hybrid" and selected.lower() not in marks:
             checkpoint_variant = marks.pop()
-    out["derived.checkpoint_variant_mismatch"] = checkpoint_variant
     # sglang 0.5.19's loader (minimax_h3_weights.py:84-98) takes the first of fl2va/ref2va the
     # name holds, so a name holding both mismatches any other variant (rule H3D550).
     first_mark = None
     if isinstance(weights, str) and weights.lower().endswith((".safetensors", ".gguf")):
         first_mark = next((v for v in ("fl2va", "ref2va") if v in weights.lower()), None)
-    out["derived.checkpoint_variant_first_mismatch"] = first_mark if first_mark not in (None, selected.lower()) else None
-    out["derived.model_variant_for_load"] = selected
+    return {
+        "derived.checkpoint_variant_mismatch": checkpoint_variant,
+        "derived.checkpoint_variant_first_mismatch": first_mark if first_mark not in (None, selected.lower()) else None,
+        "derived.model_variant_for_load": selected,
+        "derived.dit_quantization": _dit_quantization(a),
+        "derived.vdn_implicit_mxfp8": bool(r.events.get("vdn_auto_mxfp8")) and "quantization" not in r.explicit,
+    }
 
-    dit_quant = _dit_quantization(a)
-    out["derived.dit_quantization"] = dit_quant
-    out["derived.vdn_implicit_mxfp8"] = bool(r.events.get("vdn_auto_mxfp8")) and "quantization" not in explicit
-    adaln_cache = a.get("minimax_h3_adaln_cache_path")
-    online = bool(a.get("minimax_h3_adaln_online"))
-    out["derived.adaln_precomputed"] = adaln_cache is not None or online
+
+@derives("adaln_precomputed", "adaln_cache_variant_ok", "adaln_cache_variant_fix", "adaln_gpu_plans",
+         "request_sigma_intervals", "adaln_plan_width_need_min", "adaln_plan_width_need")
+def adaln_plans(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
+    a = r.args
+    variant = a.get("model_variant")
+    norm_variant = _lower(variant)
     case_variant = norm_variant if norm_variant in ("fl2va", "ref2va") else None
-    out["derived.adaln_cache_variant_ok"] = variant in ("fl2va", "ref2va")
-    # The variant that keeps the weights the user already selects: None -> the FL2VA partition.
-    out["derived.adaln_cache_variant_fix"] = case_variant if variant is not None else "fl2va"
-
-    tp = a.get("tp_size") or 1
-    bad = next(((n, v) for n, v in TP_DIMENSIONS if v % tp), None) if isinstance(tp, int) and tp > 0 else None
-    out["derived.tp_bad_dimension"] = bad[0] if bad else None
-    out["derived.tp_bad_dimension_value"] = bad[1] if bad else None
-    out["derived.h3_packed_alignment"] = PACKED_SEQUENCE_ALIGNMENT
-
-    plans = _int_env(env, "SGLANG_DIFFUSION_MINIMAX_H3_ADALN_GPU_PLANS", ADALN_GPU_PLANS_DEFAULT)
-    out["derived.adaln_gpu_plans"] = plans
     # Up to 0.5.21 num_inference_steps counts sigma grid points (both ends), so a request runs
     # steps - 1 denoise forwards, each with its own AdaLN plan (release_metadata.py:161 in 0.5.20).
     steps = ctx.get("intent.steps")
-    out["derived.request_sigma_intervals"] = steps - 1 if isinstance(steps, int) and not isinstance(steps, bool) else None
-    low, high = _plan_width_needs(family, variant)
-    out["derived.adaln_plan_width_need_min"] = low
-    out["derived.adaln_plan_width_need"] = high
+    low, high = _plan_width_needs(r.family.key, variant)
+    return {
+        "derived.adaln_precomputed": a.get("minimax_h3_adaln_cache_path") is not None or bool(a.get("minimax_h3_adaln_online")),
+        "derived.adaln_cache_variant_ok": variant in ("fl2va", "ref2va"),
+        # The variant that keeps the weights the user already selects: None -> the FL2VA partition.
+        "derived.adaln_cache_variant_fix": case_variant if variant is not None else "fl2va",
+        "derived.adaln_gpu_plans": _int_env(r.env, "SGLANG_DIFFUSION_MINIMAX_H3_ADALN_GPU_PLANS", ADALN_GPU_PLANS_DEFAULT),
+        "derived.request_sigma_intervals": steps - 1 if isinstance(steps, int) and not isinstance(steps, bool) else None,
+        "derived.adaln_plan_width_need_min": low,
+        "derived.adaln_plan_width_need": high,
+    }
 
-    # -- R: first forward and request admission -----------------------------------------
+
+@derives("tp_bad_dimension", "tp_bad_dimension_value", "h3_packed_alignment")
+def tp_dimensions(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
+    tp = r.args.get("tp_size") or 1
+    bad = next(((n, v) for n, v in TP_DIMENSIONS if v % tp), None) if isinstance(tp, int) and tp > 0 else None
+    return {
+        "derived.tp_bad_dimension": bad[0] if bad else None,
+        "derived.tp_bad_dimension_value": bad[1] if bad else None,
+        "derived.h3_packed_alignment": PACKED_SEQUENCE_ALIGNMENT,
+    }
+
+
+# -- R: first forward and request admission ----------------------------------------------------
+
+@derives("cube_requested", "cube_config_missing", "vsa_sparsity", "vsa_sparsity_out_of_range", "vsa_mode",
+         "vsa_mode_invalid")
+def sparse_attention_config(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
+    a = r.args
     abc = a.get("attention_backend_config") or {}
     cab = a.get("component_attention_backends") or {}
     # denoising.py:359-366 reads the server args, not the resolved runtime backend.
     cube_name = str(cab.get("transformer", a.get("attention_backend"))).lower()
-    out["derived.cube_requested"] = cube_name == "cube_sparse_attn"
-    out["derived.cube_config_missing"] = not abc.get("local_cube_size") or not abc.get("topk_ratio_list")
-    sparsity_raw = abc.get("VSA_sparsity", abc.get("sparsity"))
-    out["derived.vsa_sparsity"] = _float_or_none(sparsity_raw)
-    out["derived.vsa_sparsity_out_of_range"] = (
-        out["derived.vsa_sparsity"] is not None and not 0.0 <= out["derived.vsa_sparsity"] < 1.0
-    )
+    sparsity = _float_or_none(abc.get("VSA_sparsity", abc.get("sparsity")))
     mode = abc.get("vsa_mode")
-    out["derived.vsa_mode"] = None if mode is None else str(mode)
-    out["derived.vsa_mode_invalid"] = mode is not None and str(mode) not in ("exempt", "compete")
+    return {
+        "derived.cube_requested": cube_name == "cube_sparse_attn",
+        "derived.cube_config_missing": not abc.get("local_cube_size") or not abc.get("topk_ratio_list"),
+        "derived.vsa_sparsity": sparsity,
+        "derived.vsa_sparsity_out_of_range": sparsity is not None and not 0.0 <= sparsity < 1.0,
+        "derived.vsa_mode": None if mode is None else str(mode),
+        "derived.vsa_mode_invalid": mode is not None and str(mode) not in ("exempt", "compete"),
+    }
 
+
+@derives("dit_layerwise_by_list", "dit_layerwise_by_flag", "dit_layerwise_by_residency", "quality_high_mismatches",
+         "quality_levels", "quality_high_device_ok", "quality_workload")
+def quality_high(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
+    a, explicit = r.args, r.explicit
+    version = _version(ctx)
     mismatches, device_ok = _quality_high_audit(r, hw, bool(ctx.get("derived.dit_layerwise_selected")), version)
     # Which of the user's own flags put the DiT in layerwise offload (what the 2.H fix removes).
     listed = normalize_layerwise(a.get("layerwise_offload_components")) if "layerwise_offload_components" in explicit else None
-    out["derived.dit_layerwise_by_list"] = bool(listed) and any(c in ("dit", "transformer", "all") for c in listed)
-    out["derived.dit_layerwise_by_flag"] = "dit_layerwise_offload" in explicit and bool(a.get("dit_layerwise_offload"))
-    out["derived.dit_layerwise_by_residency"] = (
-        canonical_mode("transformer", a.get("component_residency")) == LAYERWISE_OFFLOAD
-    )
-    out["derived.quality_high_mismatches"] = mismatches
-    out["derived.quality_levels"] = list(quality_levels(version))
-    out["derived.quality_high_device_ok"] = device_ok
-    out["derived.quality_workload"] = {
-        "task": "t2va", "width": 1344, "height": 768, "fps": 24, "frame_count": 124,
-        "num_inference_steps": 50, "flow_shift": 12.0, "audio_flow_shift": 3.0,
-    }  # release_metadata.py:25-34
-    # L25 (derived in the catalog): a role-qualified transformer override is never applied, because
-    # the H3 DiT picks its attention lazily and records no per-role selection at load (selector.py:223)
-    out["derived.transformer_role_overrides"] = sorted(
-        f"{k}={v}" for k, v in (a.get("component_attention_backends") or {}).items()
-        if str(k).startswith("transformer.")
-    )
+    return {
+        "derived.dit_layerwise_by_list": bool(listed) and any(c in ("dit", "transformer", "all") for c in listed),
+        "derived.dit_layerwise_by_flag": "dit_layerwise_offload" in explicit and bool(a.get("dit_layerwise_offload")),
+        "derived.dit_layerwise_by_residency": (
+            canonical_mode("transformer", a.get("component_residency")) == LAYERWISE_OFFLOAD
+        ),
+        "derived.quality_high_mismatches": mismatches,
+        "derived.quality_levels": list(quality_levels(version)),
+        "derived.quality_high_device_ok": device_ok,
+        "derived.quality_workload": {
+            "task": "t2va", "width": 1344, "height": 768, "fps": 24, "frame_count": 124,
+            "num_inference_steps": 50, "flow_shift": 12.0, "audio_flow_shift": 3.0,
+        },  # release_metadata.py:25-34
+    }
+
+
+@derives("transformer_role_overrides", "layerwise_unsupported_components")
+def components_never_applied(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
+    a, explicit = r.args, r.explicit
     # L24: the H3 pipeline also loads `processor` and `tokenizer` (minimax_h3_pipeline.py:45-56),
     # which are not layerwise-offloadable modules; selecting one explicitly fails after the download
     # (layerwise_offload.py:3566-3575). Other unknown names are simply never loaded.
     chosen = set(normalize_layerwise(a.get("layerwise_offload_components")) or ()) if "layerwise_offload_components" in explicit else set()
     chosen |= {c for c, mode in (a.get("component_residency") or {}).items() if mode == LAYERWISE_OFFLOAD}
-    out["derived.layerwise_unsupported_components"] = sorted(chosen & {"processor", "tokenizer"})
-    return out
+    return {
+        # L25 (derived in the catalog): a role-qualified transformer override is never applied, because
+        # the H3 DiT picks its attention lazily and records no per-role selection at load (selector.py:223)
+        "derived.transformer_role_overrides": sorted(
+            f"{k}={v}" for k, v in (a.get("component_attention_backends") or {}).items()
+            if str(k).startswith("transformer.")
+        ),
+        "derived.layerwise_unsupported_components": sorted(chosen & {"processor", "tokenizer"}),
+    }

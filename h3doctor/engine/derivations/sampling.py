@@ -13,6 +13,7 @@ import urllib.parse
 from pathlib import Path
 from typing import Any
 
+from h3doctor.engine.derivations.registry import derives
 from h3doctor.sglang import sampling
 
 _ABSENT = "==SUPPRESS=="
@@ -90,13 +91,28 @@ def _target_problem(target: dict[str, Any], task: str, limits: dict[str, Any]) -
     return None
 
 
-def derive(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
+# MiniMaxH3SamplingParams._validate's unsupported switches, and the target fields its messages print
+UNSUPPORTED_SWITCHES = ("frame_interpolation", "upscaling", "teacache")
+TARGET_KEYS = ("short_edge", "aspect_ratio", "duration_seconds")
+
+
+@derives("sampling_class", "sampling_outputs_or_default", "sampling_total_outputs", "sampling_seed_count",
+         "sampling_seed_list_mismatch", "sampling_non_init", "sampling_non_init_first", "sampling_steps",
+         "sampling_default_steps", "sampling_exact_steps", "sampling_steps_not_positive", *(f"sampling_{n}" for n in UNSUPPORTED_SWITCHES),
+         "sampling_spectrum_with_high", "sampling_spectrum_with_cache_dit", "sampling_steps_not_distilled",
+         "sampling_seed", "sampling_seed_negative", "sampling_seed_is_list", "sampling_outputs_not_positive",
+         "sampling_outputs", "sampling_task", "sampling_task_missing", "sampling_task_missing_with_fields",
+         "sampling_task_canonical", "sampling_task_not_distilled", "sampling_target_missing", "sampling_target_problem",
+         *(f"sampling_target_{k}" for k in TARGET_KEYS), "sampling_aspect_ratios", "sampling_duration_min", "sampling_duration_max",
+         "sampling_conditions_missing", "sampling_duration_sources", "sampling_material_missing")
+def sampling_request(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
+    """What building the family's sampling class and its _validate see (`sglang generate` only)."""
     if ctx.get("entry") != "generate":
         return {}
     fam = sampling.family(ctx.get("release.version"), r.family.key)
     if fam is None:
         return {}
-    a, explicit = r.a, r.explicit
+    a, explicit = r.args, r.explicit
     given = [name for name in sampling.init_false_in_order(fam) if _typed(a, explicit, name) is not None]
     steps = _typed(a, explicit, "num_inference_steps")
     exact = fam.get("exact_steps")
@@ -144,8 +160,7 @@ def derive(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
         "derived.sampling_steps_not_positive": steps is not None and not (_is_int(steps) and steps > 0),
         # MiniMaxH3SamplingParams._validate, after the generic checks: switches H3 does not support
         **{f"derived.sampling_{name}": bool(_typed(a, explicit, f"enable_{name}"))
-           for name in ("frame_interpolation", "upscaling", "teacache")},
-        "derived.sampling_spectrum": spectrum,
+           for name in UNSUPPORTED_SWITCHES},
         "derived.sampling_spectrum_with_high": spectrum and quality == "high",
         "derived.sampling_spectrum_with_cache_dit": spectrum and quality != "high" and bool(_typed(a, explicit, "enable_cache_dit")),
         "derived.sampling_steps_not_distilled": exact is not None and _is_int(steps) and steps > 0 and steps != exact,
@@ -169,7 +184,7 @@ def derive(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
         "derived.sampling_target_problem": problem,
         # the target's values as sglang's messages print them
         **{f"derived.sampling_target_{key}": (target.get(key) if isinstance(target, dict) else None)
-           for key in ("short_edge", "aspect_ratio", "duration_seconds")},
+           for key in TARGET_KEYS},
         "derived.sampling_aspect_ratios": limits.get("finite_aspect_ratios"),
         "derived.sampling_duration_min": format(limits["min_duration_seconds"], "g") if limits else None,
         "derived.sampling_duration_max": format(limits["max_duration_seconds"], "g") if limits else None,
