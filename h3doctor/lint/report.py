@@ -124,4 +124,25 @@ def rules_markdown(rules: list[Rule]) -> str:
         out.append(f'<a id="{meta["id"].lower()}"></a>\n\n## {meta["id"]} {meta["name"]}\n')
         out.append(meta["help"] + "\n")
         out.append(f"severity: {meta['severity']}\n")
+    out += _derivations_markdown(rules)
     return "\n".join(out)
+
+
+def _derivations_markdown(rules: list[Rule]) -> list[str]:
+    """The derivation registry: per module of engine/derivations/, each derivation, the values it
+    declares and the rules that read them."""
+    from h3doctor.engine.derivations import registry
+
+    readers = registry.read_by(rules)
+    out = ['<a id="derivations"></a>\n\n## Derivations\n',
+           "The `derived.*` values rules read, by the function that computes each (`@derives` in "
+           "`h3doctor/engine/derivations/`), and the rules that read them. A rule naming a value no "
+           "derivation declares does not load.\n"]
+    module = None
+    for d in registry.REGISTRY:
+        if d.module != module:
+            module = d.module
+            out.append(f"\n### {module}\n")
+        rules_text = ", ".join(f"[{i}](#{i.lower()})" for i in readers[d.name]) or "no rule (read by h3doctor's output)"
+        out.append(f"- `{d.name}`: " + ", ".join(f"`{p}`" for p in d.paths) + f"; read by {rules_text}")
+    return out

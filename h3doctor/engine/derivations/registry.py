@@ -16,8 +16,10 @@ absent (a missing path reads as None, like an unknown value).
 from __future__ import annotations
 
 import copy
+import json
+import re
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 PREFIX = "derived."
 
@@ -73,3 +75,18 @@ def run(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
         seen.update(values)
     out[ERRORS] = failures
     return out
+
+
+_READ = re.compile(r"\bderived\.[\w.]*\w")
+
+
+def read_by(rules: Iterable[Any]) -> dict[str, list[str]]:
+    """Each derivation's name -> the IDs of the rules that read one of its values (in a condition,
+    a message, a fix or an alternative), for the generated rule reference."""
+    owner = {p: d.name for d in REGISTRY for p in d.paths}
+    readers: dict[str, list[str]] = {d.name: [] for d in REGISTRY}
+    for rule in rules:
+        names = {owner[p] for p in _READ.findall(json.dumps(rule.raw, default=str)) if p in owner}
+        for name in names:
+            readers[name].append(rule.id)
+    return {name: sorted(ids) for name, ids in readers.items()}
