@@ -14,7 +14,8 @@ import statistics
 import time
 
 from h3doctor.engine import derivations
-from h3doctor.engine.check import _server_args, check, evaluate_launch
+from h3doctor.engine.check import check, evaluate_launch
+from h3doctor.sglang.server_args import server_args
 from h3doctor.engine.derivations import memory as memory_derivation
 from h3doctor.engine.ruleset import load_rules
 from h3doctor.host.profiles import load_profile
@@ -43,7 +44,7 @@ def main() -> None:
         hw, tokens = load_profile(profile), shlex.split(command)
         ev = evaluate_launch(tokens, hw, rules, table, {})
         # the derivation reads the resolver: rebuild one the way check does
-        args, explicit = _server_args(ev.cmd, None, table)
+        args, explicit = server_args(ev.cmd, None, table)
         resolver = Resolver(args, explicit, ev.family.family, hw, {})
         resolver.run()
         derive_us = _median_us(lambda: memory_derivation.derive(resolver, hw, ev.context), 300)

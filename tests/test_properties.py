@@ -139,7 +139,7 @@ def test_recipe_loader_raises_only_usage_errors(tmp_path_factory):
 
 
 def test_config_loader_raises_only_usage_errors(tmp_path_factory, table):
-    from h3doctor.engine.check import _config_for
+    from h3doctor.sglang.server_args import config_for
     from h3doctor.sglang.argv import parse_command
 
     tmp = tmp_path_factory.mktemp("configs")
@@ -150,7 +150,7 @@ def test_config_loader_raises_only_usage_errors(tmp_path_factory, table):
         path = _write(tmp, "c" + suffix, body)
         cmd = parse_command(["sglang", "serve", "MiniMaxAI/MiniMax-H3", "--config", path], table)
         try:
-            load = _config_for(cmd, table)
+            load = config_for(cmd, table)
         except UsageError as exc:  # h3doctor's reading limits only
             assert exc.location and exc.location.startswith(path), exc
             return

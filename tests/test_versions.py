@@ -169,13 +169,13 @@ def test_a_check_verified_absent_is_not_reported_as_unverified():
     `sglang.absent` covering 0.5.20 (the source was read: no such check) does not."""
     import dataclasses
 
-    from h3doctor.engine.check import _unverified
+    from h3doctor.engine.ruleset import RuleSet
 
     base = next(r for r in RULES if r.id == "H3D305")
     only_newest = dataclasses.replace(base, versions="==0.5.23", releases=())
-    assert _unverified([only_newest], "h3", "cuda", "serve", "0.5.20", "0.5.23") == ["the H3 model hook (1 rule)"]
+    assert RuleSet([only_newest]).unverified("h3", "cuda", "serve", "0.5.20", "0.5.23") == ["the H3 model hook (1 rule)"]
     absent = dataclasses.replace(only_newest, absent=">=0.5.17,<=0.5.22")
-    assert _unverified([absent], "h3", "cuda", "serve", "0.5.20", "0.5.23") == []
+    assert RuleSet([absent]).unverified("h3", "cuda", "serve", "0.5.20", "0.5.23") == []
 
 
 def test_release_overrides_stay_inside_the_rule_range():

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from h3doctor.engine.conditions import paths_of, placeholders
+from h3doctor.engine.conditions import Compiled, compile_condition, paths_of, placeholders
 from h3doctor.errors import RuleFileError, UsageError
 from h3doctor.paths import package_dir, read_cache_entry, trusted_cache_dir, write_cache_entry
 from h3doctor.sglang.releases import in_range
@@ -62,9 +62,6 @@ class Rule:
     def for_version(self, version: str) -> "Rule":
         """This rule as it reads for one release: its `releases:` entry for it applied, and its
         sglang line in that release (flagdata/where-X.json)."""
-        hit = _FOR_VERSION.get((id(self), version))
-        if hit is not None and hit[0] is self:
-            return hit[1]
         resolved = self
         for entry in self.releases:
             if version_in_range(version, entry["versions"]):
@@ -73,7 +70,6 @@ class Rule:
         where = self.where_by_release.get(version, self.where)
         if where != resolved.where:
             resolved = dataclasses.replace(resolved, where=where)
-        _FOR_VERSION[(id(self), version)] = (self, resolved)
         return resolved
     # with `fix: none` (or a fix that finds no edit): what the user can choose instead, each
     # {gives_up, fix, when?}; engine/alternatives.py applies and re-checks them
@@ -114,9 +110,6 @@ class Rule:
             "why": self.why, "fix": list(self.fix) if self.fix else None, "fix_note": self.fix_note,
             "gives_up": self.gives_up, "alternatives": list(self.alternatives), "examples": list(self.examples),
         }
-
-
-_FOR_VERSION: dict[tuple[int, str], tuple[Rule, Rule]] = {}
 
 
 # every rule asks it on every check, with a handful of distinct arguments
@@ -238,7 +231,7 @@ def _digest(files: list[Path], schema_text: str) -> str:
 CACHE_FORMAT = 3  # 3: a header line, then the rules (the hash covers the bytes as written)
 
 
-def load_rules(directory: Path | None = None, *, use_cache: bool = True) -> list[Rule]:
+def load_rules(directory: Path | None = None, *, use_cache: bool = True) -> "RuleSet":
     """Load and validate every rule file. Validation is the slow part (jsonschema), so the
     validated rules are cached under a digest of the schema and every file's bytes: an edited,
     added or removed rule file is validated again.
@@ -263,7 +256,7 @@ def load_rules(directory: Path | None = None, *, use_cache: bool = True) -> list
         rules = _validate_all(files, json.loads(schema_text))
         if folder is not None:
             _write_cache(folder, name, digest, rules)
-    return _with_where_lines(rules, lines)
+    return RuleSet(_with_where_lines(rules, lines))
 
 
 def where_files() -> list[Path]:
@@ -336,3 +329,71 @@ def _write_cache(folder: Path, name: str, digest: str, rules: list[Rule]) -> Non
         write_cache_entry(folder, name, json.dumps(header) + "\n" + body)
     except OSError:
         pass  # a read-only or full cache directory only costs speed
+
+
+_STAGE_ORDER = "DPFAVMWLR-"
+_STAGE_NAMES = {"D": "dispatch", "P": "argument parsing", "F": "--config files", "A": "the adjust phase (auto-tuner, residency, parallelism, backends)",
+                "V": "argument validation", "M": "the H3 model hook", "W": "worker start", "L": "model load",
+                "R": "first request / forward", "-": "h3doctor's own advice (memory fit, GPUs)"}
+
+
+class RuleSet(tuple):
+    """The loaded rules, with what every check asks of them worked out once per combination of
+    family, platform, entry and release (not per check: a lint run makes thousands): the rules
+    that apply, as that release reads them, with their compiled conditions; the text they can read;
+    and the sglang stages that are not verified for the release."""
+
+    def __new__(cls, rules: Any = ()) -> "RuleSet":
+        self = super().__new__(cls, rules)
+        self._compiled: dict[str, Compiled] = {}
+        self._applicable: dict[tuple, tuple[list[tuple[Rule, Compiled]], str]] = {}
+        self._unverified: dict[tuple, list[str]] = {}
+        return self
+
+    def applicable(self, family: str | None, platform: str, entry: str, version: str) -> list[tuple[Rule, Compiled]]:
+        """The rules that apply to this family, platform, entry and release, each as that release
+        reads it (its `releases:` entry applied), with its compiled condition."""
+        return self._applying(family, platform, entry, version)[0]
+
+    def read_by_applicable(self, family: str | None, platform: str, entry: str, version: str, path: str) -> bool:
+        """Whether any rule that applies here mentions `path` (a safe over-approximation: a mention
+        is a read) in its conditions, messages, fix notes or alternatives."""
+        return path in self._applying(family, platform, entry, version)[1]
+
+    def _applying(self, family: str | None, platform: str, entry: str, version: str) -> tuple[list, str]:
+        key = (family, platform, entry, version)
+        cached = self._applicable.get(key)
+        if cached is None:
+            chosen = []
+            for rule in self:
+                if rule.applies(family, platform, entry, version):
+                    compiled = self._compiled.get(rule.id)
+                    if compiled is None:  # `when` is the same in every release of a rule
+                        compiled = self._compiled[rule.id] = compile_condition(rule.when)
+                    chosen.append((rule.for_version(version), compiled))
+            # context values only some rules need are computed only when one of these names them
+            text = "\n".join(json.dumps(rule.raw, sort_keys=True, default=str) for rule, _ in chosen)
+            cached = self._applicable[key] = (chosen, text)
+        return cached
+
+    def unverified(self, family: str | None, platform: str, entry: str, version: str, newest: str) -> list[str]:
+        """The rule groups (by sglang stage) that apply on the newest verified release but are not
+        verified for `version`: h3doctor cannot say whether this release raises them."""
+        if family is None or version == newest:
+            return []
+        key = (family, platform, entry, version, newest)
+        if key not in self._unverified:
+            missing: dict[str, int] = {}
+            for rule in self:
+                if rule.absent and in_range(version, rule.absent):
+                    continue  # checked: this release has no such check, so there is nothing to verify
+                if rule.applies(family, platform, entry, newest) and not rule.applies(family, platform, entry, version):
+                    missing[rule.sglang_stage] = missing.get(rule.sglang_stage, 0) + 1
+            order = sorted(missing.items(), key=lambda kv: _STAGE_ORDER.index(kv[0]) if kv[0] in _STAGE_ORDER else 99)
+            self._unverified[key] = [f"{_STAGE_NAMES.get(s, s)} ({n} rule{'s' if n > 1 else ''})" for s, n in order]
+        return list(self._unverified[key])
+
+
+def rule_set(rules: Any) -> RuleSet:
+    """`rules` as a RuleSet: itself when it is one (its worked-out answers kept), else a new one."""
+    return rules if isinstance(rules, RuleSet) else RuleSet(rules)
