@@ -1,4 +1,4 @@
-"""The usual CLI manners: --version, completion of h3doctor's own options, `init` (issue 9, part 4)."""
+"""The usual CLI manners: --version, completion of h3doctor's own options, `init`."""
 
 from __future__ import annotations
 

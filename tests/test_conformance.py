@@ -48,7 +48,7 @@ REQUIRED = {
     "0.5.23": dict(verdict=100.0, first_error=100.0, corrected=100.0, alternatives=100.0),
 }
 RELEASES = sorted(REQUIRED, key=lambda v: tuple(map(int, v.split("."))))
-MIN_JUDGED = {"0.5.23": 1800}  # judged cases per release; the others: 400 (issue 14)
+MIN_JUDGED = {"0.5.23": 1800}  # judged cases per release (the newest records the most); the others: 400
 
 
 @functools.lru_cache(maxsize=None)

@@ -1,5 +1,5 @@
 """`h3doctor check --exec`: after a clean check h3doctor becomes the command, argv and exit status
-and all (issue 9, part 2). A stand-in `sglang` on PATH records what it was started with."""
+and all. A stand-in `sglang` on PATH records what it was started with."""
 
 from __future__ import annotations
 

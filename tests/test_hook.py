@@ -1,5 +1,5 @@
 """The shell hook (`h3doctor init bash|zsh|fish`), driven in real bash, zsh and fish against a
-stand-in `sglang` on PATH that records its argv and exits with a chosen status (issue 9, part 3).
+stand-in `sglang` on PATH that records its argv and exits with a chosen status.
 
 `.ci/run` installs zsh and fish and sets H3DOCTOR_REQUIRE_SHELLS=1: there a missing shell fails
 the suite; elsewhere its tests are skipped, with the reason.

@@ -1,5 +1,5 @@
 """Launch forms: what people put in front of sglang is read, kept verbatim in the corrected command,
-and never guessed at (issue 9, part 1)."""
+and never guessed at."""
 
 from __future__ import annotations
 
@@ -175,7 +175,7 @@ def test_bare_flags_and_bare_model_still_read_as_sglang_serve(run_check):
 
 
 def test_issue_examples_are_read_as_launches(cli):
-    # the forms from issue 9 that were read as a model called `python` / `uv`
+    # launches through `python -m` / `uv run`, once misread as a model called `python` / `uv`
     code, data, _ = cli("check", "--profile", "4xH200", "--", "python", "-m", "sglang.launch_server", "--model",
                         "MiniMax-H3", "--ring-degree", "2", "--attention-backend", "flashinfer")
     assert code == 1 and data["is_h3_launch"] and data["command"]["launcher"] == "python -m sglang.launch_server"

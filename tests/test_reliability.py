@@ -1,4 +1,4 @@
-"""The reproducers of issue 12, one test each: hostile and careless files, caches, environments and
+"""Hostile and careless input, one test per reproducer: files, caches, environments and
 output streams get a located usage error (exit 2) or a finding (exit 1), never a traceback, an
 internal error (exit 3), Python's exit 120, or a file's content in the message.
 

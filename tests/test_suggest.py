@@ -24,7 +24,6 @@ from h3doctor.suggest.score import MARGIN_GIB, MARGIN_SHARE
 from h3doctor.suggest.search import cookbook, search
 
 CALIBRATION = json.loads((Path(__file__).parent / "memory" / "calibration.json").read_text(encoding="utf-8"))
-MEMORY_RULES = {"H3D540", "H3D640", "H3D641"}
 
 
 def _search(rules, table, hw, family="h3", prefer="balanced", **kw):
@@ -37,7 +36,7 @@ def _assert_checks_clean(suggestion, hw, rules, table, intent=None):
     assert again.fix_status == "clean", (shlex.join(suggestion.argv), [f.rule.id for f in again.evaluation.findings])
     assert not [f.rule.id for f in again.evaluation.findings if f.severity == "error"]
     # not predicted to run out of memory: no memory verdict, only "cannot verify" where the model cannot tell
-    assert not [f.rule.id for f in again.evaluation.findings if f.rule.id in MEMORY_RULES and not f.cannot_verify]
+    assert not [f.rule.id for f in again.evaluation.findings if f.rule.judges_gpu_memory and not f.cannot_verify]
     return again
 
 

@@ -24,6 +24,9 @@ RULES_DIR_ENV = "H3DOCTOR_RULES_DIR"
 MAX_RULE_FILE_BYTES = 256 * 1024
 _CONTEXT_ROOTS = ("args", "hw", "env", "derived", "parse", "events", "intent", "config", "family", "entry", "launcher",
                   "explicit", "release")
+SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}  # the rule schema's severities, least first (--fail-on)
+# the memory model's per-GPU verdicts: a rule reading one judges whether the launch fits its GPUs
+GPU_MEMORY_VERDICTS = ("derived.memory.load_over", "derived.memory.warmup_over", "derived.memory.likely_over")
 # what a per-release entry (`releases:`) may override (its sglang line is in flagdata/where-X.json)
 _OVERRIDABLE = ("message", "why", "stage", "sglang_stage", "order", "severity")
 
@@ -87,6 +90,12 @@ class Rule:
             else:
                 spans.append(([version], text))
         return [(vs[0] if len(vs) == 1 else f"{vs[0]}-{vs[-1]}", text) for vs, text in spans]
+
+    @functools.cached_property
+    def judges_gpu_memory(self) -> bool:
+        """Whether this rule is a verdict of the per-GPU memory model (its condition reads one):
+        the text report then draws the memory bar, and suggest rejects a launch it fires on."""
+        return any(p in GPU_MEMORY_VERDICTS for p in paths_of(self.when))
 
     def order_for(self, family: str | None) -> int:
         return self.order_by_family.get(family or "", self.order)

@@ -17,7 +17,7 @@ from typing import Any
 
 from h3doctor.engine.check import check
 from h3doctor.engine.results import CheckResult
-from h3doctor.engine.ruleset import Rule, load_rules
+from h3doctor.engine.ruleset import SEVERITY_RANK, Rule, load_rules
 from h3doctor.errors import UsageError
 from h3doctor.facts import HardwareFacts
 from h3doctor.host.gpus import ProfileNameError, catalog_profile, find_gpu
@@ -33,7 +33,6 @@ from h3doctor.safeload import LoadError
 from h3doctor.sglang import releases
 from h3doctor.sglang.flagtable import DEFAULT_SGLANG_VERSION, FlagTable, load_flag_table
 
-SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 
 
 @dataclass

@@ -6,6 +6,7 @@ from typing import Any
 
 from h3doctor import __version__
 from h3doctor.engine.results import Alternative, CheckResult, Finding, FixStep
+from h3doctor.engine.ruleset import SEVERITY_RANK as _RANK
 
 SCHEMA_VERSION = 1
 STAGE_TITLES = {
@@ -115,7 +116,6 @@ def build(result: CheckResult, fail_on: str = "error") -> dict[str, Any]:
     }
 
 
-_RANK = {"info": 0, "warning": 1, "error": 2}
 
 
 def failing(result: CheckResult, fail_on: str) -> list[Finding]:

@@ -13,8 +13,6 @@ from h3doctor.output.markup import escape
 if TYPE_CHECKING:  # Rich styles a terminal's report only (output/markup.py)
     from rich.console import Console
 
-_MEMORY_RULES = ("H3D540", "H3D640", "H3D641")
-
 
 def probe_env_notice(names: tuple[str, ...], shown: int = 8) -> str:
     """What the live probe held back from the launch's environment (names are identifiers)."""
@@ -71,7 +69,7 @@ def text_report(result: CheckResult, console: Console, out: TextIO, *, show_conf
             for change in step.changes:
                 console.print(f"     {proposal} {escape(change.text)}", soft_wrap=True)
     memory = effective.get("memory") if effective else None
-    if memory and (show_config or any(f.rule.id in _MEMORY_RULES for f in ev.findings)):
+    if memory and (show_config or any(f.rule.judges_gpu_memory for f in ev.findings)):
         console.print("")
         memory_bar.draw(memory, console)
     late = [f for f in ev.findings if f.rule.stage in ("after-download", "first-request") and f.severity == "error"]

@@ -32,7 +32,6 @@ PREFERENCES = ("speed", "memory", "balanced")
 # full checks at most: a candidate the rules reject costs one or two (with the alternatives check
 # works out); when the first two dozen of the ranking all fail, the reason is seldom the placement
 MAX_FULL_CHECKS = 24
-MEMORY_RULES = ("H3D540", "H3D640", "H3D641")
 _ASKED = ("args.model_path", "args.model_variant", "args.quantization")  # what a suggestion never changes
 
 
@@ -239,7 +238,7 @@ def _rank(pick: tuple[Candidate, dict[str, Any]], prefer: str, recipes: list[dic
 
 def _reject(result: CheckResult, out: SearchResult) -> None:
     for f in result.evaluation.findings:
-        if f.severity != "error" and not (f.rule.id in MEMORY_RULES and not f.cannot_verify):
+        if f.severity != "error" and not (f.rule.judges_gpu_memory and not f.cannot_verify):
             continue
         entry = out.rejected.setdefault(f.rule.id, {"count": 0, "title": f.rule.title, "message": f.message,
                                                     "fix_note": f.rule.fix_note, "example": result.evaluation.cmd.tokens})

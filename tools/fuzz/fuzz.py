@@ -1,6 +1,6 @@
 """Fault and fuzz run of h3doctor's command line: hostile and careless argv, profiles, recipes,
 `--config` and attention-backend-config files, model_index.json, caches, environments and
-output streams (issue 12). Seeded, so every case reproduces.
+output streams. Seeded, so every case reproduces.
 
     python tools/fuzz/fuzz.py --cases 10000 --seed 12 --out fuzz-out
 
