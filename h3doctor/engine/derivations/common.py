@@ -1,12 +1,24 @@
-"""Readings several derivations share: an int that is not a bool, and sglang's boolean words."""
+"""Readings several derivations share: an int that is not a bool, a name as sglang compares it,
+sglang's words for false, and the target release."""
 
 from __future__ import annotations
 
 from typing import Any
 
-TRUE_WORDS = {"1", "true", "yes", "y", "t", "on"}  # runtime/utils/common.py:296-301 (get_bool_env_var)
-FALSE_WORDS = {"false", "0", "no", "n", "f", "off"}
+from h3doctor.sglang.flagtable import DEFAULT_SGLANG_VERSION
+
+FALSE_WORDS = {"false", "0", "no", "n", "f", "off"}  # runtime/utils/common.py:296-301 (get_bool_env_var)
 
 
 def is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def lower_text(value: Any) -> str | None:
+    """A string stripped and lowercased (how sglang compares names); None for anything else."""
+    return value.strip().lower() if isinstance(value, str) else None
+
+
+def release_version(ctx: dict[str, Any]) -> str:
+    """The target release of this check."""
+    return ctx.get("release.version") or DEFAULT_SGLANG_VERSION

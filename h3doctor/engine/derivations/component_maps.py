@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
+from typing import Any, Callable
 
 from h3doctor.engine.derivations.registry import derives
 from h3doctor.sglang.releases import enum_values

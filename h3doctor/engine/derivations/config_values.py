@@ -30,6 +30,7 @@ def _config_removed_message(r: Any) -> str | None:
     return "Removed server argument(s): " + "; ".join(f"{k} -> {RETIRED_ARGS[k]}" for k in removed)
 
 
+@functools.lru_cache(maxsize=None)
 def _store_boolean_dests(version: str) -> frozenset[str]:
     from h3doctor.sglang.flagtable import load_flag_table
 

@@ -13,6 +13,7 @@ import urllib.parse
 from pathlib import Path
 from typing import Any
 
+from h3doctor.engine.derivations.common import is_int
 from h3doctor.engine.derivations.registry import derives
 from h3doctor.sglang import sampling
 
@@ -29,10 +30,6 @@ SPECTRUM_TUNING = ("w", "taylor_order", "history_size", "spectrum_window_size", 
 def _typed(a: dict[str, Any], explicit: set[str], dest: str) -> Any:
     value = a.get(dest)
     return value if dest in explicit and value is not None and value != _ABSENT else None
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _missing_material(conditions: Any) -> str | None:
@@ -68,7 +65,7 @@ def _target_problem(target: dict[str, Any], task: str, limits: dict[str, Any]) -
     """The first thing `_validate_target` (request_validation.py) refuses in a target object, in
     its order; `limits` is the release's (sampling-params.json `request`)."""
     short_edge = target.get("short_edge")
-    if not _is_int(short_edge):
+    if not is_int(short_edge):
         return "short_edge_type"
     exact = limits.get("short_edge_exact")
     if (short_edge != exact) if exact is not None else short_edge <= 0:
@@ -133,7 +130,7 @@ def sampling_request(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     # entrypoints/utils.py): a seed list gives one seed per output of a prompt, or of all prompts
     prompt = _typed(a, explicit, "prompt")
     prompts = len(prompt) if isinstance(prompt, list) and not _typed(a, explicit, "prompt_path") else 1
-    per_prompt = outputs if _is_int(outputs) else 1
+    per_prompt = outputs if is_int(outputs) else 1
     seeds = len(seed) if isinstance(seed, list) else None
     facts = sampling.release(ctx.get("release.version")) or {}
     limits = facts.get("request") or {}
@@ -157,18 +154,18 @@ def sampling_request(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
         "derived.sampling_default_steps": fam.get("default_steps"),
         "derived.sampling_exact_steps": exact,
         # SamplingParams._validate: a positive int, or the class's own distilled count after it
-        "derived.sampling_steps_not_positive": steps is not None and not (_is_int(steps) and steps > 0),
+        "derived.sampling_steps_not_positive": steps is not None and not (is_int(steps) and steps > 0),
         # MiniMaxH3SamplingParams._validate, after the generic checks: switches H3 does not support
         **{f"derived.sampling_{name}": bool(_typed(a, explicit, f"enable_{name}"))
            for name in UNSUPPORTED_SWITCHES},
         "derived.sampling_spectrum_with_high": spectrum and quality == "high",
         "derived.sampling_spectrum_with_cache_dit": spectrum and quality != "high" and bool(_typed(a, explicit, "enable_cache_dit")),
-        "derived.sampling_steps_not_distilled": exact is not None and _is_int(steps) and steps > 0 and steps != exact,
+        "derived.sampling_steps_not_distilled": exact is not None and is_int(steps) and steps > 0 and steps != exact,
         "derived.sampling_seed": seed,
         "derived.sampling_seed_negative": seed is not None and (
-            any(not _is_int(s) or s < 0 for s in seed) if isinstance(seed, list) else not _is_int(seed) or seed < 0),
+            any(not is_int(s) or s < 0 for s in seed) if isinstance(seed, list) else not is_int(seed) or seed < 0),
         "derived.sampling_seed_is_list": isinstance(seed, list),
-        "derived.sampling_outputs_not_positive": outputs is not None and not (_is_int(outputs) and outputs > 0),
+        "derived.sampling_outputs_not_positive": outputs is not None and not (is_int(outputs) and outputs > 0),
         "derived.sampling_outputs": outputs,
         "derived.sampling_task": task,
         # build_request_extra: no task but request fields; else validate_task_gate: no task at all
