@@ -13,14 +13,14 @@ import shlex
 import statistics
 import time
 
-from h3doctor.engine import derivations
 from h3doctor.engine.check import check, evaluate_launch
-from h3doctor.sglang.server_args import server_args
 from h3doctor.engine.derivations import memory as memory_derivation
+from h3doctor.engine.derivations import registry
 from h3doctor.engine.ruleset import load_rules
 from h3doctor.host.profiles import load_profile
 from h3doctor.sglang.flagtable import load_flag_table
 from h3doctor.sglang.resolve import Resolver
+from h3doctor.sglang.server_args import server_args
 
 CASES = {
     "fits: 4xH200 default": ("4xH200", "sglang serve MiniMaxAI/MiniMax-H3 --num-gpus 4"),
@@ -47,14 +47,14 @@ def main() -> None:
         args, explicit = server_args(ev.cmd, None, table)
         resolver = Resolver(args, explicit, ev.family.family, hw, {})
         resolver.run()
-        derive_us = _median_us(lambda: memory_derivation.derive(resolver, hw, ev.context), 300)
+        derive_us = _median_us(lambda: memory_derivation.memory_budget(resolver, hw, ev.context), 300)
         with_us = _median_us(lambda: check(tokens, hw, rules, table, {}), 60)
-        saved = derivations.MODULES
-        derivations.MODULES = tuple(m for m in saved if m is not memory_derivation)
+        saved = list(registry.REGISTRY)
+        registry.REGISTRY[:] = [d for d in saved if d.module != "memory"]
         try:
             without_us = _median_us(lambda: check(tokens, hw, rules, table, {}), 60)
         finally:
-            derivations.MODULES = saved
+            registry.REGISTRY[:] = saved
         print(f"{label:38s} derive {derive_us:7.0f} us   check with {with_us / 1000:6.2f} ms, "
               f"without {without_us / 1000:6.2f} ms")
 
