@@ -146,3 +146,10 @@ def test_a_failing_derivation_is_returned_not_kept_and_the_others_still_run(monk
 def test_a_fallback_must_name_declared_values():
     with pytest.raises(ValueError, match="not declared"):
         registry.derives("a", fallback={"b": None})
+
+
+def test_every_event_the_adjust_phase_records_is_declared():
+    recorded = set()
+    for path in [*(PACKAGE / "sglang").glob("*.py"), PACKAGE / "engine" / "check.py"]:
+        recorded |= set(re.findall(r'\.events\["(\w+)"\]\s*=', path.read_text(encoding="utf-8")))
+    assert recorded and recorded == set(EVENTS)
