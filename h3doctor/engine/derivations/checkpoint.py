@@ -8,7 +8,7 @@ from h3doctor.engine.derivations.registry import derives
 from h3doctor.sglang.safetensors_header import checkpoint_formats
 
 
-@derives("transformer_weights_formats")
+@derives("transformer_weights_formats", "transformer_weights_unread", "transformer_weights_unread_text")
 def transformer_weights_formats(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     a = r.args
     path = (a.get("component_weights_paths") or {}).get("transformer") or a.get("transformer_weights_path")
