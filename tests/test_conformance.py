@@ -41,8 +41,10 @@ VERDICT_ONLY = ("0.5.17", "0.5.20")
 # block, no crash, no false all-clear without h3doctor's "cannot verify" warning, and every
 # proposed corrected command recorded through sglang.
 REQUIRED = {
-    "0.5.18": dict(verdict=100.0, first_error=100.0, corrected=100.0, alternatives=100.0),
-    "0.5.19": dict(verdict=100.0, first_error=100.0, corrected=100.0, alternatives=100.0),
+    # None: no golden case of that release is offered an alternative (its no-fix classes need
+    # flags it does not have); the test requires that to stay so until a floor is set
+    "0.5.18": dict(verdict=100.0, first_error=100.0, corrected=100.0, alternatives=None),
+    "0.5.19": dict(verdict=100.0, first_error=100.0, corrected=100.0, alternatives=None),
     "0.5.21": dict(verdict=100.0, first_error=100.0, corrected=100.0, alternatives=100.0),
     "0.5.22": dict(verdict=100.0, first_error=100.0, corrected=100.0, alternatives=100.0),
     "0.5.23": dict(verdict=100.0, first_error=100.0, corrected=100.0, alternatives=100.0),
@@ -68,14 +70,37 @@ def report(version: str) -> compare.Report:
 
 def _require(version: str, figure: str, agree: int, total: int, what: str, listing: str) -> None:
     """Fail unless agree/total reaches REQUIRED[version][figure] percent (in integers: no float
-    rounding at 100%), listing every disagreement."""
+    rounding at 100%), listing every disagreement. No cases to judge is a failure, not 100%: a
+    recording that lost them (or a filter that drops them all) must not pass the floor."""
     floor = REQUIRED[version][figure]
+    if floor is None:
+        if total:
+            pytest.fail(f"sglang {version} now has {total} {figure} cases: set REQUIRED[{version!r}][{figure!r}]",
+                        pytrace=False)
+        return
+    if total <= 0:
+        pytest.fail(f"no {figure} cases to judge for sglang {version} (0 {what}): the goldens or corrected "
+                    "commands lost them; re-record (tools/conformance)", pytrace=False)
     if agree * 1000 < round(floor * 10) * total:
         pytest.fail(f"{total - agree} of {total} {what} sglang {version} ({100.0 * agree / total:.1f}% agree, "
                     f"required {floor}%; see tests/conformance/DISAGREEMENTS.md):\n{listing}", pytrace=False)
 
 
 by_release = pytest.mark.parametrize("version", RELEASES)
+
+
+def test_a_floor_fails_on_no_cases_and_on_one_disagreement():
+    """0 of 0 is not 100%: an empty denominator fails, as does one case short of the floor; a
+    release declared to have no cases of a figure (None) fails as soon as it has some."""
+    with pytest.raises(pytest.fail.Exception, match="no verdict cases"):
+        _require(VERSION, "verdict", 0, 0, "launches", "")
+    with pytest.raises(pytest.fail.Exception, match="1 of 500"):
+        _require(VERSION, "verdict", 499, 500, "launches", "")
+    _require(VERSION, "verdict", 500, 500, "launches", "")
+    undeclared = [v for v in RELEASES if REQUIRED[v]["alternatives"] is None]
+    for version in undeclared:
+        with pytest.raises(pytest.fail.Exception, match="set REQUIRED"):
+            _require(version, "alternatives", 1, 1, "alternatives", "")
 
 
 @by_release

@@ -6,12 +6,12 @@ Frozen records: renderers (h3doctor/output/) only read them. The fix loop's chan
 
 from __future__ import annotations
 
-import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
 from h3doctor.engine.ruleset import Rule
 from h3doctor.facts import HardwareFacts
+from h3doctor.shellwords import join, join_excerpt
 from h3doctor.sglang.argv import ParsedCommand
 from h3doctor.sglang.configfile import ConfigLoad
 from h3doctor.sglang.families import FamilyMatch
@@ -61,7 +61,7 @@ class Alternative:
 
     @property
     def command(self) -> str:
-        return shlex.join(self.argv)
+        return join(self.argv)
 
 
 @dataclass(frozen=True)
@@ -75,15 +75,16 @@ class Change:
     @property
     def text(self) -> str:
         lead = (self.context,) if self.context else ()
-        old, new = shlex.join(lead + self.removed), shlex.join(lead + self.added)
+        old, new = join_excerpt(lead + self.removed), join_excerpt(lead + self.added)
         if not self.added:
-            return f"drops `{old}`" if not self.context else f"drops `{shlex.join(self.removed)}` after `{self.context}`"
+            return f"drops `{old}`" if not self.context else f"drops `{join_excerpt(self.removed)}` after `{join_excerpt(lead)}`"
         if not self.removed:
             return f"adds `{new}`"
         text = f"replaces `{old}` with `{new}`"
         old_flag, new_flag = (t.split("=", 1)[0] for t in (self.removed[0], self.added[0]))
         if old_flag.startswith("--") and new_flag.startswith("--") and old_flag != new_flag:
-            text += f" (a different flag: {new_flag} is the closest one sglang knows; check it is the one you meant)"
+            text += (f" (a different flag: {join_excerpt((new_flag,))} is the closest one sglang knows; check it is "
+                     "the one you meant)")
         return text
 
 
@@ -113,4 +114,5 @@ class CheckResult:
 
     @property
     def corrected_command(self) -> str | None:
-        return shlex.join(self.corrected_argv) if self.corrected_argv is not None else None
+        """The corrected argv as a bash command line that runs exactly it (shellwords.join)."""
+        return join(self.corrected_argv) if self.corrected_argv is not None else None

@@ -9,6 +9,7 @@ only known when the script runs), not guessed at.
 from __future__ import annotations
 
 import bisect
+import re
 
 from h3doctor.inputs.launch import Launch, Note, Segment, Unsupported, launch_start, mentions_sglang, shell_commands
 from h3doctor.located import Pos
@@ -21,7 +22,7 @@ def is_shell_script(path: str, text: str) -> bool:
 
 class _Lines:
     def __init__(self, text: str) -> None:
-        self.starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
+        self.starts = [0] + [m.end() for m in re.finditer("\n", text)]
 
     def pos(self, offset: int) -> Pos:
         line = bisect.bisect_right(self.starts, offset) - 1
@@ -63,28 +64,50 @@ def read_script(path: str, text: str) -> tuple[list[Launch], list[Note]]:
     return launches, notes
 
 
+_UNQUOTED_STOP = re.compile(r"['\"\\#\n]")  # what can start a quote, escape, comment or end the line
+_DOUBLE_QUOTED_STOP = re.compile(r'["\\]')
+
+
 def _logical_lines(text: str):
     """(line number, (offset, text)) of each logical line: continuation lines stay in one piece and
-    a quoted newline does not end the line."""
-    i, number = 0, 1
-    while i < len(text):
+    a quoted newline does not end the line. Runs of ordinary characters are skipped by regex, so
+    a 1 MiB script costs a search per quote, escape or line, not a step per character."""
+    i, number, end = 0, 1, len(text)
+    while i < end:
         j, quote = i, None
-        while j < len(text):
-            c = text[j]
-            if quote:
-                if c == "\\" and quote == '"':
+        while j < end:
+            if quote == "'":
+                close = text.find("'", j)
+                if close < 0:
+                    j = end
+                    break
+                j, quote = close + 1, None
+                continue
+            if quote == '"':
+                stop = _DOUBLE_QUOTED_STOP.search(text, j)
+                if stop is None:
+                    j = end
+                    break
+                j = stop.start()
+                if text[j] == "\\":
                     j += 2
-                    continue
-                if c == quote:
-                    quote = None
-            elif c in "'\"":
+                else:
+                    j, quote = j + 1, None
+                continue
+            stop = _UNQUOTED_STOP.search(text, j)
+            if stop is None:
+                j = end
+                break
+            j = stop.start()
+            c = text[j]
+            if c in "'\"":
                 quote = c
-            elif c == "\\" and j + 1 < len(text):
+            elif c == "\\" and j + 1 < end:
                 j += 2
                 continue
             elif c == "#" and (j == i or text[j - 1] in " \t"):
-                while j < len(text) and text[j] != "\n":
-                    j += 1
+                newline = text.find("\n", j)
+                j = end if newline < 0 else newline
                 break
             elif c == "\n":
                 break

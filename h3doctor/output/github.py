@@ -5,12 +5,19 @@ message `%`, CR and LF; in properties also `:` and `,`."""
 from __future__ import annotations
 
 import os
+import re
 from typing import Any
 
+from h3doctor.shellwords import safe_text
+
+_LINE_BREAK = re.compile(r"(\r|\n)")
 _COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
 
 
 def escape_data(text: str) -> str:
+    """The runner's escapes (CR and LF as %0D, %0A), once every other control character (an ESC
+    would colour the log) is written as its escape by safe_text."""
+    text = "".join(part if part in ("\r", "\n") else safe_text(part) for part in _LINE_BREAK.split(text))
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 

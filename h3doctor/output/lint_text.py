@@ -5,6 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from h3doctor.shellwords import safe_text
+
+MESSAGE_LIMIT = 2000  # a longer message is shown as an excerpt (the JSON report has it whole)
+
 
 def lines(report: dict[str, Any], *, show_fixes: bool = True) -> list[str]:
     out = []
@@ -12,14 +16,15 @@ def lines(report: dict[str, Any], *, show_fixes: bool = True) -> list[str]:
         if f.get("suppressed"):
             continue
         target = f" [{f['target']}]" if f.get("target") else ""
-        out.append(f"{f['file']}:{f['line']}:{f['col']}: {f['rule']} {f['severity']}{target} {f['message']}")
+        out.append(f"{safe_text(str(f['file']))}:{f['line']}:{f['col']}: {f['rule']} {f['severity']}{safe_text(target)} "
+                   f"{safe_text(f['message'], MESSAGE_LIMIT)}")
     if show_fixes:
         for file in report["files"]:
             for launch in file["launches"]:
                 fixes = {r["corrected_command"] for r in launch["results"] if r["corrected_command"]}
                 for fix in sorted(fixes):
                     targets = ", ".join(r["target"] for r in launch["results"] if r["corrected_command"] == fix)
-                    out.append(f"{file['path']}:{launch['line']}: corrected for {targets}: {fix}")
+                    out.append(f"{safe_text(file['path'])}:{launch['line']}: corrected for {safe_text(targets)}: {fix}")
     s = report["summary"]
     n = s["findings"]
     out.append(f"{s['files']} file(s), {s['launches']} launch(es), {s['checks']} check(s): "

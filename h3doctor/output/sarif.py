@@ -10,10 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from h3doctor import __version__
+from h3doctor.shellwords import safe_text
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 DEFAULT_HELP_URI_BASE = "https://h3doctor.invalid"
 _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
+MESSAGE_LIMIT = 2000  # a SARIF viewer shows the text as it is: an excerpt, escaped
 
 
 def help_uri(base: str | None, rule_id: str) -> str:
@@ -47,7 +49,7 @@ def build(findings: list[dict[str, Any]], rules: list[dict[str, Any]], *, help_u
         result: dict[str, Any] = {
             "ruleId": f["rule"],
             "level": _LEVEL[f["severity"]],
-            "message": {"text": f"{f['message']}{target}"},
+            "message": {"text": safe_text(f"{f['message']}{target}", MESSAGE_LIMIT)},
             "partialFingerprints": {"h3doctor/v1": f["fingerprint"]},
             "properties": {"target": f.get("target"), "hardware": f.get("hardware"), "launch": f.get("launch"),
                            "catalog": f.get("catalog_refs", []), "cannotVerify": f.get("cannot_verify", False)},

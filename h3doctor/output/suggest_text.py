@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, TextIO
 
-from h3doctor.output.markup import escape
+from h3doctor.output.text import escape
 
 if TYPE_CHECKING:  # Rich styles a terminal's report only (output/markup.py)
     from rich.console import Console

@@ -8,10 +8,20 @@ from typing import TYPE_CHECKING, Any, TextIO
 from h3doctor.engine.results import CheckResult
 from h3doctor.output import memory_bar
 from h3doctor.output.json_report import STAGE_TITLES, changes_by_rule
-from h3doctor.output.markup import escape
+from h3doctor.output.markup import escape as _markup_escape
+from h3doctor.shellwords import join, safe_text
 
 if TYPE_CHECKING:  # Rich styles a terminal's report only (output/markup.py)
     from rich.console import Console
+
+TEXT_LIMIT = 2000  # a message or note shown longer than this is an excerpt (the JSON report has it whole)
+
+
+def escape(text: str, limit: int = TEXT_LIMIT) -> str:
+    """Text for the console: control characters and undecodable bytes written as escapes and cut
+    to `limit` characters (safe_text), then markup escaped. Every value from an input reaches the
+    console through here."""
+    return _markup_escape(safe_text(text, limit))
 
 
 def probe_env_notice(names: tuple[str, ...], shown: int = 8) -> str:
@@ -34,14 +44,14 @@ def text_report(result: CheckResult, console: Console, out: TextIO, *, show_conf
     if fam is None:
         console.print(f"[blue]i[/] not a MiniMax-H3 launch: {escape(ev.family.how)}")
     else:
-        console.print(f"MiniMax-H3 launch check: [bold]{fam.label}[/] ({escape(ev.family.how)}) on {escape(where)} "
+        console.print(f"MiniMax-H3 launch check: [bold]{escape(fam.label)}[/] ({escape(ev.family.how)}) on {escape(where)} "
                       f"[dim]({escape(hw.source)})[/]")
     if hw.probe_env_not_applied:
         console.print(f"[yellow]![/] {escape(probe_env_notice(hw.probe_env_not_applied))}", soft_wrap=True)
     if show_config and effective:
         console.print("[bold]Effective configuration[/] (as sglang resolves it):")
         for key, value in effective.items():
-            console.print(f"  {key} = {escape(json.dumps(value))}")
+            console.print(f"  {key} = {escape(json.dumps(value), 300)}", soft_wrap=True)
     if not ev.findings:
         console.print("[green]✓[/] no finding: sglang would accept this launch")
     stage = None
@@ -83,10 +93,8 @@ def text_report(result: CheckResult, console: Console, out: TextIO, *, show_conf
     if result.fix_status == "no-fix":
         console.print("\n[bold red]No corrected command:[/] no change of flags alone makes this launch pass (see above).")
         if result.nearest_argv is not None:
-            import shlex
-
             console.print("[bold]Nearest launch[/] (every other finding fixed):")
-            out.write(shlex.join(result.nearest_argv) + "\n")
+            out.write(join(result.nearest_argv) + "\n")
             out.flush()
         _alternatives(result, console, out)
     elif result.fix_status == "not-converged":

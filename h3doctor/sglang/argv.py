@@ -11,6 +11,7 @@ of every flag, so fixes can edit the user's own command without disturbing anyth
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -115,7 +116,7 @@ def _classify(token: str, options: dict[str, FlagAction], allow_abbrev: bool):
     if sep and option in options:
         return "O", (options[option], option, inline, None)
     if allow_abbrev and token.startswith("--"):
-        matches = [opt for opt in options if opt.startswith(option)]
+        matches = _prefixed(options, option)
         if len(matches) > 1:
             return "O", (None, option, inline if sep else None, matches)
         if len(matches) == 1:
@@ -143,15 +144,68 @@ def _convert(action: FlagAction, raw: str) -> tuple[Any, str | None]:
     return value, None
 
 
-def suggest(option: str, candidates: list[str]) -> str | None:
-    """Did-you-mean for a flag sglang does not know."""
+# Per options dict (a flag table's, held for the process): its options sorted, for prefix search,
+# and each option's place in argparse's own order, for the "could match" list.
+_PREFIX_INDEX: dict[int, tuple[dict[str, FlagAction], list[str], dict[str, int]]] = {}
+
+
+def _prefixed(options: dict[str, FlagAction], prefix: str) -> list[str]:
+    """The options starting with `prefix`, in argparse's order (the dict's), found by bisection in
+    the sorted options rather than a scan of all of them for every word."""
+    index = _PREFIX_INDEX.get(id(options))
+    if index is None or index[0] is not options:
+        index = _PREFIX_INDEX[id(options)] = (options, sorted(options), {o: n for n, o in enumerate(options)})
+    _, ordered, place = index
+    found = []
+    for k in range(bisect.bisect_left(ordered, prefix), len(ordered)):
+        if not ordered[k].startswith(prefix):
+            break
+        found.append(ordered[k])
+    return sorted(found, key=place.__getitem__)
+
+
+# Did-you-mean compares a word with every option (~1-2 ms each); a launch with thousands of unknown
+# flags is no typo, so only the first SUGGEST_LIMIT distinct words get the fuzzy search (the
+# underscore spelling is a lookup and is always offered).
+SUGGEST_LIMIT = 64
+# The argument list echoed in "unrecognized arguments" is sglang's own text up to this many
+# characters, then cut with how much more there is: a launch of 60,000 unknown words must not give
+# a message (and a finding per word) of 900 KB each.
+ECHO_LIMIT = 400
+
+
+def suggest(option: str, candidates: list[str], *, fuzzy: bool = True) -> str | None:
+    """Did-you-mean for a flag sglang does not know (`fuzzy=False`: only the underscore spelling)."""
     dashed = "--" + option.lstrip("-").replace("_", "-")
-    if dashed in candidates and dashed != option:
+    if dashed != option and _contains(candidates, dashed):
         return dashed
+    if not fuzzy:
+        return None
     import difflib  # only for an unknown option: kept off the import path of every check
 
     close = difflib.get_close_matches(option, candidates, n=1, cutoff=0.75)
     return close[0] if close else None
+
+
+def _contains(candidates: list[str], word: str) -> bool:
+    """`word in candidates` for a sorted list, by bisection."""
+    k = bisect.bisect_left(candidates, word)
+    return k < len(candidates) and candidates[k] == word
+
+
+def unrecognized_message(words: list[str]) -> str:
+    """sglang's SystemExit text for leftover words, the word list cut at ECHO_LIMIT characters."""
+    shown: list[str] = []
+    size = 0
+    for n, word in enumerate(words):
+        size += len(word) + (1 if shown else 0)
+        if size > ECHO_LIMIT:
+            rest = len(words) - n
+            head = " ".join(shown) if shown else word[:ECHO_LIMIT] + "..."
+            more = rest - (0 if shown else 1)
+            return f"error: unrecognized arguments: {head}" + (f" ... ({more} more words)" if more else "")
+        shown.append(word)
+    return f"error: unrecognized arguments: {' '.join(shown)}"
 
 
 class _Parser:
@@ -279,11 +333,17 @@ class _Parser:
         """ServerArgs.from_cli_args: pull the --component-*.<c> maps out of the leftovers."""
         args = self.cmd.args
         remaining = list(self.extras)
-        for dest, prefixes, alias_suffix, mode in DYNAMIC_MAPS:
+        # the words any map could take, found once (most leftovers are none of them)
+        maybe = {idx for idx in remaining if args[idx].startswith("--") and _maybe_dynamic(args[idx].split("=", 1)[0])}
+        for dest, prefixes, alias_suffix, mode in DYNAMIC_MAPS if maybe else ():
             kept: list[int] = []
             j = 0
             while j < len(remaining):
                 idx = remaining[j]
+                if idx not in maybe:
+                    kept.append(idx)
+                    j += 1
+                    continue
                 arg = args[idx]
                 key = arg.split("=", 1)[0]
                 component = _component_of(key, prefixes, alias_suffix)
@@ -292,7 +352,7 @@ class _Parser:
                     j += 1
                     continue
                 inline = "=" in arg
-                nxt = [k for k in remaining[j + 1 :]]
+                nxt = remaining[j + 1] if j + 1 < len(remaining) else None  # the next leftover word
                 value_idx: list[int] = []
                 if inline:
                     value: Any = arg.split("=", 1)[1]
@@ -302,14 +362,14 @@ class _Parser:
                     value = [args[k] for k in value_idx]
                 elif mode == "bool":
                     # Only a literal true/false is taken; otherwise the flag alone means true.
-                    if nxt and args[nxt[0]].lower() in ("true", "false"):
-                        value_idx.append(nxt[0])
-                        value = args[nxt[0]].lower() == "true"
+                    if nxt is not None and args[nxt].lower() in ("true", "false"):
+                        value_idx.append(nxt)
+                        value = args[nxt].lower() == "true"
                     else:
                         value = True
-                elif nxt and not args[nxt[0]].startswith("-"):
-                    value_idx.append(nxt[0])
-                    value = args[nxt[0]]
+                elif nxt is not None and not args[nxt].startswith("-"):
+                    value_idx.append(nxt)
+                    value = args[nxt]
                 else:
                     value = None
                 if mode == "bool" and isinstance(value, str):
@@ -331,7 +391,7 @@ class _Parser:
     def _unrecognized(self, remaining: list[int]) -> None:
         """Catalog A6: SystemExit("error: unrecognized arguments: ...") (server_args.py:3709)."""
         args = self.cmd.args
-        text = " ".join(args[k] for k in remaining)
+        message = unrecognized_message([args[k] for k in remaining])  # one string, shared by every group
         candidates = sorted(self.options)
         groups: list[list[int]] = []
         for k in remaining:
@@ -339,26 +399,29 @@ class _Parser:
                 groups.append([k])
             else:
                 groups[-1].append(k)
+        hints: dict[str, str | None] = {}  # did-you-mean once per distinct word
         for group in groups:
             head = args[group[0]]
             option = head.split("=", 1)[0]
-            hint = suggest(option, candidates) if option.startswith("-") else None
-            if hint is None and option.startswith("-"):
-                hint = self._other_entry_hint(option)
-            self.problem(
-                "unrecognized",
-                f"error: unrecognized arguments: {text}",
-                group[0],
-                group[-1] + 1,
-                option,
-                hint,
-            )
+            if option not in hints and option.startswith("-"):
+                hint = suggest(option, candidates, fuzzy=len(hints) < SUGGEST_LIMIT)
+                hints[option] = hint if hint is not None else self._other_entry_hint(option)
+            self.problem("unrecognized", message, group[0], group[-1] + 1, option, hints.get(option))
 
     def _other_entry_hint(self, option: str) -> str | None:
         for entry in ("serve", "generate", "launch_server"):
             if entry != self.cmd.entry and option in self.table.options_for(entry):
                 return f"(only accepted by sglang {entry.replace('_', ' ')})"
         return None
+
+
+_DYNAMIC_PREFIXES = tuple(p for _d, prefixes, _a, _m in DYNAMIC_MAPS for p in prefixes)
+_DYNAMIC_SUFFIXES = tuple(a for _d, _p, a, _m in DYNAMIC_MAPS if a)
+
+
+def _maybe_dynamic(key: str) -> bool:
+    """Whether some map's `_component_of` could take this flag."""
+    return key.startswith(_DYNAMIC_PREFIXES) or key.endswith(_DYNAMIC_SUFFIXES)
 
 
 def _component_of(key: str, prefixes: tuple[str, ...], alias_suffix: str | None) -> str | None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from h3doctor.errors import UsageError
-from h3doctor.safeload import LimitExceeded, load_json, load_yaml, read_bounded
+from h3doctor.safeload import LimitExceeded, excerpt, load_json, load_yaml, read_bounded
 
 MAX_CONFIG_BYTES = 4 << 20
 
@@ -33,7 +33,8 @@ class ConfigLoad:
 
     def describe_mismatch(self, key: str) -> str:
         value = self.values[key]
-        return f"{key}: {value!r} ({type(value).__name__}; sglang expects {self.type_mismatches[key]})"
+        shown = repr(excerpt(value, 120)) if isinstance(value, str) else excerpt(value, 120)  # a 3 MB value is not echoed
+        return f"{key}: {shown} ({type(value).__name__}; sglang expects {self.type_mismatches[key]})"
 
 
 _READS: OrderedDict[tuple[Any, ...], tuple[Any, BaseException | None]] = OrderedDict()

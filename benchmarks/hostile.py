@@ -1,0 +1,151 @@
+"""Hostile inputs at the size limits: time and peak memory of one whole command per case.
+
+Every case is a fresh `python -m h3doctor ...` process on input built in a temporary directory;
+the wall time and the child's own peak RSS (os.wait4's rusage) are printed in a table beside the
+budget: a launch of 10,000 unknown flags, or a 1 MiB recipe, `env:` or `--config`, is judged in
+under 1 s and 150 MB. The lint tree (50,000 files) is measured against the same memory budget;
+its time is the walk's and is shown for the record. Nothing is asserted: the figures go to
+benchmarks/README.md.
+
+    python benchmarks/hostile.py [--runs 3] [--only flags-10k ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+MiB = 1 << 20
+BUDGET_S, BUDGET_MB = 1.0, 150
+LAUNCH = ["sglang", "serve", "MiniMaxAI/MiniMax-H3", "--num-gpus", "4"]
+CHECK = [sys.executable, "-m", "h3doctor", "check", "--format", "json"]
+
+
+def _bogus(n: int) -> list[str]:
+    return [w for i in range(n) for w in (f"--bogus{i}", "x")]
+
+
+def _words_up_to(size: int) -> list[str]:
+    """Unknown `--bogusN x` words adding up to just under `size` bytes of command text."""
+    words, total, i = [], 0, 0
+    while total + 20 < size:
+        pair = [f"--bogus{i}", "x"]
+        words += pair
+        total += len(pair[0]) + 3
+        i += 1
+    return words
+
+
+def _lines_up_to(size: int, pattern: str) -> list[str]:
+    """pattern.format(i=0), (i=1), ... adding up to about `size` bytes."""
+    lines, total = [], 0
+    while total < size:
+        lines.append(pattern.format(i=len(lines)))
+        total += len(lines[-1])
+    return lines
+
+
+def _recipe(tmp: Path, name: str, body: str) -> str:
+    path = tmp / name
+    path.write_text(body, encoding="utf-8")
+    return str(path)
+
+
+def cases(tmp: Path) -> dict[str, tuple[list[str], str]]:
+    """name -> (argv, what it is)."""
+    out: dict[str, tuple[list[str], str]] = {}
+    out["flags-10k"] = ([*CHECK, "--profile", "4xH200", "--", *LAUNCH, *_bogus(10_000)],
+                        "check: 10,000 unknown `--bogusN x` flags on the command line")
+    words = _words_up_to(MiB - 200)
+    command = " ".join(LAUNCH + words)
+    out["recipe-1MiB"] = ([*CHECK, "--recipe", _recipe(tmp, "flags.yaml", f"targets: [4xH200]\ncommand: {command}\n")],
+                          f"check --recipe: a 1 MiB recipe, {len(words) // 2:,} unknown flags in `command:`")
+    env_lines = _lines_up_to(MiB - 300, "  VAR_{i}: value{i}\n")
+    body = f"targets: [4xH200]\ncommand: {' '.join(LAUNCH)}\nenv:\n{''.join(env_lines)}"
+    out["env-1MiB"] = ([*CHECK, "--recipe", _recipe(tmp, "env.yaml", body)],
+                       f"check --recipe: a 1 MiB `env:` of {len(env_lines):,} entries")
+    keys = _lines_up_to(MiB - 300, "key_{i}: {i}\n")
+    body = f"targets: [4xH200]\ncommand: {' '.join(LAUNCH)}\n{''.join(keys)}"
+    out["keys-1MiB"] = ([*CHECK, "--recipe", _recipe(tmp, "keys.yaml", body)],
+                        f"check --recipe: a 1 MiB recipe of {len(keys):,} top-level keys")
+    config: dict[str, int] = {}
+    size, i = 2, 0
+    while size < MiB - 100:
+        key = f"k{i}"
+        config[key] = i
+        size += len(key) + len(str(i)) + 6
+        i += 1
+    config_path = tmp / "config.json"
+    config_path.write_text(json.dumps(config), encoding="utf-8")
+    out["config-1MiB"] = ([*CHECK, "--profile", "4xH200", "--", *LAUNCH, "--config", str(config_path)],
+                          f"check: a 1 MiB JSON `--config` of {len(config):,} keys")
+    big_path = tmp / "big-value.json"
+    big_path.write_text(json.dumps({"num_gpus": "4" + " " * (MiB - 100)}), encoding="utf-8")
+    out["config-value-1MiB"] = ([*CHECK, "--profile", "4xH200", "--", *LAUNCH[:3], "--config", str(big_path)],
+                                "check: a `--config` whose one value is a 1 MiB string (H3D951 quotes it)")
+    script = tmp / "script"
+    script.mkdir()
+    words = _words_up_to(MiB - 200)
+    (script / "launch.sh").write_text("#!/bin/bash\n" + " ".join(LAUNCH + words) + "\n", encoding="utf-8")
+    out["lint-shell-1MiB"] = ([sys.executable, "-m", "h3doctor", "lint", "--format", "json", str(script)],
+                              f"lint: a 1 MiB shell script, one launch of {len(words) // 2:,} unknown flags")
+    tree = tmp / "tree"
+    for d in range(500):
+        sub = tree / f"d{d:03d}"
+        sub.mkdir(parents=True)
+        for f in range(100):
+            (sub / f"f{f:03d}.txt").write_text("not a launch\n", encoding="utf-8")
+    (tree / "d000" / "recipe.yaml").write_text(f"targets: [4xH200]\ncommand: {' '.join(LAUNCH)}\n", encoding="utf-8")
+    out["lint-tree-50k"] = ([sys.executable, "-m", "h3doctor", "lint", "--format", "json", str(tree)],
+                            "lint: a tree of 50,000 files (500 directories), one recipe")
+    return out
+
+
+def run_once(argv: list[str]) -> tuple[float, float, int, float]:
+    """(wall seconds, peak RSS in MB of that child, exit code, its CPU seconds: user + system,
+    which a machine shared with other work inflates less than the wall time)."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    kb = usage.ru_maxrss  # kilobytes on Linux
+    return wall, kb / 1024, proc.returncode, usage.ru_utime + usage.ru_stime
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--only", nargs="*", default=None)
+    opts = parser.parse_args()
+    env = {**os.environ, "H3DOCTOR_CACHE_DIR": tempfile.mkdtemp(prefix="h3d-bench-cache-")}
+    os.environ.update(env)
+    with tempfile.TemporaryDirectory() as tmp:
+        all_cases = cases(Path(tmp))
+        subprocess.run([*CHECK, "--profile", "4xH200", "--", *LAUNCH], stdout=subprocess.DEVNULL)  # warm the rules cache
+        print(f"budget: {BUDGET_S:.0f} s and {BUDGET_MB} MB per case; median of {opts.runs} runs (max)\n")
+        print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores\n")
+        print("| case | what | wall, median (max) | CPU, median | peak RSS, max | exit | within budget |")
+        print("|---|---|---|---|---|---|---|")
+        for name, (argv, what) in all_cases.items():
+            if opts.only and name not in opts.only:
+                continue
+            runs = [run_once(argv) for _ in range(opts.runs)]
+            walls = [r[0] for r in runs]
+            rss = max(r[1] for r in runs)
+            med = statistics.median(walls)
+            cpu = statistics.median(r[3] for r in runs)
+            ok = med < BUDGET_S and rss < BUDGET_MB
+            print(f"| {name} | {what} | {med * 1000:.0f} ms ({max(walls) * 1000:.0f}) | {cpu * 1000:.0f} ms | "
+                  f"{rss:.0f} MB | {runs[0][2]} | {'yes' if ok else 'NO'} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
