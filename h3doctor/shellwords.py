@@ -1,6 +1,8 @@
-"""How a POSIX shell reads the first words of a simple command: `NAME=value` assignments set the
-program's environment, and the `exec` builtin runs the program in the shell's own process. The
-launch-form reader (sglang/launch_forms.py) and the launcher (launch/) both need it."""
+"""How a POSIX shell reads the first words of a simple command (`NAME=value` assignments set the
+program's environment, the `exec` builtin runs the program in the shell's own process), and how a
+word or text from an input is written back for a person: quoted so bash reads the same bytes,
+control characters made inert. The launch-form reader (sglang/launch_forms.py), the launcher
+(launch/) and every renderer (output/) need it."""
 
 from __future__ import annotations
 

@@ -214,6 +214,7 @@ class _Parser:
         self.table = table
         self.options = table.options_for(cmd.entry)
         self.extras: list[int] = []  # indices of args left over for from_cli_args
+        self.other_entries = [(e, table.options_for(e)) for e in ("serve", "generate", "launch_server") if e != cmd.entry]
 
     def problem(self, kind: str, message: str, start: int, end: int, option: str = "", suggestion=None):
         self.cmd.problems.append(ParseProblem(kind, message, start, end, option, suggestion))
@@ -409,8 +410,8 @@ class _Parser:
             self.problem("unrecognized", message, group[0], group[-1] + 1, option, hints.get(option))
 
     def _other_entry_hint(self, option: str) -> str | None:
-        for entry in ("serve", "generate", "launch_server"):
-            if entry != self.cmd.entry and option in self.table.options_for(entry):
+        for entry, options in self.other_entries:
+            if option in options:
                 return f"(only accepted by sglang {entry.replace('_', ' ')})"
         return None
 
