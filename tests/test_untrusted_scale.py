@@ -48,9 +48,11 @@ def run_cli(*args, text: bool = True):
 # --- 10: unknown flags cost linear time -------------------------------------------------------
 
 def test_did_you_mean_is_bounded_whatever_the_number_of_unknown_flags(table, monkeypatch):
+    import difflib
+
     calls = []
-    real = sg_argv.difflib.get_close_matches
-    monkeypatch.setattr(sg_argv.difflib, "get_close_matches", lambda *a, **k: calls.append(a[0]) or real(*a, **k))
+    real = difflib.get_close_matches
+    monkeypatch.setattr(difflib, "get_close_matches", lambda *a, **k: calls.append(a[0]) or real(*a, **k))
     counts = {}
     for n in (500, 4000):
         calls.clear()
