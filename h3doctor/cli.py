@@ -293,16 +293,64 @@ def lint_cmd(
     raise typer.Exit(code)
 
 
-@app.command("schema", help="Print a JSON Schema: recipe, config (.h3doctor.yaml), report (check --format json), lint-report, rule.")
+@app.command("schema", help="Print a JSON Schema: recipe, config (.h3doctor.yaml), report (check --format json), lint-report, rule, explain.")
 def schema_cmd(
-    name: Annotated[str, typer.Argument(help="recipe | config | report | lint-report | rule")],
+    name: Annotated[str, typer.Argument(help="recipe | config | report | lint-report | rule | explain")],
 ) -> None:
     from h3doctor.paths import package_dir
 
-    names = ("recipe", "config", "report", "lint-report", "rule")
+    names = ("recipe", "config", "report", "lint-report", "rule", "explain")
     if name not in names:
         raise UsageError(f"no schema {name!r}; known: {', '.join(names)}")
     sys.stdout.write(package_dir("h3doctor.schema").joinpath(f"{name}.schema.json").read_text(encoding="utf-8"))
+
+
+# --- explain ------------------------------------------------------------------------------------
+
+@app.command(
+    "explain",
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+    help="Explain an error sglang printed, or a whole crash log: the rule it is, why, and — with the launch "
+    "after `--` or found in the log — the corrected command. h3doctor explain \"KeyError: 'SDPA'\"; "
+    "h3doctor explain --log server.log; ... | h3doctor explain - -- sglang serve MODEL [flags]. "
+    "Exit 0 when a rule is named, 1 when nothing matched.",
+)
+def explain_cmd(
+    ctx: typer.Context,
+    log: Annotated[Optional[str], typer.Option("--log", help="Read the error text from this log file (every argument is then the launch).")] = None,
+    format: Annotated[Format, typer.Option("--format", help="Report format (json: `h3doctor schema explain`).")] = Format.text,
+    profile: Annotated[Optional[str], typer.Option(help="Hardware profile for the check of the launch (as `check`); without it, this host is probed.")] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Probe this host afresh, without the probe cache.")] = False,
+    sglang_version: Annotated[Optional[str], typer.Option("--sglang-version", help="sglang release that printed it (default: inferred from the wording where only some releases print it).")] = None,
+    rules_dir: Annotated[Optional[str], typer.Option("--rules-dir", help="Use the rule files in this directory.")] = None,
+    request_quality: Annotated[Optional[str], typer.Option("--request-quality", help="As `check`.")] = None,
+    request_steps: Annotated[Optional[int], typer.Option("--request-steps", help="As `check`.")] = None,
+    request_resolution: Annotated[Optional[str], typer.Option("--request-resolution", help="As `check`.")] = None,
+    request_seconds: Annotated[Optional[float], typer.Option("--request-seconds", help="As `check`.")] = None,
+    items: Annotated[Optional[List[str]], typer.Argument(help="TEXT (or - for stdin), then `-- LAUNCH`.")] = None,
+) -> None:
+    from h3doctor.explain import source
+    from h3doctor.explain.report import ExplainRequest, run
+
+    words = list(items or []) + list(ctx.args)
+    if log is not None:
+        text = source.from_file(log)
+    elif not words:
+        raise UsageError("nothing to explain: give the error text, - to read stdin, or --log FILE")
+    else:
+        first, words = words[0], words[1:]
+        text = source.from_stdin() if first == "-" else source.from_argument(first)
+    report = run(ExplainRequest(text, words, profile=profile, sglang_version=sglang_version, rules_dir=rules_dir,
+                                use_probe_cache=not no_cache,
+                                intent={"quality": request_quality, "steps": request_steps,
+                                        "resolution": request_resolution, "seconds": request_seconds}))
+    if format is Format.json:
+        sys.stdout.write(_json_text(report.as_dict()))
+    else:
+        from h3doctor.output.explain_text import explain_report
+
+        explain_report(report, _console(), sys.stdout)
+    raise typer.Exit(int(ExitCode.OK) if report.matches else int(ExitCode.FINDINGS))
 
 
 # --- suggest ------------------------------------------------------------------------------------

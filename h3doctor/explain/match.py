@@ -1,0 +1,84 @@
+"""Error lines against the rules' patterns: which rule each names, how exactly, in which
+releases' wording, with the values its holes captured. Nothing is guessed: a line no pattern
+matches stays unmatched."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from h3doctor.explain.logread import ErrorLine
+from h3doctor.explain.oom import PHASE_RULES, OutOfMemory
+from h3doctor.explain.patterns import Pattern
+
+MAX_MESSAGE_CHARS = 8 * 1024  # sglang's longest messages are under 1 KiB; more is matched cut
+
+
+@dataclass
+class Match:
+    rule: str
+    exact: bool  # the whole message is the rule's wording (else: the wording was found inside the line)
+    how: str  # message (the rule's own message) | wording (wordings.json) | oom
+    releases: tuple[str, ...]  # the releases that print these words
+    captured: dict[str, str]
+    line: int
+    text: str
+    count: int = 1
+    notes: list[str] = field(default_factory=list)
+
+
+def match_errors(errors: list[ErrorLine], patterns: tuple[Pattern, ...]) -> tuple[list[Match], list[ErrorLine]]:
+    """(the matches, merged per rule and captured values; the error lines nothing matched)."""
+    found: dict[tuple, Match] = {}
+    unmatched: list[ErrorLine] = []
+    for error in errors:
+        message = error.message[:MAX_MESSAGE_CHARS]
+        lowered = message.lower()
+        per_rule: dict[str, Match] = {}
+        for pattern in patterns:
+            if pattern.anchor not in lowered:
+                continue
+            if pattern.exc_type and error.exc_type and pattern.exc_type != error.exc_type:
+                continue
+            m = pattern.regex.fullmatch(message)
+            exact = m is not None
+            if m is None:
+                m = pattern.regex.search(message)
+            if m is None:
+                continue
+            captured = {}
+            for i, (name, _) in enumerate(pattern.holes):
+                captured.setdefault(name.rsplit(".", 1)[-1], m.group(f"h{i}"))
+            known = per_rule.get(pattern.rule)
+            if known is None or exact and not known.exact:
+                per_rule[pattern.rule] = Match(pattern.rule, exact, pattern.source, pattern.releases, captured,
+                                               error.line, error.text)
+            elif exact == known.exact:  # another release's wording of the same rule fits too
+                known.releases = tuple(sorted(set(known.releases) | set(pattern.releases), key=_release_key))
+        if not per_rule:
+            if error.kind != "bare" or len(errors) == 1:
+                unmatched.append(error)
+            continue
+        for match in per_rule.values():
+            key = (match.rule, tuple(sorted(match.captured.items())))
+            if key in found:
+                found[key].count += 1
+            else:
+                found[key] = match
+    return sorted(found.values(), key=lambda m: (m.line, m.rule)), unmatched
+
+
+def oom_matches(oom: OutOfMemory | None) -> list[Match]:
+    """An out-of-memory failure, mapped to the memory rules of the phase it happened in."""
+    if oom is None:
+        return []
+    notes = [f"phase {oom.phase}: line {oom.phase_line}: {oom.phase_text}" if oom.phase else
+             "the log does not say whether it ran out while loading, warming up or serving"]
+    if oom.platform == "mps":
+        notes.append("h3doctor's memory model covers CUDA and ROCm; on MPS its memory rules do not run")
+    captured = {"phase": oom.phase or "unknown", "platform": oom.platform, **oom.captured}
+    return [Match(rule, False, "oom", (), dict(captured), oom.line, oom.text, oom.count, list(notes))
+            for rule in PHASE_RULES[oom.phase]]
+
+
+def _release_key(version: str) -> tuple[int, ...]:
+    return tuple(int(p) if p.isdigit() else 0 for p in version.split("."))

@@ -1,0 +1,156 @@
+"""One `h3doctor explain`: the text in, the rules its errors name, and — when the launch is
+known — the same check `check` runs on it, with its corrected command. The report is data;
+renderers (output/explain_text.py, JSON) only read it."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from h3doctor.explain import logread, match, oom, patterns
+from h3doctor.explain.launch import from_log
+from h3doctor.explain.source import Text
+from h3doctor.errors import UsageError
+
+SCHEMA_VERSION = 1
+
+
+@dataclass
+class ExplainRequest:
+    source: Text
+    launch: list[str] = field(default_factory=list)  # the words after `--`
+    profile: str | None = None
+    sglang_version: str | None = None
+    rules_dir: str | None = None
+    use_probe_cache: bool = True
+    intent: dict[str, Any] = field(default_factory=dict)
+    rules: list[Any] | None = None  # already loaded (a caller explaining many texts); else from rules_dir
+
+
+@dataclass
+class ExplainReport:
+    source: Text
+    lines: int
+    matches: list[match.Match]
+    unmatched: list[logread.ErrorLine]
+    rules: dict[str, Any]  # rule id -> Rule, for every match
+    release: dict[str, Any]  # {version, inferred, why}
+    launch: dict[str, Any] | None  # {argv, source, line}
+    check: Any = None  # request.Outcome of the launch, when there is one
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def corrected_argv(self) -> list[str] | None:
+        return self.check.result.corrected_argv if self.check is not None else None
+
+    @property
+    def fix_status(self) -> str | None:
+        return self.check.result.fix_status if self.check is not None else None
+
+    def confirmed(self, rule_id: str) -> bool | None:
+        """Whether the check of the launch reports this rule too (None: no launch checked)."""
+        if self.check is None:
+            return None
+        return any(f.rule.id == rule_id for f in self.check.result.evaluation.findings)
+
+    def as_dict(self) -> dict[str, Any]:
+        result = self.check.result if self.check is not None else None
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "input": {"origin": self.source.origin, "bytes": self.source.size, "lines": self.lines,
+                      "notes": list(self.source.notes)},
+            "explained": bool(self.matches),
+            "matches": [self._match(m) for m in self.matches],
+            "unmatched": [{"line": e.line, "text": e.text} for e in self.unmatched[:20]],
+            "release": self.release,
+            "launch": self.launch,
+            "corrected_argv": self.corrected_argv,
+            "corrected_command": result.corrected_command if result is not None else None,
+            "fix_status": self.fix_status,
+            "check_findings": [{"rule": f.rule.id, "severity": f.severity, "message": f.message}
+                               for f in result.evaluation.findings] if result is not None else None,
+            "notes": self.notes,
+        }
+
+    def _match(self, m: match.Match) -> dict[str, Any]:
+        rule = self.rules[m.rule]
+        return {"rule": m.rule, "title": rule.title, "severity": rule.severity, "stage": rule.stage,
+                "exact": m.exact, "how": m.how, "releases": list(m.releases), "captured": m.captured,
+                "line": m.line, "text": m.text, "count": m.count, "why": " ".join(rule.why.split()),
+                "fix_note": rule.fix_note, "confirmed": self.confirmed(m.rule), "notes": m.notes}
+
+
+def run(request: ExplainRequest) -> ExplainReport:
+    from h3doctor.engine.ruleset import load_rules
+    from pathlib import Path
+
+    from h3doctor.sglang import releases
+    from h3doctor.sglang.flagtable import load_flag_table
+
+    rules = request.rules if request.rules is not None else load_rules(Path(request.rules_dir) if request.rules_dir else None)
+    by_id = {r.id: r for r in rules}
+    compiled = patterns.compiled(rules)
+    log = logread.read_text(request.source.text, patterns.quoted(compiled))
+    found, unmatched = match.match_errors(log.errors, compiled)
+    found += [m for m in match.oom_matches(oom.find(log.lines)) if m.rule in by_id]
+    found.sort(key=lambda m: (m.line, m.rule))
+    release = _release(request.sglang_version, found, rules)
+    notes = list(log.notes)
+    launch, words = None, list(request.launch)
+    if words:
+        launch = {"argv": words, "source": "given after --", "line": None}
+    else:
+        words, where, problem = from_log(log, load_flag_table(releases.target(release["version"], None).table_version))
+        if problem:
+            notes.append(f"a launch in the log could not be read: {problem}")
+        if words:
+            launch = {"argv": words, "source": where.source, "line": where.line}
+            if where.source == "server_args":
+                notes.append("the launch was rebuilt from the server_args line: sglang logs resolved values, so "
+                             "the corrected command is of that rebuilt launch, not of the command as typed")
+    outcome = None
+    if words:
+        outcome = _check(request, words, release["version"], from_log=launch["source"] != "given after --", notes=notes)
+    if outcome is not None and release["version"] is None:
+        ctx = outcome.result.evaluation.context
+        release = {**release, "version": ctx.get("release.version"),
+                   "why": f"the check's release ({ctx.get('release.source', 'default')})"}
+    return ExplainReport(request.source, len(log.lines), found, unmatched, by_id, release, launch, outcome, notes)
+
+
+def _check(request: ExplainRequest, words: list[str], version: str | None, *, from_log: bool, notes: list[str]):
+    from h3doctor.request import CheckRequest, run
+
+    check = CheckRequest(tokens=words, profile=request.profile, sglang_version=version, rules_dir=request.rules_dir,
+                         use_probe_cache=request.use_probe_cache, intent=dict(request.intent))
+    if not from_log:
+        return run(check)
+    try:
+        return run(check)
+    except UsageError as exc:  # a launch read from a log is not the user's option: say so, go on
+        notes.append(f"the launch in the log could not be checked: {exc}")
+        return None
+
+
+def _release(option: str | None, found: list[match.Match], rules: list[Any]) -> dict[str, Any]:
+    """The release to judge with: the option, else the one the wording says (when only some
+    releases print the words that matched), else none (check then picks its default)."""
+    if option:
+        return {"version": option, "inferred": False, "why": "--sglang-version"}
+    worded = [m for m in found if m.releases]
+    if not worded:
+        return {"version": None, "inferred": False, "why": "no wording to tell the release by"}
+    common = set.intersection(*(set(m.releases) for m in worded))
+    by_id = {r.id: r for r in rules}
+    from h3doctor.engine.ruleset import version_in_range
+    from h3doctor.sglang.releases import key, known_releases
+
+    universe = {v for m in worded for v in known_releases() if version_in_range(v, by_id[m.rule].versions)}
+    if not common or common == universe:
+        return {"version": None, "inferred": False,
+                "why": "every release these rules cover prints these words" if common else
+                "the matched words come from different releases"}
+    newest = max(common, key=key)
+    span = ", ".join(sorted(common, key=key))
+    return {"version": newest, "inferred": True,
+            "why": f"inferred from the wording: only sglang {span} print{'s' if len(common) == 1 else ''} these words"}

@@ -1,0 +1,89 @@
+"""Where explain's text comes from — the argument, stdin or a log file — bounded like every input.
+
+A log larger than MAX_BYTES is read as its first HEAD_BYTES (where the command line and
+server_args are) and its last MAX_BYTES - HEAD_BYTES (where it failed), and the report says so.
+Bytes that are not UTF-8 are replaced (a log is often cut mid-character) and counted.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from dataclasses import dataclass
+
+from h3doctor.errors import UsageError
+from h3doctor.safeload import excerpt
+
+MAX_BYTES = 16 * 1024 * 1024
+HEAD_BYTES = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Text:
+    text: str
+    origin: str  # "argument" | "stdin" | the file's path
+    size: int  # bytes read
+    notes: tuple[str, ...] = ()
+
+
+def from_argument(text: str) -> Text:
+    data = text.encode("utf-8", "surrogateescape")
+    if len(data) > MAX_BYTES:
+        return _decode(data[:HEAD_BYTES] + b"\n" + data[-(MAX_BYTES - HEAD_BYTES):], "argument", True)
+    return _decode(data, "argument", False)
+
+
+def from_stdin() -> Text:
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:
+        raise UsageError("stdin cannot be read (closed)", location="-")
+    try:
+        data = stream.read(MAX_BYTES + 1)
+        if len(data) > MAX_BYTES:
+            tail = bytearray(data[HEAD_BYTES:])
+            while True:  # keep the newest bytes: the failure is at the end
+                chunk = stream.read(1 << 20)
+                if not chunk:
+                    break
+                tail.extend(chunk)
+                del tail[: max(0, len(tail) - (MAX_BYTES - HEAD_BYTES))]
+            return _decode(data[:HEAD_BYTES] + b"\n" + bytes(tail), "stdin", True)
+    except OSError as exc:
+        raise UsageError(f"cannot read stdin: {exc.strerror or type(exc).__name__}", location="-") from None
+    return _decode(data, "stdin", False)
+
+
+def from_file(path: str) -> Text:
+    where = excerpt(path, 160)
+    if "\0" in path:
+        raise UsageError("the log path contains a NUL byte", location=where)
+    try:
+        info = os.stat(path)
+        if stat.S_ISDIR(info.st_mode):
+            raise UsageError("the log is a directory, not a file", location=where)
+        if not (stat.S_ISREG(info.st_mode) or stat.S_ISFIFO(info.st_mode)):
+            raise UsageError("the log is not a regular file", location=where)
+        with open(path, "rb") as fh:
+            if stat.S_ISREG(info.st_mode) and info.st_size > MAX_BYTES:
+                head = fh.read(HEAD_BYTES)
+                fh.seek(info.st_size - (MAX_BYTES - HEAD_BYTES))
+                return _decode(head + b"\n" + fh.read(MAX_BYTES - HEAD_BYTES), where, True)
+            data = fh.read(MAX_BYTES + 1)
+    except FileNotFoundError:
+        raise UsageError("no such log file", location=where) from None
+    except OSError as exc:
+        raise UsageError(f"cannot read the log: {exc.strerror or type(exc).__name__}", location=where) from None
+    return _decode(data[:MAX_BYTES], where, len(data) > MAX_BYTES)
+
+
+def _decode(data: bytes, origin: str, cut: bool) -> Text:
+    text = data.decode("utf-8", "replace")
+    notes = []
+    if cut:
+        notes.append(f"larger than {MAX_BYTES // (1024 * 1024)} MiB: read its first {HEAD_BYTES // (1024 * 1024)} MiB "
+                     f"and its last {(MAX_BYTES - HEAD_BYTES) // (1024 * 1024)} MiB")
+    bad = text.count("\ufffd")
+    if bad:
+        notes.append(f"{bad} byte sequence(s) that are not UTF-8 were replaced")
+    return Text(text, origin, len(data), tuple(notes))

@@ -1,0 +1,84 @@
+"""`h3doctor explain`'s text report, from its finished report (h3doctor/explain/report.py)."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from typing import Any, TextIO
+
+from rich.console import Console
+from rich.markup import escape
+
+_MARK = {"error": "[bold red]✗[/]", "warning": "[yellow]![/]", "info": "[blue]i[/]"}
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def shown(text: Any, limit: int = 400) -> str:
+    """A value echoed from the log or the launch, safe to print: control characters written as
+    escapes (a log may carry terminal codes), Rich markup escaped, long values cut."""
+    text = _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), str(text))
+    return escape(text if len(text) <= limit else text[: limit - 3] + "...")
+
+
+def explain_report(report: Any, console: Console, out: TextIO) -> None:
+    data = report.as_dict()
+    source = data["input"]
+    console.print(f"h3doctor explain: {source['lines']} line(s) from {shown(source['origin'])}")
+    for note in source["notes"] + data["notes"]:
+        console.print(f"[dim]note: {shown(note)}[/]")
+    if not data["matches"]:
+        console.print("\n[bold]Nothing matched:[/] no rule's sglang message, in any release's wording, matches "
+                      "these lines, and no out-of-memory error is among them; h3doctor does not guess a rule.")
+        for item in data["unmatched"][:5]:
+            console.print(f"  line {item['line']}: {shown(item['text'])}")
+    for m in data["matches"]:
+        console.print(f"\n {_MARK[m['severity']]} [bold]{m['rule']}[/] {m['severity']}: {shown(m['title'])}")
+        console.print(f"     matched: {_how(m)} (line {m['line']}{', x' + str(m['count']) if m['count'] > 1 else ''})")
+        console.print(f"     sglang says: {shown(m['text'])}", soft_wrap=True)
+        if m["captured"]:
+            console.print("     captured: " + ", ".join(f"{shown(k)}={shown(v, 120)}" for k, v in m["captured"].items()),
+                          soft_wrap=True)
+        for note in m["notes"]:
+            console.print(f"     {shown(note)}", soft_wrap=True)
+        console.print(f"     why: {shown(m['why'], 2000)}", soft_wrap=True)
+        if m["fix_note"]:
+            console.print(f"     fix: {shown(m['fix_note'], 1000)}", soft_wrap=True)
+        if m["confirmed"] is not None:
+            console.print("     the check of this launch reports it too" if m["confirmed"] else
+                          "     [yellow]the check of this launch does not report it[/] (another launch, hardware or release?)")
+    _release(data["release"], console)
+    _launch(data, console, out)
+
+
+def _how(m: dict[str, Any]) -> str:
+    if m["how"] == "oom":
+        return f"out of memory, phase {m['captured'].get('phase', 'unknown')}"
+    what = "the rule's message" if m["how"] == "message" else "sglang's wording of it"
+    exact = "exactly" if m["exact"] else "inside the line"
+    return f"{what}, {exact}, as sglang {', '.join(m['releases'])} print{'s' if len(m['releases']) == 1 else ''} it"
+
+
+def _release(release: dict[str, Any], console: Console) -> None:
+    if release.get("inferred"):
+        console.print(f"\n[bold]Release:[/] sglang {shown(release['version'])}: {shown(release['why'])}")
+
+
+def _launch(data: dict[str, Any], console: Console, out: TextIO) -> None:
+    launch = data["launch"]
+    if launch is None:
+        console.print("\n[dim]No launch given or found in the text: give it after `--` for the corrected command.[/]")
+        return
+    where = launch["source"] + (f", line {launch['line']}" if launch["line"] else "")
+    console.print(f"\n[bold]Launch[/] ({shown(where)}): {shown(shlex.join(launch['argv']), 2000)}", soft_wrap=True)
+    findings = data["check_findings"]
+    if findings is None:
+        return
+    failing = [f["rule"] for f in findings if f["severity"] == "error"]
+    console.print(f"check on this launch: {', '.join(failing) if failing else 'no error'} (fix status: {data['fix_status']})")
+    if data["corrected_command"] is not None:
+        console.print("\n[bold]Corrected command[/] (passes every rule):")
+        out.write(data["corrected_command"] + "\n")
+        out.flush()
+    elif data["fix_status"] == "no-fix":
+        console.print("[bold red]No corrected command:[/] no change of flags alone makes this launch pass "
+                      "(h3doctor check shows the alternatives).")
