@@ -149,6 +149,7 @@ def test_message_check_renders_for_the_rule_examples_is_matched(rule, example, t
 # --- the conformance goldens: sglang's own error lines ----------------------------------------------
 
 def _golden_errors(every: int = 1, versions=None):
+    """(release, case, the rule check reports first) for the `sglang serve` goldens' errors."""
     for version in versions or releases.known_releases():
         path = compare.goldens_path(version)
         if not path.is_file():
@@ -158,18 +159,33 @@ def _golden_errors(every: int = 1, versions=None):
         for case in cases[::every]:
             outcome = doctor.run(case)
             if outcome.first is not None:
-                yield version, case, outcome
+                yield version, case, outcome.first.rule.id
+
+
+def _generate_errors():
+    """The same for the `sglang generate` goldens: check's first finding at sglang's step."""
+    import record_generate
+
+    version = "0.5.23"
+    doctor = record_generate.Doctor(version)
+    for case in compare.read_jsonl(Path(str(record_generate.GOLDENS).format(version=version)))[1]:
+        if "of" in case or case.get("ok") or not case.get("msg"):
+            continue
+        outcome = doctor.run(case)
+        findings = outcome.launch if case.get("step") in (1, 2, 3) else outcome.sampling
+        if findings:
+            yield version, case, findings[0].rule.id
 
 
 def test_goldens_error_lines_name_the_rule_check_reports(capsys):
-    """Every error line sglang printed in the conformance goldens (every release), as an exception
-    line, names the rule check reports first for that case; one in 25 also inside a log."""
-    corpus = list(_golden_errors())
+    """Every error line sglang printed in the conformance goldens (`serve`, every release, and
+    `generate`), as an exception line, names the rule check reports first for that case; one in 25
+    also inside a log."""
+    corpus = list(_golden_errors()) + list(_generate_errors())
     assert corpus, "no error line in the goldens: the denominator is empty"
     hits, misses, in_log, log_misses = 0, [], 0, []
-    for i, (version, case, outcome) in enumerate(corpus):
+    for i, (version, case, expected) in enumerate(corpus):
         text = f"{case['exc']}: {case['msg']}" if case.get("exc") else case["msg"]
-        expected = outcome.first.rule.id
         if expected in named(explain(text)):
             hits += 1
         else:
@@ -191,7 +207,7 @@ def test_with_the_launch_the_corrected_command_is_checks():
     sample = list(_golden_errors(every=40, versions=["0.5.23", "0.5.19"]))
     assert len(sample) >= 20
     fixed = 0
-    for version, case, outcome in sample:
+    for version, case, expected_rule in sample:
         argv = ["sglang", "serve", *case["argv"]]
         with compare.case_files(case.get("files")):
             data = explain(f"{case['exc']}: {case['msg']}", *argv, profile=case["profile"], sglang_version=version)
@@ -199,7 +215,7 @@ def test_with_the_launch_the_corrected_command_is_checks():
                              release=releases.target(version, None))
         assert data["corrected_argv"] == expected.corrected_argv, case["id"]
         assert data["fix_status"] == expected.fix_status
-        assert outcome.first.rule.id in {m["rule"] for m in data["matches"] if m["confirmed"]}
+        assert expected_rule in {m["rule"] for m in data["matches"] if m["confirmed"]}
         fixed += data["corrected_argv"] is not None
     assert fixed > 0
 

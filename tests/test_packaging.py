@@ -30,7 +30,8 @@ def test_wheel_carries_every_rule_and_data_file(wheel):
                  "h3doctor/host/builtin_profiles/4xH200.json", "h3doctor/engine/catalog/catalog-0.5.23.tsv",
                  "h3doctor/launch/hook.bash", "h3doctor/launch/hook.zsh", "h3doctor/launch/hook.fish",
                  "h3doctor/suggest/cookbook-0.5.23.json", "h3doctor/schema/suggest.schema.json",
-                 "h3doctor/sglang/flagdata/where-0.5.23.json", "h3doctor/sglang/flagdata/manifest.json"):
+                 "h3doctor/sglang/flagdata/where-0.5.23.json", "h3doctor/sglang/flagdata/manifest.json",
+                 "h3doctor/explain/wordings.json", "h3doctor/schema/explain.schema.json"):
         assert data in names
 
 

@@ -15,26 +15,28 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
+from h3doctor.explain.patterns import EXC_TYPE
+
 MAX_LINE_CHARS = 64 * 1024  # a longer line is cut (sglang's server_args line is ~10-20 KiB)
 MAX_LINES = 400_000
 MAX_BARE_LINES = 200  # a text without any error line: this many lines are read as bare messages
 
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-_PREFIXES = (
-    re.compile(r"^\[[^\]\n]{0,60}?\d{1,2}:\d{2}:\d{2}[^\]\n]{0,60}\]\s?"),  # sglang: [12-01 23:41:15 TP0]
-    re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\s+"),
-    re.compile(r"^\((?:[\w.]+ )?pid=\d+(?:, ip=[\d.]+)?\)\s+"),  # Ray workers
-    re.compile(r"^\[(?:rank|Rank|RANK)\s?\d+\]:\s?"),  # torchrun
-    re.compile(r"^(?:TP|DP|SP|PP|EP|CFG|rank|Rank|Worker|worker)\s?\d+\s?[:|]\s?"),
-    re.compile(r"^[\w.@-]{1,64}\s+\|\s"),  # docker compose: `service  | `
-    re.compile(r"^(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL)(?::|\s+-)?\s+"),
-)
+_PREFIX = re.compile("|".join((
+    r"\[[^\]\n]{0,60}?\d{1,2}:\d{2}:\d{2}[^\]\n]{0,60}\]\s?",  # sglang: [12-01 23:41:15 TP0]
+    r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\s+",
+    r"\((?:[\w.]+ )?pid=\d+(?:, ip=[\d.]+)?\)\s+",  # Ray workers
+    r"\[(?:rank|Rank|RANK)\s?\d+\]:\s?",  # torchrun
+    r"(?:TP|DP|SP|PP|EP|CFG|rank|Rank|Worker|worker)\s?\d+\s?[:|]\s?",
+    r"[\w.@-]{1,64}\s+\|\s",  # docker compose: `service  | `
+    r"(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL)(?::|\s+-)?\s+",
+)))
 # bounded repeats: a hostile line of 64 KiB capitals must not cost a quadratic scan
-_EXCEPTION = re.compile(r"^(?P<qual>(?:[A-Za-z_]\w{0,80}\.){0,8})(?P<type>[A-Z]\w{0,80}?(?:Error|Exception|Exit|Interrupt))"
-                        r"(?::\s?(?P<msg>.*))?$")
+# bounded repeats: a hostile line of 64 KiB capitals must not cost a quadratic scan
+_EXCEPTION = re.compile(r"^(?P<qual>(?:[A-Za-z_]\w{0,80}\.){0,8})(?P<type>" + EXC_TYPE + r")(?::\s?(?P<msg>.*))?$")
 _ARGPARSE = re.compile(r"^(?:(?P<prog>[\w./ -]{1,80}): )?error: (?P<msg>.+)$")
-_INNER_EXCEPTION = re.compile(r"\b(?P<type>[A-Z]\w{0,80}?(?:Error|Exception)): (?P<msg>.+)$")
+_INNER_EXCEPTION = re.compile(r"\b(?P<type>" + EXC_TYPE + r"): (?P<msg>.+)$")
 _COMMAND = re.compile(
     r"(?:^|[\s$>#+])(?P<cmd>(?:[A-Za-z_]\w*=\S*\s+)*(?:sglang\s+(?:serve|generate)"
     r"|python3?(?:\.\d+)?\s+-m\s+sglang(?:\.cli\.main|\.launch_server|\.multimodal_gen\.runtime\.(?:launch_server|entrypoints\.cli\.main)))"
@@ -74,13 +76,14 @@ def normalise_line(raw: str) -> str:
     if "\r" in text:  # a progress bar's redraws: what the terminal shows is the last one
         parts = [p for p in text.split("\r") if p.strip()]
         text = parts[-1] if parts else ""
-    text = _CONTROL.sub("", _ANSI.sub("", text.replace("\t", "    ")))
-    for _ in range(4):
-        before = text
-        for prefix in _PREFIXES:
-            text = prefix.sub("", text, count=1)
-        if text == before:
+    if "\x1b" in text:
+        text = _ANSI.sub("", text)
+    text = _CONTROL.sub("", text.replace("\t", "    "))
+    for _ in range(8):
+        m = _PREFIX.match(text)
+        if m is None or not m.end():
             break
+        text = text[m.end():]
     return text.rstrip()
 
 

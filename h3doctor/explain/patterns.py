@@ -33,7 +33,10 @@ TYPES: dict[str, tuple[str, str]] = {
     "text": (r".*?", "some value"),
 }
 MIN_FIXED_CHARS = 12  # a template with fewer letters of its own matches too much to name a rule
-_EXC_PREFIX = re.compile(r"^(?:[\w.]+\.)?(?P<type>[A-Z]\w*(?:Error|Exception|Exit)): ")
+# an exception type: `KeyError`, `torch.OutOfMemoryError`, `SystemExit`, a bare `Exception`; a bare
+# `Error` is not one — sglang writes "Error: --model-path is required" itself
+EXC_TYPE = r"(?:[A-Z]\w{0,80}?(?:Error|Exception|Exit|Interrupt)|Exception)"
+_EXC_PREFIX = re.compile(r"^(?:[A-Za-z_]\w{0,80}\.){0,8}(?P<type>" + EXC_TYPE + r"): ")
 _RULE_HOLE = re.compile(r"\{([A-Za-z_][\w.]*)(!r)?\}")
 _WORDING_HOLE = re.compile(r"\{([A-Za-z_]\w*):(\w+)\}")
 
