@@ -327,7 +327,7 @@ def explain_cmd(
     request_steps: Annotated[Optional[int], typer.Option("--request-steps", help="As `check`.")] = None,
     request_resolution: Annotated[Optional[str], typer.Option("--request-resolution", help="As `check`.")] = None,
     request_seconds: Annotated[Optional[float], typer.Option("--request-seconds", help="As `check`.")] = None,
-    items: Annotated[Optional[List[str]], typer.Argument(help="TEXT (or - for stdin), then `-- LAUNCH`.")] = None,
+    items: Annotated[Optional[List[str]], typer.Argument(metavar="[TEXT | -] [-- LAUNCH]", help="The error text (or - for stdin), then `-- LAUNCH`; with --log, the launch only.")] = None,
 ) -> None:
     from h3doctor.explain import source
     from h3doctor.explain.report import ExplainRequest, run

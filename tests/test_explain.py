@@ -253,6 +253,8 @@ def test_server_args_line_is_rebuilt_into_the_launch():
      "load", ["H3D540"]),
     ("Warmup requests: 0/1 t2va 1344x768\n" + traceback_of("torch.OutOfMemoryError", "CUDA out of memory. Tried to allocate 8.00 GiB."),
      "warmup", ["H3D640"]),
+    ("Warmup requests: 0/1 t2va\nError executing request warmup-0: CUDA out of memory. Tried to allocate 1.00 GiB.",
+     "warmup", ["H3D640"]),
     ("The server is fired up and ready to roll!\nError executing request abc: CUDA out of memory. Tried to allocate 1.00 GiB.\n"
      "\nOOM detected. Possible solutions:\n  - If the OOM occurs during loading, or on the first request\n"
      "  Or, open an issue on GitHub https://github.com/sgl-project/sglang/issues/new/choose\n",

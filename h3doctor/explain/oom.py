@@ -22,11 +22,11 @@ _ALLOC = re.compile(r"Tried to allocate (?P<tried_to_allocate>[\d.]+ ?[KMGT]i?B)
 _GPU = re.compile(r"GPU (?P<gpu>\d+) has a total capacity of (?P<capacity>[\d.]+ ?[KMGT]i?B) of which "
                   r"(?P<free>[\d.]+ ?[KMGT]i?B) is free")
 _MPS = re.compile(r"MPS allocated: (?P<mps_allocated>[\d.]+ ?[KMGT]i?B).*?max allowed: (?P<max_allowed>[\d.]+ ?[KMGT]i?B)")
-# the markers, in the order a server passes through them
+# the markers; a line with several is read in this order (a warmup runs as a request)
 _PHASES = (
+    ("warmup", re.compile(r"[Ww]armup|[Ww]arm-up|warming up")),
     ("load", re.compile(r"Loading pipeline modules|Loading required modules|Loading safetensors|[Ll]oading (?:checkpoint|weights)"
                         r"|/loader/|component_loader|load_model\b|from_pretrained")),
-    ("warmup", re.compile(r"[Ww]armup|[Ww]arm-up|warming up")),
     ("request", re.compile(r"The server is fired up and ready to roll|Error executing (?:grouped )?request|POST /v1/"
                            r"|/generate\b.*HTTP|Processing request")),
 )
@@ -81,13 +81,13 @@ def _phase(lines: list[str], oom: int, block: set[int]) -> tuple[str | None, int
     start = next((i for i in range(oom, -1, -1) if lines[i].startswith("Traceback (most recent call last)")), None)
     if start is not None:  # the traceback's frames, innermost first: nearer evidence than the log
         for i in range(oom - 1, start, -1):
-            for phase, rx in reversed(_PHASES):
+            for phase, rx in _PHASES:
                 if lines[i].startswith(" ") and rx.search(lines[i]):
                     return phase, i
     for i in range(oom, -1, -1):
         if i in block:
             continue
-        for phase, rx in reversed(_PHASES):
+        for phase, rx in _PHASES:
             if rx.search(lines[i]):
                 return phase, i
     return None, None

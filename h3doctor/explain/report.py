@@ -74,9 +74,13 @@ class ExplainReport:
 
     def _match(self, m: match.Match) -> dict[str, Any]:
         rule = self.rules[m.rule]
+        # the check's finding has the why filled from the launch; the rule's own has placeholders
+        finding = next((f for f in self.check.result.evaluation.findings if f.rule.id == m.rule), None) \
+            if self.check is not None else None
+        why = (finding.why if finding is not None and finding.why else None) or rule.why
         return {"rule": m.rule, "title": rule.title, "severity": rule.severity, "stage": rule.stage,
                 "exact": m.exact, "how": m.how, "releases": list(m.releases), "captured": m.captured,
-                "line": m.line, "text": m.text, "count": m.count, "why": " ".join(rule.why.split()),
+                "line": m.line, "text": m.text, "count": m.count, "why": " ".join(why.split()),
                 "fix_note": rule.fix_note, "confirmed": self.confirmed(m.rule), "notes": m.notes}
 
 
