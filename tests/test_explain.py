@@ -293,6 +293,16 @@ def test_argparse_usage_error_and_rank_prefixes():
     assert hit["exact"] and hit["captured"]["flag"] == "--warmup-mode" and hit["captured"]["value"] == "'x'"
 
 
+def test_words_several_rules_print_are_named_for_each_and_the_launch_tells_them_apart():
+    text = "sglang serve: error: unrecognized arguments: --component-residency transformer=resident"
+    alone = explain(text)
+    assert {"H3D012", "H3D020"} <= named(alone) and any("several rules" in n for n in alone["notes"])
+    launch = ["sglang", "serve", "MiniMaxAI/MiniMax-H3", "--num-gpus", "4", "--component-residency", "transformer=resident"]
+    told = explain(text, *launch, profile="4xH200", sglang_version="0.5.17")
+    confirmed = {m["rule"] for m in told["matches"] if m["confirmed"]}
+    assert confirmed == {"H3D012"}
+
+
 def test_repeated_lines_are_one_match_with_a_count():
     line = "ValueError: MPS currently supports only --num-gpus 1"
     data = explain("\n".join(f"[12-01 23:41:1{i} TP{i}] {line}" for i in range(4)))

@@ -112,6 +112,10 @@ def run(request: ExplainRequest) -> ExplainReport:
             if where.source == "server_args":
                 notes.append("the launch was rebuilt from the server_args line: sglang logs resolved values, so "
                              "the corrected command is of that rebuilt launch, not of the command as typed")
+    shared = sorted({m.line for m in found if m.how != "oom" and sum(o.line == m.line and o.how != "oom" for o in found) > 1})
+    if shared and not words:
+        notes.append(f"several rules print the words of line(s) {', '.join(map(str, shared[:5]))}: give the launch "
+                     "after `--` and the check says which one this is (`confirmed`)")
     outcome = None
     if words:
         outcome = _check(request, words, release["version"], from_log=launch["source"] != "given after --", notes=notes)
