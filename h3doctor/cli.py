@@ -35,6 +35,7 @@ class Format(str, Enum):
 CheckFormat = Enum("CheckFormat", {name: name for name in format_names("check")}, type=str)
 LintFormat = Enum("LintFormat", {name: name for name in format_names("lint")}, type=str)
 SuggestFormat = Enum("SuggestFormat", {name: name for name in format_names("suggest")}, type=str)
+ExplainFormat = Enum("ExplainFormat", {name: name for name in format_names("explain")}, type=str)
 
 
 class Severity(str, Enum):
@@ -318,7 +319,8 @@ def schema_cmd(
 def explain_cmd(
     ctx: typer.Context,
     log: Annotated[Optional[str], typer.Option("--log", help="Read the error text from this log file (every argument is then the launch).")] = None,
-    format: Annotated[Format, typer.Option("--format", help="Report format (json: `h3doctor schema explain`).")] = Format.text,
+    format: Annotated[ExplainFormat, typer.Option("--format", help="Report format (json: `h3doctor schema explain`).")] = ExplainFormat.text,
+    output_file: Annotated[Optional[str], typer.Option("--output-file", help="Write the report to this file instead of stdout.")] = None,
     profile: Annotated[Optional[str], typer.Option(help="Hardware profile for the check of the launch (as `check`); without it, this host is probed.")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Probe this host afresh, without the probe cache.")] = False,
     sglang_version: Annotated[Optional[str], typer.Option("--sglang-version", help="sglang release that printed it (default: inferred from the wording where only some releases print it).")] = None,
@@ -344,12 +346,11 @@ def explain_cmd(
                                 use_probe_cache=not no_cache,
                                 intent={"quality": request_quality, "steps": request_steps,
                                         "resolution": request_resolution, "seconds": request_seconds}))
-    if format is Format.json:
-        sys.stdout.write(_json_text(report.as_dict()))
-    else:
-        from h3doctor.output.explain_text import explain_report
+    from h3doctor.output.explain_text import explain_report
+    from h3doctor.output.formats import Report
 
-        explain_report(report, _console(), sys.stdout)
+    write_report("explain", format.value, Report(report.as_dict(), text=lambda console, buf: explain_report(report, console, buf)),
+                 sys.stdout, output_file)
     raise typer.Exit(int(ExitCode.OK) if report.matches else int(ExitCode.FINDINGS))
 
 

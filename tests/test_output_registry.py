@@ -47,6 +47,9 @@ def _command_args(command: str, tmp_path: Path) -> list[str]:
         return ["check", "--profile", "4xH200", "--", *FAILING, "--config", str(config)]
     if command == "lint":
         return ["lint", str(ROOT / "examples"), "--no-config"]
+    if command == "explain":  # a matched message, and the launch's check with its corrected command
+        return ["explain", "--profile", "4xH200", "ValueError: num_gpus (1) must be divisible by (dp_size * tp_size) = 2",
+                "--", "sglang", "serve", "MiniMaxAI/MiniMax-H3", "--tp-size", "2"]
     return ["suggest", "--profile", "4xH200", "--runner-ups", "1"]
 
 
@@ -63,7 +66,7 @@ def _timeless(text: str) -> str:
     return re.sub(r"[0-9]+\.[0-9]+ s; score", "0 s; score", text)
 
 
-CASES = [(command, name) for command in ("check", "lint", "suggest") for name in formats.FORMATS[command]]
+CASES = [(command, name) for command in ("check", "lint", "suggest", "explain") for name in formats.FORMATS[command]]
 
 
 @pytest.mark.parametrize("command,name", CASES, ids=[f"{c}-{n}" for c, n in CASES])
@@ -81,15 +84,19 @@ def test_stdout_and_output_file_are_the_same_and_strict(command, name, tmp_path)
         data = _strict(on_stdout.stdout)
         if command == "check" and name == "json":
             assert data["effective_config"]["attention_backend_config"] == {"sparsity": "nan", "cap": "inf"}
+    if command == "explain" and name == "text":
+        assert "H3D227" in on_stdout.stdout and "[bold" not in on_stdout.stdout
+        assert on_stdout.stdout.splitlines()[-1] == "sglang serve MiniMaxAI/MiniMax-H3 --tp-size 1"
     if command == "check" and name == "text":  # the whole report, without Rich's markup left in it
         assert "H3D305" in on_stdout.stdout and "[bold" not in on_stdout.stdout and "[/]" not in on_stdout.stdout
 
 
-@pytest.mark.parametrize("command", ["check", "lint", "suggest"])
+@pytest.mark.parametrize("command", ["check", "lint", "suggest", "explain"])
 def test_each_command_offers_exactly_the_registered_formats(command):
     from h3doctor import cli
 
-    enum = {"check": cli.CheckFormat, "lint": cli.LintFormat, "suggest": cli.SuggestFormat}[command]
+    enum = {"check": cli.CheckFormat, "lint": cli.LintFormat, "suggest": cli.SuggestFormat,
+            "explain": cli.ExplainFormat}[command]
     assert [f.value for f in enum] == list(formats.FORMATS[command])
 
 

@@ -1,13 +1,16 @@
-"""`h3doctor explain`'s text report, from its finished report (h3doctor/explain/report.py)."""
+"""`h3doctor explain`'s text report, from its finished report (h3doctor/explain/report.py);
+decides nothing. Commands go to `out` unstyled, one per line, so they can be copied as they are."""
 
 from __future__ import annotations
 
 import re
 import shlex
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from rich.console import Console
-from rich.markup import escape
+from h3doctor.output.markup import escape
+
+if TYPE_CHECKING:  # Rich styles a terminal's report only (output/markup.py)
+    from rich.console import Console
 
 _MARK = {"error": "[bold red]✗[/]", "warning": "[yellow]![/]", "info": "[blue]i[/]"}
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")

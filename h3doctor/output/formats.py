@@ -61,6 +61,7 @@ FORMATS: dict[str, dict[str, Callable[[Report], str]]] = {
     "check": dict(_FINDINGS_FORMATS),
     "lint": dict(_FINDINGS_FORMATS),
     "suggest": {"text": write_text, "json": write_json},
+    "explain": {"text": write_text, "json": write_json},
 }
 
 
