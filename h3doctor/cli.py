@@ -16,6 +16,7 @@ from h3doctor.errors import ExitCode, H3DoctorError, UsageError
 from h3doctor.output.formats import names as format_names
 from h3doctor.output.json_text import json_text
 from h3doctor.output.streams import Output, OutputError
+from h3doctor.verified import NEWEST_VERIFIED
 
 app = typer.Typer(
     add_completion=True,  # --install-completion / --show-completion for bash, zsh, fish (Typer's own)
@@ -87,7 +88,7 @@ def check(
     show_config: Annotated[bool, typer.Option("--show-config", help="Print the effective configuration sglang would resolve.")] = False,
     fail_on: Annotated[Severity, typer.Option("--fail-on", help="Lowest severity that makes the exit code 1.")] = Severity.error,
     recipe: Annotated[Optional[str], typer.Option("--recipe", help="A YAML launch recipe (command, env, profile, request); see README.")] = None,
-    sglang_version: Annotated[Optional[str], typer.Option("--sglang-version", help="sglang release whose rules and parser to use (default 0.5.23).")] = None,
+    sglang_version: Annotated[Optional[str], typer.Option("--sglang-version", help=f"sglang release whose rules and parser to use (default {NEWEST_VERIFIED}).")] = None,
     rules_dir: Annotated[Optional[str], typer.Option("--rules-dir", help="Use the rule files in this directory.")] = None,
     request_quality: Annotated[Optional[str], typer.Option("--request-quality", help="The quality you will request (exact, lossless, high): checks the quality=\"high\" deployment audit (catalog 2.H).")] = None,
     request_steps: Annotated[Optional[int], typer.Option("--request-steps", help="num_inference_steps you will request (AdaLN plan checks, catalog R8).")] = None,
@@ -374,7 +375,7 @@ def suggest_cmd(
     request: Annotated[Optional[str], typer.Option("--request", help="The requests you will make, WIDTHxHEIGHTxSECONDS (e.g. 1344x768x5s): the memory fit at that shape (default: the server warmup).")] = None,
     quantization: Annotated[Optional[str], typer.Option("--quantization", help="Suggest only launches with this --quantization (e.g. fp8); without it, none is quantized.")] = None,
     runner_ups: Annotated[int, typer.Option("--runner-ups", help="How many runner-ups to show (0-10).")] = 3,
-    sglang_version: Annotated[Optional[str], typer.Option("--sglang-version", help="sglang release whose rules and parser to use (default 0.5.23).")] = None,
+    sglang_version: Annotated[Optional[str], typer.Option("--sglang-version", help=f"sglang release whose rules and parser to use (default {NEWEST_VERIFIED}).")] = None,
     rules_dir: Annotated[Optional[str], typer.Option("--rules-dir", help="Use the rule files in this directory.")] = None,
     format: Annotated[SuggestFormat, typer.Option("--format", help="Report format.")] = SuggestFormat.text,
     output_file: Annotated[Optional[str], typer.Option("--output-file", help="Write the report to this file instead of stdout.")] = None,

@@ -13,6 +13,8 @@ from h3doctor.engine.check import check
 from h3doctor.facts import facts_from_mapping
 from h3doctor.host.profiles import load_profile
 from h3doctor.sglang.flagtable import load_flag_table
+from h3doctor.sglang.memory import COMPONENTS, budget
+from h3doctor.verified import NEWEST_VERIFIED
 
 TABLE = json.loads((Path(__file__).parent / "memory" / "calibration.json").read_text(encoding="utf-8"))
 MODEL = "sglang serve MiniMaxAI/MiniMax-H3"
@@ -158,3 +160,21 @@ def test_the_bar_shows_weights_streamed_workspace_context_and_overflow(env):
     parts = dict(segments(fits.evaluation.context["derived.memory"]))
     assert "headroom" in parts and "over" not in parts
     assert sum(parts.values()) == pytest.approx(139.8, abs=0.1)  # the bar spans the card
+
+
+# A release whose figures are lower bounds (docs/memory.md, "Releases other than the calibrated one")
+_PLACEMENTS = ("resident", "component-offload", "layerwise-offload")
+
+
+@pytest.mark.parametrize("modes", [dict(zip(COMPONENTS, (m, m, m, "resident"))) for m in _PLACEMENTS]
+                         + [{"transformer": "layerwise-offload", "text_encoder": "resident", "video_vae": "component-offload"}])
+@pytest.mark.parametrize("gpus", [1, 4, 8])
+def test_the_lower_bound_never_exceeds_the_calibrated_figures(modes, gpus):
+    hw = load_profile("8xH200")
+    a = {"num_gpus": gpus, "tp_size": 1, "ulysses_degree": gpus, "ring_degree": 1, "dp_size": 1, "warmup_mode": "server",
+         "performance_mode": "auto", "dit_layerwise_resident_layers": 3.0, "dit_offload_prefetch_size": 2.0}
+    exact = budget(a, modes, "h3", hw, {}, "serve", {}, NEWEST_VERIFIED)
+    bound = budget(a, modes, "h3", hw, {}, "serve", {}, NEWEST_VERIFIED, lower_bound=True)
+    assert bound.load_gib <= exact.load_gib
+    assert bound.peak_live_gib <= exact.peak_live_gib
+    assert bound.load_gib > 0

@@ -31,10 +31,10 @@ def fired(result, rule_id):
 
 
 def test_release_precedence_option_recipe_installed_default():
-    assert releases.target("0.5.19", "0.5.18", installed="0.5.21") == releases.ReleaseTarget("0.5.19", "option", "0.5.19")
+    assert releases.target("0.5.19", "0.5.18", installed="0.5.21") == releases.Release("0.5.19", "option", "0.5.19")
     assert releases.target(None, "0.5.18", installed="0.5.21").source == "recipe"
-    assert releases.target(None, None, installed="0.5.21.post1") == releases.ReleaseTarget("0.5.21", "installed", "0.5.21")
-    assert releases.target(None, None, installed=None) == releases.ReleaseTarget("0.5.23", "default", "0.5.23")
+    assert releases.target(None, None, installed="0.5.21.post1") == releases.Release("0.5.21", "installed", "0.5.21")
+    assert releases.target(None, None, installed=None) == releases.Release("0.5.23", "default", "0.5.23")
     with pytest.raises(UsageError):
         releases.target("banana", None)
 
@@ -113,8 +113,10 @@ def test_unverified_release_says_which_rule_families_it_cannot_verify():
     result = run(f"{H3} --num-gpus 4", "0.5.20")
     [f] = fired(result, "H3D921")
     assert f.severity == "warning" and f.message.startswith("cannot verify for sglang 0.5.20:")
-    # the memory model is calibrated on 0.5.23's placement only; the H3 hook's checks were read for 0.5.20
-    assert "model load (2 rules)" in f.message and "the H3 model hook" not in f.message
+    # the memory model gives 0.5.20 lower bounds for the load and the first forward (H3D540, H3D640);
+    # the host pin budget and the measured workspace are 0.5.23's only; the H3 hook's checks were read
+    assert "model load (1 rule)" in f.message and "first request / forward (1 rule)" in f.message
+    assert "the H3 model hook" not in f.message
     assert not fired(run(f"{H3} --num-gpus 4", "0.5.23"), "H3D921")
 
 
@@ -217,3 +219,22 @@ def test_fasth3_default_vsa_h3_follows_the_release(model, version, profile, auto
     ctx = run(f"sglang serve {model}", version, profile=profile).evaluation.context
     assert bool(ctx.get("events.fh3_default_vsa")) is auto
     assert (ctx["derived.transformer_backend"] == "video_sparse_attn_h3") is auto
+
+
+def test_memory_rules_claim_only_the_releases_whose_memory_is_modelled():
+    """A fit rule's range holds releases with a memory model; the verdicts a lower-bound release
+    never gives (the measured workspace, the host pin budget) stay the calibrated release's."""
+    from h3doctor.sglang.memory import model_for
+
+    bounded_never = ("derived.memory.likely_over", "derived.memory.host_short")
+    for rule in RULES:
+        read = [p for p in paths_of(rule.when) if p.startswith("derived.memory")]
+        if not read:
+            continue
+        for version in releases.known_releases():
+            if not version_in_range(version, rule.versions):
+                continue
+            model = model_for(version)
+            assert model is not None, f"{rule.id} claims {version}, which has no memory model"
+            if not model.exact:
+                assert not set(read) & set(bounded_never), f"{rule.id} claims {version}, where {read} is never known"

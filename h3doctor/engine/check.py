@@ -20,7 +20,7 @@ from h3doctor.facts import HardwareFacts
 from h3doctor.sglang.argv import parse_command
 from h3doctor.sglang.flagtable import DEFAULT_SGLANG_VERSION, FlagTable
 from h3doctor.sglang.platform import apply_platform_override
-from h3doctor.sglang.releases import ReleaseTarget
+from h3doctor.sglang.releases import Release
 from h3doctor.sglang.resolve import Resolver
 from h3doctor.sglang.server_args import config_for, diffusers_backend, family_of, server_args
 
@@ -33,9 +33,9 @@ _RESOLUTION_ERROR_ORDER = 400  # H3D990: the start of the adjust phase
 
 def evaluate_launch(tokens: list[str], hw: HardwareFacts, rules: RuleSet | list[Rule], table: FlagTable,
                     env: dict[str, str], intent: dict[str, Any] | None = None,
-                    release: ReleaseTarget | None = None) -> Evaluation:
+                    release: Release | None = None) -> Evaluation:
     rules = rule_set(rules)
-    release = release or ReleaseTarget(table.sglang_version, "default", table.sglang_version)
+    release = release or Release(table.sglang_version)  # built once: the resolver and every derivation read it
     cmd = parse_command(tokens, table)
     env = cmd.form.environment(env)
     hw = apply_platform_override(hw, env)
@@ -44,7 +44,7 @@ def evaluate_launch(tokens: list[str], hw: HardwareFacts, rules: RuleSet | list[
     family = family_of(cmd, args)
     resolver = None
     if family.family is not None:
-        resolver = Resolver(args, explicit, family.family, hw, env, release=table.sglang_version)
+        resolver = Resolver(args, explicit, family.family, hw, env, release=release)
         try:
             resolver.run()
         except (TypeError, ValueError, AttributeError, KeyError, ZeroDivisionError) as exc:
@@ -57,7 +57,6 @@ def evaluate_launch(tokens: list[str], hw: HardwareFacts, rules: RuleSet | list[
         return rules.read_by_applicable(key, hw.platform, cmd.entry, table.sglang_version, path)
 
     ctx = build_context(cmd, config, family, hw, env, resolver, intent or {}, release, reads)
-    ctx["sglang_version"] = table.sglang_version
     findings = []
     unverified = rules.unverified(key, hw.platform, cmd.entry, table.sglang_version, _NEWEST)
     ctx["release.unverified"] = unverified
@@ -116,7 +115,7 @@ def _changes(before: list[str], after: list[str]) -> tuple[Change, ...]:
 
 def check(tokens: list[str], hw: HardwareFacts, rules: list[Rule], table: FlagTable, env: dict[str, str],
           intent: dict[str, Any] | None = None, evaluations: dict | None = None,
-          release: ReleaseTarget | None = None) -> CheckResult:
+          release: Release | None = None) -> CheckResult:
     """The fix loop (`fix_loop`); when it ends in no-fix, the alternatives the unfixable rules
     list, each re-checked (engine/alternatives.py). Offered only: corrected_argv stays None."""
     rules = rule_set(rules)
@@ -131,7 +130,7 @@ def check(tokens: list[str], hw: HardwareFacts, rules: list[Rule], table: FlagTa
 
 def fix_loop(tokens: list[str], hw: HardwareFacts, rules: list[Rule], table: FlagTable, env: dict[str, str],
              intent: dict[str, Any] | None = None, evaluations: dict | None = None,
-             release: ReleaseTarget | None = None) -> CheckResult:
+             release: Release | None = None) -> CheckResult:
     """Evaluate; then fix the first failing rule, re-resolve, re-check, until nothing fails.
 
     A failing rule with no fix (no change of flags makes it pass) is set aside and the others

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from h3doctor.engine.ruleset import Rule
 from h3doctor.paths import package_dir
+from h3doctor.verified import NEWEST_VERIFIED
 
 LAUNCH_STAGES = ("D", "P", "F", "A", "V", "M")
 
@@ -21,20 +22,20 @@ class CatalogEntry:
     text: str
 
 
-def catalog(release: str = "0.5.23") -> list[CatalogEntry]:
+def catalog(release: str = NEWEST_VERIFIED) -> list[CatalogEntry]:
     text = package_dir("h3doctor.engine.catalog").joinpath(f"catalog-{release}.tsv").read_text(encoding="utf-8")
     rows = [line.split("\t") for line in text.splitlines() if line and not line.startswith("#")]
     return [CatalogEntry(*row[:3]) for row in rows]
 
 
-def not_encoded(release: str = "0.5.23") -> dict[str, str]:
+def not_encoded(release: str = NEWEST_VERIFIED) -> dict[str, str]:
     import yaml
 
     text = package_dir("h3doctor.engine.catalog").joinpath(f"not-encoded-{release}.yaml").read_text(encoding="utf-8")
     return yaml.safe_load(text) or {}
 
 
-def table(rules: list[Rule], release: str = "0.5.23") -> list[tuple[CatalogEntry, list[str], str]]:
+def table(rules: list[Rule], release: str = NEWEST_VERIFIED) -> list[tuple[CatalogEntry, list[str], str]]:
     """(entry, rule ids, reason) for every catalog entry, in catalog order."""
     reasons = not_encoded(release)
     out = []
@@ -49,7 +50,7 @@ def launch_stage_share(rows) -> float:
     return sum(1 for _, ids in launch if ids) / len(launch)
 
 
-def markdown(rules: list[Rule], release: str = "0.5.23") -> str:
+def markdown(rules: list[Rule], release: str = NEWEST_VERIFIED) -> str:
     rows = table(rules, release)
     lines = [
         f"# Catalog coverage (sglang {release})",

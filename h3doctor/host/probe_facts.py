@@ -12,10 +12,11 @@ from typing import Any
 
 from h3doctor import __version__
 from h3doctor.facts import HardwareFacts
+from h3doctor.verified import NEWEST_VERIFIED
 from h3doctor.host.probe_child import GIB, detect_platform, override_of, parse_visible
 
 SCHEMA_VERSION = 1
-SUPPORTED_SGLANG = "0.5.23"
+SUPPORTED_SGLANG = NEWEST_VERIFIED  # the release whose platform detection the probe child walks
 FA_MODULE = "sglang.multimodal_gen.runtime.layers.attention.backends.flash_attn"
 # flash_attn.py's only import outside torch, stdlib and the diffusion runtime (catalog 3.2)
 FA_MODULE_DEPS = ("sglang.kernels.ops.attention.flash_attention",)
@@ -126,7 +127,7 @@ class _Builder:
         self.details["platform_plugins"] = self.obs.get("plugins", [])
         self.details["platform_override"] = override_of(self.env) or None
         status, reason = ("ok", why) if platform else ("unknown", why)
-        source = "SGLANG_DIFFUSION_PLATFORM_OVERRIDE" if override_of(self.env) else self.child("sglang 0.5.23 detection order (mps, xpu, rocm, cuda, npu, musa, cpu)")
+        source = "SGLANG_DIFFUSION_PLATFORM_OVERRIDE" if override_of(self.env) else self.child(f"sglang {SUPPORTED_SGLANG} detection order (mps, xpu, rocm, cuda, npu, musa, cpu)")
         if platform == "cpu":
             reason = f"no accelerator: {why}"
         if platform == "cuda" and torch.get("ok") and torch.get("cuda") is None:
@@ -139,7 +140,7 @@ class _Builder:
         amdsmi = self.obs.get("amdsmi") or {}
         if platform not in ("rocm", None) and torch.get("hip") and amdsmi.get("missing") and not override_of(self.env):
             status = "problem"
-            reason = (f"torch is a ROCm build (HIP {torch['hip']}) but amdsmi does not import: sglang 0.5.23 "
+            reason = (f"torch is a ROCm build (HIP {torch['hip']}) but amdsmi does not import: sglang {SUPPORTED_SGLANG} "
                       f"detects ROCm only through amdsmi and selects {platform}; install amdsmi (ROCm's Python bindings)")
         plugins = self.obs.get("plugins") or []
         if plugins and not override_of(self.env) and status == "ok":
@@ -250,7 +251,7 @@ class _Builder:
             nvml_used = (self.obs.get("nvml") or {}).get("ok") or (self.obs.get("nvidia_procfs") or {}).get("gpus")
             if nvml_used:
                 status = "problem"
-                reason += ("; sglang 0.5.23's NVML platform maps CUDA_VISIBLE_DEVICES with int(), so a UUID or MIG "
+                reason += (f"; sglang {SUPPORTED_SGLANG}'s NVML platform maps CUDA_VISIBLE_DEVICES with int(), so a UUID or MIG "
                            "entry raises ValueError at its first device query: use integer indices")
         self.add("gpu_count", "GPUs", count, status, reason, source)
         first = devices[0] if devices else {}
@@ -373,7 +374,7 @@ class _Builder:
         if not h.get("sglang_spec"):
             self.add("flash_attn", label, None, "unknown",
                      f"sglang is not installed in this Python environment, so whether {FA_MODULE.rsplit('.', 1)[1]} imports "
-                     "cannot be checked (it does in a complete sglang 0.5.23 install with torch)", src)
+                     f"cannot be checked (it does in a complete sglang {SUPPORTED_SGLANG} install with torch)", src)
         elif not h.get("fa_module"):
             self.add("flash_attn", label, False, "problem",
                      f"{FA_MODULE} is missing from the installed sglang: sglang falls back to torch_sdpa", src)
@@ -447,7 +448,7 @@ class _Builder:
         self.details["sglang_version"] = sv
         if sv is None:
             self.add("sglang_version", "sglang", None, "unknown",
-                     "not installed in this Python environment (h3doctor checks against sglang 0.5.23)", "importlib.metadata")
+                     f"not installed in this Python environment (h3doctor checks against sglang {SUPPORTED_SGLANG})", "importlib.metadata")
         else:
             self.add("sglang_version", "sglang", sv, "ok" if sv == SUPPORTED_SGLANG else "unknown",
                      "installed" if sv == SUPPORTED_SGLANG else f"installed; h3doctor's rules model sglang {SUPPORTED_SGLANG}",

@@ -14,8 +14,9 @@ from typing import Any
 from h3doctor.errors import UsageError
 from h3doctor.paths import package_dir
 from h3doctor.safeload import excerpt
+from h3doctor.verified import NEWEST_VERIFIED as DEFAULT_SGLANG_VERSION
 
-DEFAULT_SGLANG_VERSION = "0.5.23"
+__all__ = ["DEFAULT_SGLANG_VERSION", "ENTRY_POINTS", "FlagAction", "FlagTable", "load_flag_table"]
 ENTRY_POINTS = ("serve", "generate", "launch_server")
 
 

@@ -21,10 +21,17 @@ Three figures per GPU come out of it:
 Each figure is `None` where the model cannot tell (an uncalibrated family, a replaced checkpoint
 of unknown size, an unknown GPU size or P2P topology that decides it): rules read None as
 "cannot verify".
+
+Each release has its own file. One calibrated on that release is exact; an older release's file
+takes the calibrated release's byte sizes as lower bounds (the checkpoint is the same; a release
+that holds more, e.g. a fp32 decoder or no text-encoder fold, only adds bytes) and says which
+placements its own auto-tuner is verified to give (`MemoryModel.verified_placement`): the rest is
+bounded by the smallest footprint any placement could have (`budget(..., lower_bound=True)`).
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 from dataclasses import dataclass, field
@@ -40,10 +47,60 @@ LOAD_ORDER = ("text_encoder", "transformer", "video_vae", "audio_vae")  # compon
 _KIB = 1 / (1 << 20)  # KiB in GiB
 
 
+def _path(release: str):
+    return package_dir("h3doctor.sglang.memorydata").joinpath(f"memory-{release}.json")
+
+
 @lru_cache(maxsize=None)
-def constants(release: str = "0.5.23") -> dict[str, Any]:
-    text = package_dir("h3doctor.sglang.memorydata").joinpath(f"memory-{release}.json").read_text(encoding="utf-8")
-    return json.loads(text)
+def constants(release: str) -> dict[str, Any]:
+    """The memory constants for `release`. A file naming a `base` release takes that release's
+    constants, section by section, under its own values."""
+    raw = json.loads(_path(release).read_text(encoding="utf-8"))
+    base = raw.get("base")
+    if not base:
+        return raw
+    merged = copy.deepcopy(constants(base))
+    for section, values in raw.items():
+        if isinstance(values, dict) and isinstance(merged.get(section), dict):
+            merged[section] = {**merged[section], **values}
+        else:
+            merged[section] = values
+    return merged
+
+
+@dataclass(frozen=True)
+class MemoryModel:
+    """How far h3doctor's memory model holds for one release (memorydata/memory-<release>.json)."""
+
+    release: str
+    exact: bool  # calibrated on this release; else every byte figure is a lower bound
+    why_bound: str | None  # why the figures are bounds, for the report
+    placement: dict[str, Any]  # performance mode -> the components its tuner verifiably places as modelled
+    placement_flags: frozenset[str]  # typed flags (dests) under which no placement is verified
+
+    def verified_placement(self, a: dict[str, Any], explicit: set[str]) -> frozenset[str]:
+        """The components whose resolved placement this release's own auto-tuner is verified to
+        give for this launch; every component on the calibrated release."""
+        if self.exact:
+            return frozenset(COMPONENTS)
+        if explicit & self.placement_flags:
+            return frozenset()
+        entry = self.placement.get(str(a.get("performance_mode") or "auto"))
+        return frozenset(entry["components"]) if entry else frozenset()
+
+
+@lru_cache(maxsize=None)
+def model_for(release: str) -> MemoryModel | None:
+    """The memory model of `release`, or None when h3doctor records none for it."""
+    if not _path(release).is_file():
+        return None
+    c = constants(release)
+    bound = c.get("bound")
+    return MemoryModel(
+        release=release, exact=bound is None, why_bound=(bound or {}).get("why"),
+        placement={k: v for k, v in (c.get("placement") or {}).items() if not k.startswith("_")},
+        placement_flags=frozenset((bound or {}).get("placement_flags", ())),
+    )
 
 
 def _flat(section: dict[str, Any]) -> dict[str, Any]:
@@ -222,11 +279,17 @@ def _parse_resolution(value: Any) -> tuple[int, int] | None:
 
 
 def budget(a: dict[str, Any], residency: dict[str, str], family: str, hw: HardwareFacts, env: dict[str, Any],
-           entry: str, intent: dict[str, Any], release: str = "0.5.23", *, no_fold: bool = False) -> Budget:
+           entry: str, intent: dict[str, Any], release: str, *, no_fold: bool = False,
+           lower_bound: bool = False) -> Budget:
     """The memory budget per GPU of one resolved launch (`a`: sglang's resolved ServerArgs fields).
-    `no_fold` forces the text encoder unfolded (the other case when the P2P topology is unknown)."""
+    `no_fold` forces the text encoder unfolded (the other case when the P2P topology is unknown).
+    `lower_bound`: no figure may exceed what any release could hold for this placement: the text
+    encoder folded wherever its shape allows, one streamed layer at a time, no CUDA context, no
+    activations or workspace (for a release whose placement and constants are not calibrated)."""
     c = constants(release)
     w, ws, lw = _values(release, "weights_gib"), _values(release, "workspace"), _values(release, "layerwise")
+    if lower_bound:
+        ws = {k: 0.0 for k in ws}
     uncertain: list[str] = []
     num_gpus = max(1, int(a.get("num_gpus") or 1))
     dp = max(1, int(a.get("dp_size") or 1))
@@ -235,7 +298,10 @@ def budget(a: dict[str, Any], residency: dict[str, str], family: str, hw: Hardwa
     sp = max(1, int(a.get("ulysses_degree") or 1)) * max(1, int(a.get("ring_degree") or 1))
     fsdp = bool(a.get("use_fsdp_inference"))
     shard_dit = n if fsdp else tp
-    g, fold = (tp, False) if no_fold else _fold_group(a, n, tp, hw, c["p2p_fold"])
+    if lower_bound:
+        g, fold = (n, True) if n > 1 and not 64 % n and not 25600 % n else (tp, False)
+    else:
+        g, fold = (tp, False) if no_fold else _fold_group(a, n, tp, hw, c["p2p_fold"])
 
     # -- component sizes as sglang holds them ------------------------------------------
     quant = str(a.get("quantization") or "").lower()
@@ -266,7 +332,7 @@ def budget(a: dict[str, Any], residency: dict[str, str], family: str, hw: Hardwa
     prefetch = _component_map(a.get("layerwise_prefetch_size"))
     resident_layers = _component_map(a.get("layerwise_resident_layers"))
     lifetimes = _component_map(a.get("layerwise_residency_lifetime"))
-    factor = lw["window_factor"]
+    factor = 1 if lower_bound else lw["window_factor"]  # a bound streams only the p layers it runs
 
     def knobs(component: str, n_layers: int) -> tuple[int, int, bool]:
         if component == "transformer":
@@ -336,7 +402,7 @@ def budget(a: dict[str, Any], residency: dict[str, str], family: str, hw: Hardwa
         active["decode"] = vae_total
     load["audio_vae"] = w["audio_vae"] if mode["audio_vae"] == "resident" else 0.0
 
-    context = _values(release, "context_gib")["multi_gpu" if num_gpus > 1 else "single_gpu"]
+    context = 0.0 if lower_bound else _values(release, "context_gib")["multi_gpu" if num_gpus > 1 else "single_gpu"]
     capacity = _capacity(hw)
     weights = sum(load.values())
     load_total = weights + context
@@ -357,7 +423,7 @@ def budget(a: dict[str, Any], residency: dict[str, str], family: str, hw: Hardwa
         fps = warm["fps"]
         rows = wl.rows(fps)
         ref_rows = Workload(int(warm["width"]), int(warm["height"]), warm["seconds"], "").rows(fps)
-        act_dit = ((rows / sp) * (32 + 57 / tp) + rows * 21.5) * _KIB
+        act_dit = 0.0 if lower_bound else ((rows / sp) * (32 + 57 / tp) + rows * 21.5) * _KIB
         stage_live = {
             "encode": active["encode"] + ws["te_act_gib"],
             "denoise": active["denoise"] + act_dit + ws["live_margin_gib"],

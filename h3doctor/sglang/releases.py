@@ -1,4 +1,5 @@
-"""Which sglang release a launch targets, and what that release knows (flags, H3 models).
+"""Which sglang release a launch targets, and what that release knows (flags, H3 models): the
+`Release` object one check is built around.
 
 Reads data only: the generated flag history (`flagdata/flag-history.json`), the cited release
 facts (`flagdata/releases.json`, `flagdata/runtime-facts.json`), the cited flag equivalents
@@ -13,24 +14,96 @@ import functools
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from h3doctor.errors import UsageError
 from h3doctor.paths import installed_versions, package_dir
-from h3doctor.sglang.flagtable import DEFAULT_SGLANG_VERSION
+from h3doctor.verified import NEWEST_VERIFIED
+
+if TYPE_CHECKING:
+    from h3doctor.sglang.flagtable import FlagTable
+    from h3doctor.sglang.memory import MemoryModel
 
 _RELEASE = re.compile(r"^(\d+)\.(\d+)\.(\d+)")
 
 
 @dataclass(frozen=True)
-class ReleaseTarget:
+class Release:
+    """The sglang release one check is judged against, built once per check and handed to the
+    resolver, every derivation and the outputs. What the release knows is read from its data on
+    first use only (a check that reads no memory figure never opens the memory constants):
+
+    * `table`: its generated flag table; `enum(name)`: its enumerations (flagdata/enums.json);
+    * `attention_backend_facts` / `attention_backends`: what its backends accept;
+    * `model_variants`, `quality_levels`, `has_data_parallel`: its runtime facts;
+    * `sampling`: its sampling classes (flagdata/sampling-params.json, exact release only);
+    * `memory`: its memory model (memorydata/memory-<release>.json), or None when none is recorded.
+
+    Rooms above this one keep their own per-release files (the catalog, `engine/catalog/`; the
+    cookbook, `suggest/`) and read them for `table_version`.
+
+    Release-keyed data is read for `table_version`, the release whose flag table and rules judge
+    the launch; `version` is the release the user targets, which may be newer than any table.
+    Equal and hashable by (version, source, table_version): the loaded data is a cache, not state.
+    """
+
     version: str  # the release the user targets (may be newer than any flag table)
-    source: str  # option | recipe | installed | default
-    table_version: str  # the flag table (and rules) it is judged with
+    source: str = "default"  # option | recipe | installed | default
+    table_version: str = ""  # the flag table (and rules) it is judged with; empty: `version`
+
+    def __post_init__(self) -> None:
+        if not self.table_version:
+            object.__setattr__(self, "table_version", self.version)
 
     @property
     def newer_than_verified(self) -> bool:
         return key(self.version) > key(self.table_version)
+
+    @functools.cached_property
+    def table(self) -> FlagTable:
+        from h3doctor.sglang.flagtable import load_flag_table
+
+        return load_flag_table(self.table_version)
+
+    def enum(self, name: str) -> tuple[str, ...] | None:
+        return enum_values(name, self.table_version)
+
+    @functools.cached_property
+    def attention_backend_facts(self) -> dict[str, Any] | None:
+        return attention_backend_facts(self.table_version)
+
+    @functools.cached_property
+    def attention_backends(self) -> frozenset[str] | None:
+        return attention_backends(self.table_version)
+
+    @functools.cached_property
+    def model_variants(self) -> dict[str, str]:
+        return model_variants(self.table_version)
+
+    @functools.cached_property
+    def quality_levels(self) -> tuple[str, ...]:
+        return quality_levels(self.table_version)
+
+    @functools.cached_property
+    def has_data_parallel(self) -> bool:
+        return has_data_parallel(self.table_version)
+
+    @functools.cached_property
+    def sampling(self) -> dict[str, Any] | None:
+        # generated per release: a release newer than every table has no record (None), and
+        # generate's request checks then say nothing rather than judge by another release
+        from h3doctor.sglang import sampling
+
+        return sampling.release(self.version)
+
+    @functools.cached_property
+    def memory(self) -> MemoryModel | None:
+        from h3doctor.sglang.memory import model_for
+
+        return model_for(self.table_version)
+
+
+NEWEST = Release(NEWEST_VERIFIED)  # the release a check without any target is judged against
 
 
 # Version strings and range specs are few (the releases, the rules' ranges) and met on every check:
@@ -137,25 +210,25 @@ def installed_version() -> str | None:
     return installed_versions(("sglang",))["sglang"]
 
 
-def target(option: str | None, recipe: str | None, *, installed: str | None = None) -> ReleaseTarget:
+def target(option: str | None, recipe: str | None, *, installed: str | None = None) -> Release:
     """Option > recipe > installed sglang > the newest verified release."""
     for source, raw in (("option", option), ("recipe", recipe), ("installed", installed)):
         if raw:
             return _target(str(raw), source)
-    return ReleaseTarget(DEFAULT_SGLANG_VERSION, "default", DEFAULT_SGLANG_VERSION)
+    return NEWEST
 
 
-def _target(raw: str, source: str) -> ReleaseTarget:
+def _target(raw: str, source: str) -> Release:
     m = _RELEASE.match(raw.strip())
     if not m:
-        raise UsageError(f"sglang version must look like 0.5.23, got {raw[:40]!r} (from the {source})")
-    version = ".".join(m.groups())  # 0.5.23.post1 and 0.5.23rc1 are judged as 0.5.23
+        raise UsageError(f"sglang version must look like {NEWEST_VERIFIED}, got {raw[:40]!r} (from the {source})")
+    version = ".".join(m.groups())  # X.Y.Z.post1 and X.Y.Zrc1 are judged as X.Y.Z
     releases = known_releases()
     if version in releases:
-        return ReleaseTarget(version, source, version)
+        return Release(version, source, version)
     newest = releases[-1]
     if key(version) > key(newest):
-        return ReleaseTarget(version, source, newest)
+        return Release(version, source, newest)
     raise UsageError(f"no flag table for sglang {version}; known releases: {', '.join(releases)}")
 
 

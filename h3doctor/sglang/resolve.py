@@ -16,7 +16,7 @@ from h3doctor.facts import HardwareFacts
 from h3doctor.safeload import LimitExceeded, excerpt, load_json
 from h3doctor.sglang.configfile import read_json_or_yaml
 from h3doctor.sglang.families import Family
-from h3doctor.sglang.releases import attention_backend_facts, enum_values
+from h3doctor.sglang.releases import NEWEST, Release
 from h3doctor.sglang.residency import (
     LAYERWISE_OFFLOAD,
     MODES,
@@ -170,11 +170,11 @@ class Resolver:
     """Runs sglang's adjust phase over a dict of ServerArgs fields."""
 
     def __init__(self, args: dict[str, Any], explicit: set[str], family: Family, hw: HardwareFacts, env: dict[str, str],
-                 release: str | None = None):
+                 release: Release | None = None):
         self.args = args
-        self.release = release  # the flag table's release: release-keyed enumerations are read for it
+        self.release = release or NEWEST  # the check's release: its release-keyed data is read from it
         # what the target release knows of attention backends (None: the newest model's behaviour)
-        self.backend_facts = attention_backend_facts(release)
+        self.backend_facts = self.release.attention_backend_facts
         self.explicit = explicit
         self.family = family
         self.hw = hw
@@ -226,7 +226,7 @@ class Resolver:
 
     def _normalize_residency(self) -> None:
         try:
-            modes = enum_values("COMPONENT_RESIDENCY_MODES", self.release) if self.release else None
+            modes = self.release.enum("COMPONENT_RESIDENCY_MODES")
             self.args["component_residency"] = normalize_component_residency(self.args.get("component_residency"), modes or MODES)
         except ResidencyError as exc:
             self.events["component_residency_error"] = str(exc)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from h3doctor.sglang.memory import constants
+from h3doctor.verified import NEWEST_VERIFIED
 
 WEIGHTS = {"parallel": 30.0, "dit_resident": 40.0, "others_resident": 10.0, "ulysses": 5.0, "fsdp": -10.0,
            "memory_mode": -2.0, "slower_attention": -5.0, "cookbook": 3.0}
@@ -63,7 +64,7 @@ def score(ctx: dict[str, Any], cookbook: dict[str, Any] | None) -> Score:
     tp, ulysses, ring = (int(a.get(k) or 1) for k in ("tp_size", "ulysses_degree", "ring_degree"))
     parallel = tp * ulysses * ring
     residency = ctx.get("derived.residency") or {}
-    release = str(ctx.get("sglang_version") or "0.5.23")
+    release = str(ctx.get("release.table") or NEWEST_VERIFIED)
     d, dit_why = _dit_resident_share(residency.get("transformer"), a.get("dit_layerwise_resident_layers"), dit_blocks(release))
     w = constants(release)["weights_gib"]
     te = w["te_layer"]["value"] * w["te_layers"]["value"] + w["te_embed"]["value"] + w["te_vision"]["value"]

@@ -25,6 +25,7 @@ from h3doctor.facts import HardwareFacts
 from h3doctor.paths import package_dir
 from h3doctor.sglang.flagtable import FlagTable
 from h3doctor.sglang.platform import apply_platform_override
+from h3doctor.verified import NEWEST_VERIFIED
 from h3doctor.suggest.score import Score, dit_blocks, score
 from h3doctor.suggest.space import Candidate, ladder, layouts
 
@@ -61,7 +62,7 @@ class SearchResult:
 
 
 @lru_cache(maxsize=None)
-def cookbook(release: str = "0.5.23") -> tuple[dict[str, Any], ...]:
+def cookbook(release: str = NEWEST_VERIFIED) -> tuple[dict[str, Any], ...]:
     path = package_dir("h3doctor.suggest").joinpath(f"cookbook-{release}.json")
     if not path.is_file():
         return ()

@@ -9,7 +9,6 @@ import os
 from typing import Any, Callable
 
 from h3doctor.engine.derivations.registry import derives
-from h3doctor.sglang.releases import enum_values
 from h3doctor.sglang.residency import COMPONENT_OFFLOAD, LAYERWISE_OFFLOAD, SNAPSHOT_OFFLOAD
 from h3doctor.sglang.resolve import ATTENTION_BACKENDS
 
@@ -163,9 +162,9 @@ def _component_direct_gpu_error(r: Any, hw: Any) -> tuple[str | None, str | None
 
 @derives("component_map_error", fallback={"component_map_error": None})
 def component_map_error(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
-    release = r.release  # release-keyed enumerations (flagdata/enums.json)
-    aliases = dict(enum_values("QUANTIZATION_METHOD_ALIASES", release) or ()) if release else {}
-    override_names = enum_values("WEIGHT_FILE_OVERRIDE_COMPONENTS", release) if release else None
+    release = r.release  # the check's Release: its release-keyed enumerations (flagdata/enums.json)
+    aliases = dict(release.enum("QUANTIZATION_METHOD_ALIASES") or ())
+    override_names = release.enum("WEIGHT_FILE_OVERRIDE_COMPONENTS")
     return {"derived.component_map_error": _component_map_error(r.args, aliases, override_names)}
 
 
@@ -177,8 +176,8 @@ def component_backend_error(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, A
         kind, message, key = "B14", r.events["component_backend_map_error"], None
     else:  # resolve.py keeps invalid names as typed; re-check its entries in sglang's order
         release = r.release
-        backends = (enum_values("AttentionBackendEnum", release) if release else None) or ATTENTION_BACKENDS
-        attention_roles = enum_values("AttentionRole", release) if release else ATTENTION_ROLES
+        backends = release.enum("AttentionBackendEnum") or ATTENTION_BACKENDS
+        attention_roles = release.enum("AttentionRole")
         kind, message, key = _component_backend_error(r.args.get("component_attention_backends"), backends,
                                                       attention_roles)
     return {"derived.component_backend_error_kind": kind, "derived.component_backend_error": message,

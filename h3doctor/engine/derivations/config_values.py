@@ -10,7 +10,6 @@ from typing import Any
 
 from h3doctor.engine.derivations.common import FALSE_WORDS
 from h3doctor.engine.derivations.registry import derives
-from h3doctor.sglang.flagtable import DEFAULT_SGLANG_VERSION
 
 RETIRED_ARGS = {  # server_args.py:3814-3825, in sglang's order
     "decoder_tp": "decoder_sp for decoder/VAE parallel decode",
@@ -55,8 +54,7 @@ def config_removed_message(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, An
 
 @derives("config_string_false_keys", fallback={"config_string_false_keys": []})
 def string_false_config_keys(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
-    version = str(ctx.get("release.table") or DEFAULT_SGLANG_VERSION)
-    return {"derived.config_string_false_keys": _string_false_config_keys(r, version)}
+    return {"derived.config_string_false_keys": _string_false_config_keys(r, r.release.table_version)}
 
 
 @derives("abc_string_false_keys", "abc_fixed_json", "string_false_keys")

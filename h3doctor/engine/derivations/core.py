@@ -8,7 +8,6 @@ from __future__ import annotations
 from typing import Any
 
 from h3doctor.engine.derivations.registry import derives
-from h3doctor.sglang.releases import attention_backends
 from h3doctor.sglang.residency import H3_COMPONENTS, LAYERWISE_OFFLOAD
 from h3doctor.sglang.resolve import (
     H3_ATTENTION_HEADS,
@@ -25,7 +24,7 @@ def transformer_backend(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     t, t_valid = r.transformer_backend()
     # the hook's AttentionBackendEnum[...] lookup of the global backend (catalog M4) knows only the
     # names of the target release: 0.5.18 has no video_sparse_attn_h3, for one
-    known = attention_backends(ctx.get("release.table"))
+    known = r.release.attention_backends
     if t_valid and t is not None and known is not None and not (a.get("component_attention_backends") or {}).get("transformer"):
         t_valid = t in known
     suggestion = suggest_backend(a.get("attention_backend"))

@@ -1,18 +1,22 @@
 """The memory budget the fit rules read (H3D540-H3D542, H3D640-H3D641), and the least disruptive
 change that makes the launch fit (for the `memory_fit` fix strategy).
 
-The bytes come from `sglang/memory.py`. Verdicts are three-valued: True (will not fit), False
-(fits), None (cannot tell: an uncalibrated family, a replaced checkpoint, or a text-encoder fold
-that only the unknown P2P topology decides). Rules treat `derived.memory.*` like hardware facts:
-None there is "cannot verify", never a pass.
+The bytes come from `sglang/memory.py`, for the check's release (`Release.memory`). Verdicts are
+three-valued: True (will not fit), False (fits), None (cannot tell: an uncalibrated family, a
+replaced checkpoint, a text-encoder fold that only the unknown P2P topology decides, or a release
+whose figures are lower bounds and the bound fits). Rules treat `derived.memory.*` like hardware
+facts: None there is "cannot verify", never a pass. Where no figure can be given at all (a
+platform the model does not cover, no GPU memory figure, a release with no memory model),
+`derived.memory.unmodelled` says why.
 """
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from h3doctor.engine.derivations.registry import derives
-from h3doctor.sglang.memory import Budget, budget, constants
+from h3doctor.sglang.memory import COMPONENTS, Budget, MemoryModel, budget, constants
 from h3doctor.sglang.residency import H3_COMPONENTS, canonical_mode, normalize_layerwise
 
 _PLATFORMS = ("cuda", "rocm")
@@ -48,18 +52,34 @@ def _verdict(primary: Budget, other: Budget | None, pick, uncertain: bool) -> bo
     return first
 
 
+def _unmodelled(hw: Any, model: MemoryModel | None, release: str) -> str | None:
+    """Why no memory figure can be given for this launch at all, or None when one can."""
+    if hw.platform not in _PLATFORMS:
+        where = "an unknown platform" if hw.platform in (None, "", "unknown") else f"the {hw.platform} platform"
+        what = (" (sglang keeps every component resident in host RAM there: server_args.py residency_mode)"
+                if hw.platform == "cpu" else "")
+        return (f"h3doctor's memory model covers CUDA and ROCm GPUs only, not {where}{what}: whether the "
+                "weights and the first forward fit in this host's memory is not checked")
+    if model is None:
+        return f"h3doctor has no memory model for sglang {release}"
+    return None  # an unknown GPU size leaves the figures' verdicts None: the fit rules say "cannot verify"
+
+
 @derives("memory", "memory.capacity_gib", "memory.load_gib", "memory.load_over",
          "memory.load_failing_component", "memory.workload", "memory.workload_what",
          "memory.peak_live_gib", "memory.peak_typical_gib", "memory.peak_stage", "memory.warmup_over",
          "memory.likely_over", "memory.headroom_gib", "memory.host_layerwise_gib", "memory.host_spendable_gib",
-         "memory.host_short", "memory.fix_ops", "memory.fix_why")
+         "memory.host_short", "memory.fix_ops", "memory.fix_why", "memory.unmodelled")
 def memory_budget(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
-    if hw.platform not in _PLATFORMS:
-        return {"derived.memory": None}
+    release, model = r.release.table_version, r.release.memory
+    why = _unmodelled(hw, model, release)
+    if why is not None:
+        return {"derived.memory": None, "derived.memory.unmodelled": why, "derived.memory.load_over": None}
     a, family, entry = r.args, r.family.key, ctx.get("entry")
     residency = dict(ctx.get("derived.residency") or {})
     intent = _intent(ctx)
-    release = str(ctx.get("sglang_version") or "0.5.23")
+    if not model.exact:
+        return _bounded(r, hw, model, residency, intent, entry)
     b = budget(a, residency, family, hw, r.env, entry, intent, release)
     other = budget(a, residency, family, hw, r.env, entry, intent, release, no_fold=True) if b.fold is None else None
     # replaced checkpoints are sized as the base ones: an upper bound for overrides (usually smaller)
@@ -98,16 +118,85 @@ def memory_budget(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
         "derived.memory.host_layerwise_gib": _round(b.host_layerwise_gib),
         "derived.memory.host_spendable_gib": _round(b.host_spendable_gib),
         "derived.memory.host_short": host_short,
+        "derived.memory.unmodelled": None,
     }
     if load_over or warm_over:
         # a component the user placed with --component-residency stays there whatever the
         # layerwise list says (residency_mode precedence, server_args.py:1893-1935)
-        pinned = {c for c in H3_COMPONENTS if canonical_mode(c, a.get("component_residency")) is not None}
-        placed = {c for c in H3_COMPONENTS if r.res.explicit_mode(c) is not None}
-        ops, why = _least_disruptive_fit(a, residency, family, hw, r.env, entry, intent, release, pinned, placed)
+        ops, why = _least_disruptive_fit(a, residency, family, hw, r.env, entry, intent, release, *_placed(r))
         out["derived.memory.fix_ops"] = ops
         out["derived.memory.fix_why"] = why
     return out
+
+
+_PLACEMENTS = ("resident", "component-offload", "layerwise-offload")
+# a bound streams as little as any setting could: no resident layers, the smallest prefetch
+_LEAST_KNOBS = {"dit_layerwise_resident_layers": 0.0, "dit_offload_prefetch_size": 0.0, "layerwise_prefetch_size": None,
+                "layerwise_resident_layers": None, "dit_layerwise_residency_lifetime": "forward",
+                "layerwise_residency_lifetime": None}
+
+
+def _bounded(r: Any, hw: Any, model: MemoryModel, residency: dict[str, str], intent: dict[str, Any],
+             entry: str | None) -> dict[str, Any]:
+    """The verdicts for a release whose figures are lower bounds: the components its own tuner is
+    verified to place as resolved stay so, every other one takes each placement it could have, and
+    each figure is the least of them. Over capacity even so is an out-of-memory whatever that
+    release places; under it is "cannot verify" (None), never a pass."""
+    a, family, release = r.a, r.family.key, model.release
+    verified = model.verified_placement(a, set(r.explicit))
+    free = [c for c in COMPONENTS if c not in verified]
+    knobs = {**a, **_LEAST_KNOBS} if free else a
+    options = [_PLACEMENTS if c != "audio_vae" else _PLACEMENTS[:2] for c in free]
+    trials = [budget(knobs, {**residency, **dict(zip(free, modes))}, family, hw, r.env, entry, intent, release,
+                     lower_bound=True) for modes in itertools.product(*options)]
+    least_load = min(trials, key=lambda b: b.load_gib)
+    least_peak = min(trials, key=lambda b: (b.peak_live_gib if b.peak_live_gib is not None else b.load_gib))
+    cap = least_load.capacity_gib
+    bound = [model.why_bound or f"sglang {release}'s figures are lower bounds"]
+    if free:
+        bound.append(f"the placement of {', '.join(free)} by sglang {release}'s auto-tuner is not modelled: "
+                     "each is taken at its smallest footprint")
+    # a replaced checkpoint is sized as the base one, which bounds it from above: no bound is left
+    replaced = any("replaced" in u for u in least_load.uncertain)
+    load_over = True if not replaced and _over(least_load.load_gib, cap) else None
+    warm_over = None
+    if not replaced and least_peak.workload is not None and _over(least_peak.peak_live_gib, cap):
+        warm_over = True
+    shown = {**least_peak.as_dict(), "load_gib": round(least_load.load_gib, 2), "lower_bound": True,
+             "peak_typical_gib": None, "headroom_gib": None, "workspace_typical_gib": None,
+             "placement_verified": sorted(verified), "uncertain": bound + least_peak.uncertain}
+    out = {
+        "derived.memory": shown,
+        "derived.memory.capacity_gib": _round(cap),
+        "derived.memory.load_gib": _round(least_load.load_gib),
+        "derived.memory.load_over": load_over,
+        "derived.memory.load_failing_component": least_load.load_failing_component or _largest(least_load),
+        "derived.memory.workload": None if least_peak.workload is None else
+        f"{least_peak.workload.width}x{least_peak.workload.height} x {least_peak.workload.seconds:g} s",
+        "derived.memory.workload_what": None if least_peak.workload is None else least_peak.workload.what,
+        "derived.memory.peak_live_gib": _round(least_peak.peak_live_gib),
+        "derived.memory.peak_typical_gib": None,
+        "derived.memory.peak_stage": least_peak.peak_stage,
+        "derived.memory.warmup_over": warm_over,
+        "derived.memory.likely_over": None,
+        "derived.memory.headroom_gib": None,
+        "derived.memory.host_layerwise_gib": None,
+        "derived.memory.host_spendable_gib": _round(least_load.host_spendable_gib),
+        "derived.memory.host_short": None,
+        "derived.memory.unmodelled": None,
+    }
+    # No change is offered: what fits is known only by the calibrated release's placement, and a
+    # corrected command for this release must be one its own launcher was shown to accept.
+    out["derived.memory.fix_ops"], out["derived.memory.fix_why"] = [], None
+    return out
+
+
+def _placed(r: Any) -> tuple[set[str], set[str]]:
+    """(pinned, placed): the components --component-residency places, which the layerwise list
+    cannot move, and every component with an explicit placement, which memory mode leaves alone."""
+    pinned = {c for c in H3_COMPONENTS if canonical_mode(c, r.a.get("component_residency")) is not None}
+    placed = {c for c in H3_COMPONENTS if r.res.explicit_mode(c) is not None}
+    return pinned, placed
 
 
 def _largest(b: Budget) -> str:

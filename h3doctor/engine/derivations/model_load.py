@@ -11,9 +11,8 @@ import posixpath
 import re
 from typing import Any
 
-from h3doctor.engine.derivations.common import lower_text, release_version
+from h3doctor.engine.derivations.common import lower_text
 from h3doctor.engine.derivations.registry import derives
-from h3doctor.sglang.releases import model_variants
 from h3doctor.sglang.residency import LAYERWISE_OFFLOAD, normalize_layerwise
 from h3doctor.sglang.resolve import H3_PACKED_ALIGNMENT, H3_TP_DIMENSIONS
 
@@ -76,7 +75,7 @@ def model_variant(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     subfolder = a.get("model_subfolder")
     norm_variant = lower_text(variant)
     # --model-variant -> weight partition, as this release's pipeline maps it (case-insensitive)
-    variants = model_variants(release_version(ctx))
+    variants = r.release.model_variants
     return {
         "derived.model_variant_blank": variant is not None and not norm_variant,
         "derived.model_variant_unsupported": bool(norm_variant) and norm_variant not in variants,

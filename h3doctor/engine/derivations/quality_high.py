@@ -9,7 +9,7 @@ from typing import Any
 
 from h3doctor.engine.derivations.common import release_version
 from h3doctor.engine.derivations.registry import derives
-from h3doctor.sglang.releases import quality_high_audited, quality_levels
+from h3doctor.sglang.releases import quality_high_audited
 from h3doctor.sglang.residency import LAYERWISE_OFFLOAD, canonical_mode, normalize_layerwise
 
 
@@ -114,7 +114,7 @@ def quality_high(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
             canonical_mode("transformer", a.get("component_residency")) == LAYERWISE_OFFLOAD
         ),
         "derived.quality_high_mismatches": mismatches,
-        "derived.quality_levels": list(quality_levels(version)),
+        "derived.quality_levels": list(r.release.quality_levels),
         "derived.quality_high_device_ok": device_ok,
         "derived.quality_workload": {
             "task": "t2va", "width": 1344, "height": 768, "fps": 24, "frame_count": 124,

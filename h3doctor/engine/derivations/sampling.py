@@ -106,7 +106,8 @@ def sampling_request(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     """What building the family's sampling class and its _validate see (`sglang generate` only)."""
     if ctx.get("entry") != "generate":
         return {}
-    fam = sampling.family(ctx.get("release.version"), r.family.key)
+    facts = r.release.sampling or {}  # the target release's sampling classes (None: not generated for it)
+    fam = (facts.get("families") or {}).get(r.family.key)
     if fam is None:
         return {}
     a, explicit = r.args, r.explicit
@@ -132,7 +133,6 @@ def sampling_request(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     prompts = len(prompt) if isinstance(prompt, list) and not _typed(a, explicit, "prompt_path") else 1
     per_prompt = outputs if is_int(outputs) else 1
     seeds = len(seed) if isinstance(seed, list) else None
-    facts = sampling.release(ctx.get("release.version")) or {}
     limits = facts.get("request") or {}
     quality = _typed(a, explicit, "quality")
     quality = (facts.get("quality_aliases") or {}).get(quality, quality)

@@ -10,7 +10,6 @@ from typing import Any
 
 from h3doctor.engine.derivations.common import is_int
 from h3doctor.engine.derivations.registry import derives
-from h3doctor.sglang.releases import enum_values
 
 WARMUP_MODES = ("off", "request", "server")  # server_args.py:1560-1565
 ROLE_ALIASES = {"denoising": "denoiser"}  # runtime/disaggregation/roles.py:6
@@ -152,7 +151,7 @@ def conditioning_cache_invalid(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str
 
 @derives("disagg_role_error", fallback={"disagg_role_error": None})
 def disagg_role_error(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
-    roles = (enum_values("RoleType", r.release) if r.release else None) or ROLES
+    roles = r.release.enum("RoleType") or ROLES
     return {"derived.disagg_role_error": _disagg_role_error(r.args, r.family.config_class, roles)}
 
 
