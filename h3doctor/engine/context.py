@@ -15,7 +15,7 @@ from h3doctor.engine.strategies import PARSE_KIND
 from h3doctor.sglang.argv import ParsedCommand
 from h3doctor.sglang.configfile import ConfigLoad
 from h3doctor.sglang.families import FamilyMatch
-from h3doctor.sglang.releases import ReleaseTarget, describe_foreign, family_versions, in_range, lowest
+from h3doctor.sglang.releases import Release, describe_foreign, family_versions, in_range, lowest
 from h3doctor.sglang.releases import facts as release_facts
 from h3doctor.sglang.releases import key as release_key
 from h3doctor.sglang.releases import model_versions, needs_at_least
@@ -43,7 +43,7 @@ def _arg_path(dest: str) -> str:
 
 
 def build_context(cmd: ParsedCommand, config: ConfigLoad | None, family: FamilyMatch, hw: Any, env: dict[str, str],
-                  resolver: Resolver | None, intent: dict[str, Any], release: ReleaseTarget,
+                  resolver: Resolver | None, intent: dict[str, Any], release: Release,
                   reads: Callable[[str], bool]) -> dict[str, Any]:
     """Every root of the context for one launch. `reads(path)`: whether an applicable rule reads a
     value (the costly ones are worked out only then)."""
@@ -110,7 +110,7 @@ def _config_context(ctx: dict[str, Any], cmd: ParsedCommand, config: ConfigLoad)
     ctx["config.type_mismatches"] = [config.describe_mismatch(key) for key in mistyped]
 
 
-def _release_context(ctx: dict[str, Any], cmd: ParsedCommand, family: FamilyMatch, resolver, release: ReleaseTarget,
+def _release_context(ctx: dict[str, Any], cmd: ParsedCommand, family: FamilyMatch, resolver, release: Release,
                      reads) -> set[int]:
     """`release.*`: the target release and what it knows of this launch. Returns the parse problems
     (by id) that are flags of another release. `reads(path)`: whether an applicable rule reads a
@@ -118,7 +118,8 @@ def _release_context(ctx: dict[str, Any], cmd: ParsedCommand, family: FamilyMatc
     history, ~180 KB of data, for the one rule that says it)."""
     version = release.version
     ctx.update({"release.version": version, "release.source": release.source, "release.table": release.table_version,
-                "release.newer_than_verified": release.newer_than_verified})
+                "release.newer_than_verified": release.newer_than_verified,
+                "sglang_version": release.table_version})  # before the derivations: the memory model reads it
     first = release_facts()["first_h3"]
     ctx["release.first_h3"] = first
     ctx["release.has_h3"] = release_key(version) >= release_key(first)

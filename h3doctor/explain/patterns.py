@@ -28,7 +28,7 @@ TYPES: dict[str, tuple[str, str]] = {
     "flag": (r"-{1,2}[A-Za-z][\w.\-]*(?:/-{1,2}[A-Za-z][\w.\-]*)*", "--tp-size"),
     "word": (r"\S+", "fa"),
     "upper": (r"[A-Z][A-Z0-9_]*", "SDPA"),
-    "version": (r"\d+\.\d+\.\d+[\w.+-]*", "0.5.23"),
+    "version": (r"\d+\.\d+\.\d+[\w.+-]*", "1.2.3"),  # a sample value only: any release number fits
     "bool": (r"True|False", "True"),
     "text": (r".*?", "some value"),
 }

@@ -142,7 +142,7 @@ def _bounded(r: Any, hw: Any, model: MemoryModel, residency: dict[str, str], int
     verified to place as resolved stay so, every other one takes each placement it could have, and
     each figure is the least of them. Over capacity even so is an out-of-memory whatever that
     release places; under it is "cannot verify" (None), never a pass."""
-    a, family, release = r.a, r.family.key, model.release
+    a, family, release = r.args, r.family.key, model.release
     verified = model.verified_placement(a, set(r.explicit))
     free = [c for c in COMPONENTS if c not in verified]
     knobs = {**a, **_LEAST_KNOBS} if free else a
@@ -194,7 +194,7 @@ def _bounded(r: Any, hw: Any, model: MemoryModel, residency: dict[str, str], int
 def _placed(r: Any) -> tuple[set[str], set[str]]:
     """(pinned, placed): the components --component-residency places, which the layerwise list
     cannot move, and every component with an explicit placement, which memory mode leaves alone."""
-    pinned = {c for c in H3_COMPONENTS if canonical_mode(c, r.a.get("component_residency")) is not None}
+    pinned = {c for c in H3_COMPONENTS if canonical_mode(c, r.args.get("component_residency")) is not None}
     placed = {c for c in H3_COMPONENTS if r.res.explicit_mode(c) is not None}
     return pinned, placed
 
