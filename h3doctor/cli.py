@@ -391,7 +391,7 @@ def suggest_cmd(
     out = sys.stderr if exec_ else sys.stdout  # when sglang starts, stdout is sglang's
     write_report("suggest", format.value, Report(data, text=lambda console, buf: suggest_report(data, console, buf)),
                   out, output_file)
-    if data["best"] is None:
+    if data["status"] != "fits":  # nothing checks clean, or nothing is shown to fit in memory
         raise typer.Exit(int(ExitCode.FINDINGS))
     if exec_:
         raise typer.Exit(_exec(data["best"]["argv"]))

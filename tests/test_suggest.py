@@ -216,7 +216,7 @@ def test_cli_text_prints_the_best_command_on_a_line_of_its_own(cli):
     code, text, _ = cli("suggest", "--profile", "1xRTX5090", "--runner-ups", "1", json_output=False)
     assert code == 0
     lines = text.splitlines()
-    best = lines[lines.index("Best (checks clean):") + 1].strip()
+    best = lines[lines.index("Best (checks clean, fits in memory):") + 1].strip()
     assert best.startswith("sglang serve MiniMaxAI/MiniMax-H3 --num-gpus 1")
     code, data, _ = cli("check", "--profile", "1xRTX5090", "--", *shlex.split(best))
     assert code == 0 and data["fix_status"] == "clean"
@@ -250,3 +250,40 @@ def test_run_uses_the_request_object(rules):
     data = run(SuggestRequest(profile="cpu", model="FastVideo/FastVideo-FastH3-8-Step-V2", runner_ups=0))
     assert data["family"]["key"] == "fh3" and data["best"]["argv"][2] == "FastVideo/FastVideo-FastH3-8-Step-V2"
     assert data["runner_ups"] == [] and data["best"]["memory"] is None  # CPU: memory is not modelled
+
+
+def _schema_errors(data):
+    from jsonschema import Draft202012Validator
+
+    schema = json.loads(resources.files("h3doctor.schema").joinpath("suggest.schema.json").read_text())
+    return [e.message for e in Draft202012Validator(schema).iter_errors(data)]
+
+
+def test_nothing_fits_is_said_with_the_nearest_and_its_shortfall_exit_1(cli):
+    # one RTX 4070: every placement's typical peak is over the 11.6 GiB free, so nothing fits
+    code, data, _ = cli("suggest", "--profile", "1xRTX4070", "--runner-ups", "1", "--format", "json")
+    assert code == 1 and data["status"] == "none-fits"
+    best = data["best"]
+    assert best["fits"] is False and "H3D641" in [w["rule"] for w in best["warnings"]]
+    memory = best["memory"]
+    assert best["shortfall_gib"] > 0
+    assert best["shortfall_gib"] == pytest.approx(memory["peak_typical_gib"] - memory["capacity_gib"], abs=0.02)
+    assert all(item["fits"] is False for item in data["runner_ups"])
+    assert _schema_errors(data) == []
+    code, text, _ = cli("suggest", "--profile", "1xRTX4070", "--runner-ups", "0", json_output=False)
+    assert code == 1 and "Nothing fits" in text and "(checks clean, fits in memory)" not in text
+
+
+def test_a_launch_that_fits_is_marked_so_exit_0(cli):
+    code, data, _ = cli("suggest", "--profile", "4xH200", "--runner-ups", "1", "--format", "json")
+    assert code == 0 and data["status"] == "fits"
+    assert all(item["fits"] is True and item["shortfall_gib"] is None for item in [data["best"], *data["runner_ups"]])
+
+
+def test_cpu_memory_fit_is_not_verified_and_no_gpu_is_claimed(cli):
+    code, data, _ = cli("suggest", "--profile", "cpu", "--runner-ups", "1", "--format", "json")
+    assert code == 1 and data["status"] == "cannot-verify"  # checks clean, but not shown to fit
+    for item in [data["best"], *data["runner_ups"]]:
+        assert item["fits"] is None and item["memory"] is None
+        assert not any("GPU per request" in w or "GPUs on one request" in w for w in item["why"]), item["why"]
+        assert any("not verified" in w for w in item["why"])

@@ -21,16 +21,14 @@ def suggest_report(data: dict[str, Any], console: Console, out: TextIO) -> None:
     console.print(f"{escape(data['family']['label'])} launch suggestion on {escape(str(where))} "
                   f"[dim]({escape(str(hw.get('source')))})[/], preferring {data['prefer']}{escape(shape)}")
     best = data["best"]
-    if best is not None and data["search"]["memory_criterion"] == "live":
-        console.print("\n[yellow]![/] no launch clears the workspace measured on real runs here (H3D641, likely out "
-                      "of memory): these fit the live need only, most headroom first")
+    status = data["status"]
     if best is None:
         _nothing(data, console)
     else:
-        console.print("\n[bold green]Best[/] (checks clean):")
+        console.print(_HEADINGS[status][0])
         _one(best, console, out)
         if data["runner_ups"]:
-            console.print("\n[bold]Runner-ups[/] (each checks clean):")
+            console.print(_HEADINGS[status][1])
             for n, item in enumerate(data["runner_ups"], 2):
                 console.print(f" {n}.")
                 _one(item, console, out)
@@ -49,6 +47,17 @@ def suggest_report(data: dict[str, Any], console: Console, out: TextIO) -> None:
         console.print(f"[dim]note: {escape(note)}[/]", soft_wrap=True)
 
 
+_NOT_FIT = ("\n[bold red]Nothing fits:[/] no launch h3doctor searched fits in this GPU memory with these choices "
+            "(sglang would start, then run out of memory). The nearest, most headroom first:\n\n"
+            "[bold red]Nearest[/] (checks clean, does NOT fit in memory):")
+_HEADINGS = {
+    "fits": ("\n[bold green]Best[/] (checks clean, fits in memory):", "\n[bold]Runner-ups[/] (each checks clean):"),
+    "cannot-verify": ("\n[bold yellow]Best[/] (checks clean; whether it fits in memory cannot be verified here):",
+                      "\n[bold]Runner-ups[/] (each checks clean, memory fit not verified):"),
+    "none-fits": (_NOT_FIT, "\n[bold]Also not fitting[/]:"),
+}
+
+
 def _one(item: dict[str, Any], console: Console, out: TextIO) -> None:
     out.write(f"    {item['command']}\n")
     out.flush()
@@ -56,9 +65,11 @@ def _one(item: dict[str, Any], console: Console, out: TextIO) -> None:
     memory = item["memory"]
     if memory and memory.get("peak_typical_gib") is not None:
         console.print(f"     memory: peak about {memory['peak_typical_gib']} of {memory['capacity_gib']} GiB per GPU "
-                      f"({memory['headroom_gib']} GiB headroom)")
+                      f"({memory['headroom_gib']} GiB headroom){_fit_words(item)}")
     elif memory is None:
-        console.print("     memory: not modelled on this platform")
+        console.print("     memory: not modelled on this platform: whether it fits cannot be verified")
+    elif item["fits"] is None:
+        console.print("     memory: the fit cannot be verified (see `h3doctor check` on this command)")
     console.print(f"     score: speed {item['score']['speed']:g}, memory {item['score']['memory']:g}")
     for g in item["gives_up"]:
         console.print(f"     [yellow]gives up:[/] {escape(g)}", soft_wrap=True)
@@ -68,6 +79,15 @@ def _one(item: dict[str, Any], console: Console, out: TextIO) -> None:
     for w in item["warnings"]:
         if not w["cannot_verify"]:
             console.print(f"     [yellow]warning {w['rule']}:[/] {escape(w['message'])}", soft_wrap=True)
+
+
+def _fit_words(item: dict[str, Any]) -> str:
+    if item["fits"] is not False:
+        return ""
+    short = item["shortfall_gib"]
+    if short:
+        return f": does NOT fit, {short:g} GiB short per GPU"
+    return ": does NOT fit, under the margin the workspace of real runs needs"
 
 
 def _nothing(data: dict[str, Any], console: Console) -> None:

@@ -29,6 +29,8 @@ def suggestion_dict(s: Suggestion) -> dict[str, Any]:
         "argv": s.argv,
         "command": shlex.join(s.argv),
         "checks_clean": True,  # search keeps only launches `check` reports clean
+        "fits": s.fits,  # the memory model's word: True fits, False does not, None cannot verify
+        "shortfall_gib": _shortfall(memory) if s.fits is False else None,
         "placement": s.candidate.rung,
         "layout": {"num_gpus": ctx.get("args.num_gpus"), "tp": ctx.get("args.tp_size"),
                    "ulysses": ctx.get("args.ulysses_degree"), "ring": ctx.get("args.ring_degree"),
@@ -63,6 +65,7 @@ def build(result: SearchResult, *, hw: HardwareFacts, family: Family, model: str
                         "suggestion_as_parallel": None if best is None else _parallel(best) >= parallel})
     return {
         "schema_version": SCHEMA_VERSION,
+        "status": _status(best),
         "kind": "h3doctor-suggest",
         "h3doctor_version": __version__,
         "sglang_version": sglang_version,
@@ -87,6 +90,24 @@ def build(result: SearchResult, *, hw: HardwareFacts, family: Family, model: str
                   "weights": WEIGHTS, "doc": "docs/suggest.md"},
         "notes": list(NOTES),
     }
+
+
+def _status(best: dict[str, Any] | None) -> str:
+    """fits: the best launch checks clean and the memory model shows it fitting (exit 0). Otherwise
+    exit 1: cannot-verify (it checks clean, its memory fit cannot be judged here), none-fits (nothing
+    in the launch space fits; the best is the nearest), none-checks-clean (no best)."""
+    if best is None:
+        return "none-checks-clean"
+    return {True: "fits", None: "cannot-verify", False: "none-fits"}[best["fits"]]
+
+
+def _shortfall(memory: dict[str, Any]) -> float | None:
+    """GiB per GPU the typical peak is over the free memory (the live peak where it is the larger)."""
+    cap = memory.get("capacity_gib")
+    peaks = [p for p in (memory.get("peak_typical_gib"), memory.get("peak_live_gib"), memory.get("load_gib")) if p is not None]
+    if cap is None or not peaks:
+        return None
+    return round(max(0.0, max(peaks) - cap), 2)
 
 
 def _parallel(item: dict[str, Any]) -> int:

@@ -78,7 +78,7 @@ def score(ctx: dict[str, Any], cookbook: dict[str, Any] | None) -> Score:
              "fsdp": fsdp, "memory_mode": memory_mode, "slower_attention": slower, "cookbook": float(cookbook is not None)}
     speed = round(sum(WEIGHTS[k] * v for k, v in terms.items()), 2)
     memory = ctx.get("derived.memory") or {}
-    why = [_layout_text(parallel, tp, ulysses, ring), dit_why]
+    why = [_layout_text(parallel, tp, ulysses, ring, ctx.get("hw.platform")), dit_why]
     if e < 1:
         streamed = [n for n, c in (("the text encoder", "text_encoder"), ("the video VAE", "video_vae")) if residency.get(c) != "resident"]
         why.append(f"{' and '.join(streamed)} {'is' if len(streamed) == 1 else 'are'} loaded per request, not kept on the GPU")
@@ -107,7 +107,10 @@ def _dit_resident_share(mode: str | None, resident_layers: Any, blocks: int) -> 
     return 0.0, "the DiT is moved to the GPU per request (component offload)"
 
 
-def _layout_text(parallel: int, tp: int, ulysses: int, ring: int) -> str:
+def _layout_text(parallel: int, tp: int, ulysses: int, ring: int, platform: str | None = None) -> str:
+    if platform == "cpu":  # no accelerator: sglang runs the pipeline on the CPU, in host memory
+        return ("on the CPU, no GPU (h3doctor's memory model does not cover the CPU platform: "
+                "whether it fits in host memory is not verified)")
     if parallel == 1:
         return "one GPU per request"
     parts = [f"{name} {n}" for name, n in (("TP", tp), ("Ulysses", ulysses), ("ring", ring)) if n > 1]

@@ -7,7 +7,9 @@ the DiT streams layer by layer, the number of blocks held resident is searched (
 budget grows with it). Then the survivors, best score first, go through the full `check` (all
 rules, the fix loop, the alternatives) until the best and the runner-ups are found: a candidate
 the rules reject costs one check and is passed over, one the fix loop corrects is taken as
-corrected and checked again. Every suggestion is a command `check` reports clean.
+corrected and checked again. Every suggestion is a command `check` reports clean; whether it also
+fits in memory is its `fits` (when nothing fits, the search still returns the nearest launches, so
+the report can show what is short and by how much).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import Any
 
 from h3doctor.engine.check import check, evaluate_launch
 from h3doctor.engine.results import CheckResult, Evaluation
-from h3doctor.engine.ruleset import Rule
+from h3doctor.engine.ruleset import GPU_MEMORY_VERDICTS, Rule
 from h3doctor.facts import HardwareFacts
 from h3doctor.paths import package_dir
 from h3doctor.sglang.flagtable import FlagTable
@@ -45,6 +47,11 @@ class Suggestion:
     gives_up: list[str] = field(default_factory=list)  # when it is a check alternative
     fix_notes: list[str] = field(default_factory=list)  # when the fix loop corrected the candidate
     cookbook: dict[str, Any] | None = None
+
+    @property
+    def fits(self) -> bool | None:
+        """The memory model's word on this launch: fits (True), does not (False), cannot tell (None)."""
+        return memory_fit(self.evaluation.context)
 
 
 @dataclass
@@ -152,7 +159,8 @@ class _Run:
                 continue
             seen |= {key, _shape_key(ctx)}
             out.suggestions.append(found)
-        out.suggestions.sort(key=lambda s: (s.score.key(prefer), s.candidate.mode != "auto", -len(s.argv)), reverse=True)
+        # a launch the memory model shows fitting before one it cannot judge, before one that does not fit
+        out.suggestions.sort(key=lambda s: (_FIT_ORDER[s.fits], s.score.key(prefer), s.candidate.mode != "auto", -len(s.argv)), reverse=True)
 
     def full_check(self, cand: Candidate, ctx: dict[str, Any], strict: bool) -> Suggestion | None:
         """The candidate through `check`: clean as it is, or as the fix loop corrects it, or as the
@@ -190,6 +198,19 @@ def _ordered(rungs: list[Candidate], prefer: str) -> list[Candidate]:
         return rungs
     order = ("memory-mode", "dit-streamed", "text-encoder-streamed", "auto", "fsdp", "resident")
     return sorted(rungs, key=lambda r: order.index(r.rung) if r.rung in order else len(order))
+
+
+_FIT_ORDER = {True: 2, None: 1, False: 0}
+
+
+def memory_fit(ctx: dict[str, Any]) -> bool | None:
+    """Whether the memory model shows the launch fitting: False when any verdict says it will run out
+    (likely, by the workspace of real runs, included), None when any verdict cannot be reached (the
+    platform's memory is not modelled, the request's shape is unknown), True only when every one says it fits."""
+    verdicts = [ctx.get(k) for k in GPU_MEMORY_VERDICTS]
+    if any(v is True for v in verdicts):
+        return False
+    return None if any(v is None for v in verdicts) else True
 
 
 def _fits(ctx: dict[str, Any], strict: bool = True) -> bool:
