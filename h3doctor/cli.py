@@ -391,7 +391,9 @@ def suggest_cmd(
     out = sys.stderr if exec_ else sys.stdout  # when sglang starts, stdout is sglang's
     write_report("suggest", format.value, Report(data, text=lambda console, buf: suggest_report(data, console, buf)),
                   out, output_file)
-    if data["status"] != "fits":  # nothing checks clean, or nothing is shown to fit in memory
+    # nothing checks clean, or the best is shown not to fit; "cannot verify" the memory fit (CPU, MPS) is
+    # said in the report and, as a warning is for check, does not fail the command
+    if data["status"] not in ("fits", "cannot-verify"):
         raise typer.Exit(int(ExitCode.FINDINGS))
     if exec_:
         raise typer.Exit(_exec(data["best"]["argv"]))
