@@ -138,10 +138,24 @@ def _convert(action: FlagAction, raw: str) -> tuple[Any, str | None]:
             value = float(raw)
     except ValueError:
         return None, f"argument {action.display_name}: invalid {action.type} value: {raw!r}"
-    if action.choices is not None and str(value) not in action.choices:
-        choices = ", ".join(repr(c) for c in action.choices)
-        return None, f"argument {action.display_name}: invalid choice: {raw!r} (choose from {choices})"
+    choices = _typed_choices(action)
+    if choices is not None and value not in choices:
+        # argparse's _check_value: the converted value's repr and the choices' reprs (3, not '3')
+        listed = ", ".join(repr(c) for c in choices)
+        return None, f"argument {action.display_name}: invalid choice: {value!r} (choose from {listed})"
     return value, None
+
+
+def _typed_choices(action: FlagAction) -> tuple[Any, ...] | None:
+    """The action's choices as argparse holds them: the flag table keeps them as strings, and the
+    choices of a numeric flag are numbers there (an int flag's `choices=[0, 1]`)."""
+    if action.choices is None or action.type not in ("int", "float"):
+        return action.choices
+    convert = int if action.type == "int" else float
+    try:
+        return tuple(convert(c) for c in action.choices)
+    except ValueError:
+        return action.choices
 
 
 # Per options dict (a flag table's, held for the process): its options sorted, for prefix search,

@@ -15,6 +15,7 @@ from h3doctor.engine.derivations import (  # noqa: F401 - importing a module reg
     validation,
     offload,
     gpus,
+    ports,
     component_maps,
     attention,
     model_load,

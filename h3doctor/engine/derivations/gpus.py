@@ -41,9 +41,12 @@ def _auto_tuner_error(r: Any, hw: Any) -> tuple[str | None, str | None, bool]:
     if hw.platform != "cuda" or a.get("performance_mode") != "auto":
         return None, None, False
     try:
-        end = int(a.get("base_gpu_id") or 0) + max(1, int(a.get("num_gpus") or 1))
+        start = int(a.get("base_gpu_id") or 0)
+        end = start + max(1, int(a.get("num_gpus") or 1))
     except (TypeError, ValueError):
         return None, None, False
+    if start < 0:  # torch refuses a negative index as it does one past the last GPU, whatever the count
+        return "B9", "AssertionError: Invalid device id", False
     if hw.gpu_count is None:
         return None, None, True
     if end > _visible_gpus(hw, r.env):
@@ -86,10 +89,12 @@ def _numa_node_count(a: dict[str, Any]) -> int | None:
 def visible_gpus(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     visible = _visible_gpus(hw, r.env)
     base = r.args.get("base_gpu_id") if is_int(r.args.get("base_gpu_id")) else 0
-    # B9's fix: the most GPUs that fit from base_gpu_id (or from GPU 0 when base_gpu_id is past them)
-    fit_base = 0 if base >= visible else base
-    return {"derived.visible_gpus": visible, "derived.fit_base_gpu_id": fit_base,
-            "derived.fit_num_gpus": max(1, visible - fit_base)}
+    # B9's fix: from base_gpu_id (or from GPU 0 when base_gpu_id is negative or past the GPUs), the
+    # GPUs asked for when they fit there, else the most that do
+    fit_base = 0 if base >= visible or base < 0 else base
+    asked = r.args.get("num_gpus") if is_int(r.args.get("num_gpus")) else 1
+    fit = asked if 1 <= asked and fit_base + asked <= visible else max(1, visible - fit_base)
+    return {"derived.visible_gpus": visible, "derived.fit_base_gpu_id": fit_base, "derived.fit_num_gpus": fit}
 
 
 @derives("auto_tuner_error_kind", "auto_tuner_error", "auto_tuner_needs_gpu_count", "auto_tuner_message",
