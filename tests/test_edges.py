@@ -89,3 +89,15 @@ def test_unbindable_port_sglang_cannot_settle_is_an_error(run_check, flags, mess
 def test_port_in_range_has_no_port_finding(run_check):
     result = run_check(f"{H} --port 65535 --strict-ports")
     assert not [f for f in result.evaluation.findings if f.rule.id in ("H3D140", "H3D141")]
+
+
+def test_request_with_negative_steps_is_refused_at_the_first_request(rules, table):
+    """The launch is fine; the HTTP layer refuses each request with num_inference_steps <= 0."""
+    import shlex
+
+    from h3doctor.engine.check import check
+    from h3doctor.host.profiles import load_profile
+
+    result = check(shlex.split(f"{H} --num-gpus 4"), load_profile("4xH200"), rules, table, {}, intent={"steps": -5})
+    found = first(result)
+    assert (found.rule.id, found.rule.stage, found.message) == ("H3D612", "first-request", "num_inference_steps must be positive")
