@@ -38,8 +38,10 @@ def _shard(path: Path, metadata: dict | None = None, *, header: bytes | None = N
 
 
 def _on_mac(run_check, weights: Path):
+    """The findings about the weights on an M3 Max: the memory fit, which h3doctor's model does
+    not cover on MPS (H3D543, said on every MPS launch), is not what these tests are about."""
     result = run_check(LAUNCH.format(weights), "m3-max")
-    return {f.rule.id: f for f in result.evaluation.findings}
+    return {f.rule.id: f for f in result.evaluation.findings if f.rule.id != "H3D543"}
 
 
 # -- weights: unreadable is never clean ---------------------------------------------------------
@@ -424,6 +426,7 @@ ALLOWED = {
     ("launch/hook.py", "open(path, \"wb\")"), ("launch/hook.py", "(here / "),
     ("cli.py", "Path(markdown).write_text("), ("suggest/search.py", "path.read_text("),
     ("engine/ruleset.py", "json.loads(path.read_text("),  # flagdata/where-*.json, shipped
+    ("sglang/memory.py", "json.loads(_path(release).read_text("),  # memorydata/memory-*.json, shipped
 }
 
 

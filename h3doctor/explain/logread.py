@@ -87,7 +87,7 @@ def normalise_line(raw: str) -> str:
     return text.rstrip()
 
 
-def read_text(text: str, quoted: Callable[[str], bool] | None = None) -> LogText:
+def read_log(text: str, quoted: Callable[[str], bool] | None = None) -> LogText:
     """The error lines, command lines and server_args lines of a text (already decoded, bounded).
     `quoted`: fixed text of sglang's messages; a line holding one is read too, though no exception
     or argparse error introduces it (sglang logs some of its refusals as warnings)."""

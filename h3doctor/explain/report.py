@@ -94,7 +94,7 @@ def run(request: ExplainRequest) -> ExplainReport:
     rules = request.rules if request.rules is not None else load_rules(Path(request.rules_dir) if request.rules_dir else None)
     by_id = {r.id: r for r in rules}
     compiled = patterns.compiled(rules)
-    log = logread.read_text(request.source.text, patterns.quoted(compiled))
+    log = logread.read_log(request.source.text, patterns.quoted(compiled))
     found, unmatched = match.match_errors(log.errors, compiled)
     found += [m for m in match.oom_matches(oom.find(log.lines)) if m.rule in by_id]
     found.sort(key=lambda m: (m.line, m.rule))

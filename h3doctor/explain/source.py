@@ -55,23 +55,23 @@ def from_stdin() -> Text:
 
 
 def from_file(path: str) -> Text:
+    """A log file, opened by the one reader: a regular file only (a pipe is read as `-`), never
+    waited on; a log past the cap is read as its head and its tail."""
+    from h3doctor.safeload import LoadError, open_regular
+
     where = excerpt(path, 160)
-    if "\0" in path:
-        raise UsageError("the log path contains a NUL byte", location=where)
     try:
-        info = os.stat(path)
-        if stat.S_ISDIR(info.st_mode):
-            raise UsageError("the log is a directory, not a file", location=where)
-        if not (stat.S_ISREG(info.st_mode) or stat.S_ISFIFO(info.st_mode)):
-            raise UsageError("the log is not a regular file", location=where)
-        with open(path, "rb") as fh:
-            if stat.S_ISREG(info.st_mode) and info.st_size > MAX_BYTES:
+        fh, size = open_regular(path, what="log")
+    except LoadError as exc:
+        raise UsageError(exc.message + (" (pipe a stream in as `-`)" if "regular" in exc.message else ""),
+                         location=where) from None
+    try:
+        with fh:
+            if size > MAX_BYTES:
                 head = fh.read(HEAD_BYTES)
-                fh.seek(info.st_size - (MAX_BYTES - HEAD_BYTES))
+                fh.seek(size - (MAX_BYTES - HEAD_BYTES))
                 return _decode(head + b"\n" + fh.read(MAX_BYTES - HEAD_BYTES), where, True)
             data = fh.read(MAX_BYTES + 1)
-    except FileNotFoundError:
-        raise UsageError("no such log file", location=where) from None
     except OSError as exc:
         raise UsageError(f"cannot read the log: {exc.strerror or type(exc).__name__}", location=where) from None
     return _decode(data[:MAX_BYTES], where, len(data) > MAX_BYTES)
