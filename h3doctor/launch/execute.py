@@ -65,14 +65,15 @@ def _startup_value(name: bytes) -> object:
 
 def replace_process(argv: list[str], env: Mapping[str, str]) -> int:
     """Run argv in place of this process. Returns only when it could not be started: the exit
-    status a shell would give (127 not found, 126 not executable), after saying why on stderr."""
+    status a shell would give (127 not found, 126 found but not runnable), after saying why on
+    stderr in a shell's words."""
     if not argv:
         raise UsageError("nothing to launch: the command has no program word")
-    import shutil
-
-    if shutil.which(argv[0], path=env.get("PATH", os.defpath)) is None:  # the PATH the program is looked up in
-        sys.stderr.write(f"h3doctor: {argv[0]}: command not found\n")
-        return COMMAND_NOT_FOUND
+    refused = cannot_start(argv[0], env.get("PATH", os.defpath))  # the PATH the program is looked up in
+    if refused is not None:
+        status, reason = refused
+        sys.stderr.write(f"h3doctor: {reason}\n")
+        return status
     sys.stdout.flush()
     sys.stderr.flush()
     try:
@@ -81,7 +82,33 @@ def replace_process(argv: list[str], env: Mapping[str, str]) -> int:
 
             return subprocess.call(argv, env=dict(env))
         os.execvpe(argv[0], argv, dict(env))
-    except OSError as exc:  # permission denied, not an executable format, a missing interpreter, ...
+    except OSError as exc:  # not an executable format, a missing interpreter, ...
         sys.stderr.write(f"h3doctor: {argv[0]}: {exc.strerror or exc}\n")
         return NOT_EXECUTABLE
     raise AssertionError("os.execvpe returned")  # pragma: no cover
+
+
+def cannot_start(program: str, search_path: str) -> tuple[int, str] | None:
+    """Why a shell would refuse to start `program`, as (exit status, what it says), or None when
+    it can start. As bash: a word with a slash is that file (missing: 127 "No such file or
+    directory"; a directory: 126 "Is a directory"; no execute bit: 126 "Permission denied"); a bare
+    name is the first executable file of that name on PATH, else the first plain file of that name
+    (126 "Permission denied", naming the file), else 127 "command not found". Directories on PATH
+    named like the program are passed over."""
+    import shutil
+
+    if "/" in program or (os.altsep and os.altsep in program):
+        if not os.path.lexists(program):
+            return COMMAND_NOT_FOUND, f"{program}: No such file or directory"
+        if os.path.isdir(program):
+            return NOT_EXECUTABLE, f"{program}: Is a directory"
+        if not os.access(program, os.X_OK):
+            return NOT_EXECUTABLE, f"{program}: Permission denied"
+        return None
+    if shutil.which(program, path=search_path) is not None:
+        return None
+    for folder in search_path.split(os.pathsep):
+        candidate = os.path.join(folder or ".", program)
+        if os.path.isfile(candidate):
+            return NOT_EXECUTABLE, f"{candidate}: Permission denied"
+    return COMMAND_NOT_FOUND, f"{program}: command not found"
