@@ -195,7 +195,7 @@ def rule_cmd(
     out.write(f"catalog {', '.join(match.catalog)}; sglang {match.where} ({match.versions}); "
               f"severity {match.severity}; fails at: {match.stage}\n")
     out.write("".join(f"  sglang {span}: {text}\n" for span, text in match.where_spans()) + "\n")
-    out.write(f"sglang says: {match.message}\n\nwhy: {' '.join(match.why.split())}\n")
+    out.write(f"{match.says}: {match.message}\n\nwhy: {' '.join(match.why.split())}\n")
     if match.fix_note:
         out.write(f"fix: {match.fix_note}\n")
     for alt in match.alternatives:

@@ -3,11 +3,15 @@ start, what is quoted as sglang's own text, what the nearest launch keeps of the
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 
 import pytest
 
+from h3doctor.engine.ruleset import load_rules
+from h3doctor.output.json_report import STAGE_TITLES, stage_title
 from launch_helpers import StubSglang
 
 LAUNCH = ["serve", "MiniMaxAI/MiniMax-H3", "--num-gpus", "4"]
@@ -68,3 +72,44 @@ def test_a_directory_on_path_alone_is_command_not_found(stub, tmp_path):
     (folder / "sglang").mkdir(parents=True)
     proc = exec_check(stub, "sglang", path=str(folder))
     assert (proc.returncode, proc.stderr.splitlines()[-1]) == (127, "h3doctor: sglang: command not found")
+
+
+def check_json(*argv: str, version: str | None = None) -> dict:
+    release = ["--sglang-version", version] if version else []
+    proc = subprocess.run([sys.executable, "-m", "h3doctor", "check", "--format", "json", "--profile", "4xH200", *release,
+                           "--", *argv], capture_output=True, text=True, timeout=60)
+    return json.loads(proc.stdout)
+
+
+def check_text(*argv: str) -> list[str]:
+    proc = subprocess.run([sys.executable, "-m", "h3doctor", "check", "--profile", "4xH200", "--", *argv],
+                          capture_output=True, text=True, timeout=60, env={**os.environ, "NO_COLOR": "1", "COLUMNS": "300"})
+    return [line.strip() for line in proc.stdout.splitlines()]
+
+
+def test_h3doctors_own_sentence_is_not_quoted_as_sglang():
+    [finding] = check_json("sglang", "serve", "MiniMaxAI/MiniMax-H3", "--num-gpus", "4", version="0.5.16")["findings"]
+    assert (finding["rule"], finding["message_by"]) == ("H3D003", "h3doctor")
+    sglangs = check_json("sglang", "serve", "MiniMaxAI/MiniMax-H3", "--num-gpus", "4", "--attention-backend", "nope")
+    assert {f["message_by"] for f in sglangs["findings"]} == {"sglang"}
+
+
+def test_only_sglangs_text_follows_sglang_says():
+    rules = load_rules()
+    says = {r.id: r.says for r in rules}
+    assert says["H3D003"] == "h3doctor says" and says["H3D010"] == "sglang says"
+
+
+def test_a_warning_only_stage_is_not_headed_as_a_rejection():
+    assert stage_title("launch", ["warning"]) != STAGE_TITLES["launch"]
+    assert stage_title("launch", ["warning", "error"]) == STAGE_TITLES["launch"]
+    lines = check_text("sglang", "serve", "MiniMaxAI/MiniMax-H3", "--num-gpu", "4")
+    assert "sglang's launcher accepts it, with warnings:" in lines
+    assert STAGE_TITLES["launch"] + ":" not in lines
+
+
+def test_an_abbreviation_spelled_out_is_not_a_different_flag():
+    [finding] = check_json("sglang", "serve", "MiniMaxAI/MiniMax-H3", "--num-gpu", "4")["findings"]
+    [change] = finding["changes"]
+    assert finding["rule"] == "H3D021" and "a different flag" not in change
+    assert "argparse already resolves --num-gpu to" in change

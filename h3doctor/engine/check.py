@@ -97,8 +97,9 @@ def _after_first(rule: Rule, ctx: dict[str, Any]) -> str | None:
     return f"sglang stops at the first parse error; after it: {'; '.join(others)}" if others else None
 
 
-def _changes(before: list[str], after: list[str]) -> tuple[Change, ...]:
-    """Every run of tokens that differs between two commands (difflib over tokens)."""
+def _changes(before: list[str], after: list[str], resolved: frozenset[tuple[str, str]] = frozenset()) -> tuple[Change, ...]:
+    """Every run of tokens that differs between two commands (difflib over tokens). `resolved`:
+    (abbreviation, flag) pairs argparse itself resolves, so spelling one out is the same flag."""
     from difflib import SequenceMatcher
 
     out = []
@@ -109,7 +110,8 @@ def _changes(before: list[str], after: list[str]) -> tuple[Change, ...]:
         # a value changed behind its flag: say which flag (`--attention-backend nope` -> `... fa`)
         flag = before[i1 - 1] if i1 > 0 and before[i1 - 1].startswith("--") and "=" not in before[i1 - 1] else None
         starts_with_flag = (removed or added)[0].startswith("-")
-        out.append(Change(removed, added, flag if flag and not starts_with_flag else None))
+        flags = tuple(t.split("=", 1)[0] for t in (removed[:1] + added[:1]))
+        out.append(Change(removed, added, flag if flag and not starts_with_flag else None, flags in resolved))
     return tuple(out)
 
 
@@ -176,7 +178,10 @@ def fix_loop(tokens: list[str], hw: HardwareFacts, rules: list[Rule], table: Fla
         notes += [n for n in fx.notes if n not in notes]
         gives_up += [g for g in fx.gives_up if g not in gives_up]
         before, current = current, apply_edits(evaluation.cmd, edits)
-        steps.append(FixStep(target.rule, target.message, _changes(before, current), target.rule.id not in first_ids))
+        spelled_out = frozenset((evaluation.cmd.args[p.start].split("=", 1)[0], p.suggestion)
+                                for p in evaluation.cmd.problems if p.kind == "abbreviation" and p.suggestion)
+        steps.append(FixStep(target.rule, target.message, _changes(before, current, spelled_out),
+                             target.rule.id not in first_ids))
         if tuple(current) in seen:
             break
         seen.add(tuple(current))

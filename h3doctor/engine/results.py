@@ -71,6 +71,7 @@ class Change:
     removed: tuple[str, ...]
     added: tuple[str, ...]
     context: str | None = None  # the flag in front of a changed value, to say which one it is
+    same_flag: bool = False  # an abbreviation argparse resolves to the flag it is replaced by
 
     @property
     def text(self) -> str:
@@ -82,7 +83,9 @@ class Change:
             return f"adds `{new}`"
         text = f"replaces `{old}` with `{new}`"
         old_flag, new_flag = (t.split("=", 1)[0] for t in (self.removed[0], self.added[0]))
-        if old_flag.startswith("--") and new_flag.startswith("--") and old_flag != new_flag:
+        if self.same_flag:
+            text += f" (the flag argparse already resolves {join_excerpt((old_flag,))} to, spelled in full)"
+        elif old_flag.startswith("--") and new_flag.startswith("--") and old_flag != new_flag:
             text += (f" (a different flag: {join_excerpt((new_flag,))} is the closest one sglang knows; check it is "
                      "the one you meant)")
         return text

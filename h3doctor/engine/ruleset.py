@@ -61,6 +61,14 @@ class Rule:
     position: str | None = None
     releases: tuple[dict[str, Any], ...] = ()  # per-release overrides, first match wins
     absent: str | None = None  # releases verified to have no such check (sglang.absent)
+    # who wrote `message`: sglang (its own text, quoted) or h3doctor (where sglang prints nothing
+    # that says what is wrong, e.g. a release without the model)
+    message_by: str = "sglang"
+
+    @property
+    def says(self) -> str:
+        """The words in front of the message: a quote of sglang only where it is sglang's own text."""
+        return "sglang says" if self.message_by == "sglang" else "h3doctor says"
 
     def for_version(self, version: str) -> "Rule":
         """This rule as it reads for one release: its `releases:` entry for it applied, and its
@@ -116,6 +124,7 @@ class Rule:
             "sglang_versions": self.versions, "severity": self.severity,
             "stage": self.stage, "sglang_stage": self.sglang_stage, "families": list(self.families),
             "platforms": list(self.platforms) if self.platforms else None, "message": self.message,
+            "message_by": self.message_by,
             "why": self.why, "fix": list(self.fix) if self.fix else None, "fix_note": self.fix_note,
             "gives_up": self.gives_up, "alternatives": list(self.alternatives), "examples": list(self.examples),
         }
@@ -221,6 +230,7 @@ def _rule_from(data: dict[str, Any], path: Path) -> Rule:
         position=data.get("position"), releases=tuple(data.get("releases", ())),
         absent=data["sglang"].get("absent"),
         alternatives=tuple(data.get("alternatives", ())),
+        message_by=data.get("message_by", "sglang"),
     )
 
 

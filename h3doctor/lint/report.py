@@ -42,7 +42,7 @@ def rule_meta(rules: list[Rule]) -> list[dict[str, Any]]:
     """Every rule and lint notice, for SARIF's tool.driver.rules."""
     out = []
     for r in sorted(rules, key=lambda r: r.id):
-        help_text = (f"{r.title}\n\nsglang says: {r.message}\n\nwhy: {' '.join(r.why.split())}\n"
+        help_text = (f"{r.title}\n\n{r.says}: {r.message}\n\nwhy: {' '.join(r.why.split())}\n"
                      + (f"\nfix: {r.fix_note}\n" if r.fix_note else "")
                      + f"\ncatalog {', '.join(r.catalog)}; sglang {r.where} ({r.versions}); fails at: {r.stage}"
                      + ("\n\nthe line per release:" if r.where_by_release else "")

@@ -15,6 +15,20 @@ STAGE_TITLES = {
     "after-download": "fails only after the weight download",
     "first-request": "fails at the first request (or the server warmup)",
 }
+# a stage whose findings are warnings or notes only: sglang does not stop there
+STAGE_TITLES_NOT_FAILING = {
+    "launch": "sglang's launcher accepts it, with warnings",
+    "worker": "the workers start, with warnings",
+    "after-download": "runs on after the weight download, with warnings",
+    "first-request": "serves the first request, with warnings",
+}
+
+
+def stage_title(stage: str, severities: list[str]) -> str:
+    """The headline over one stage's findings: that sglang fails there only when one is an error."""
+    return (STAGE_TITLES if "error" in severities else STAGE_TITLES_NOT_FAILING)[stage]
+
+
 _CONFIG_KEYS = (
     "model_path", "model_variant", "model_subfolder", "model_id", "pipeline_class_name", "backend", "performance_mode",
     "num_gpus", "dp_size", "tp_size", "sp_degree", "ulysses_degree", "ring_degree", "kv_gather_degree",
@@ -55,6 +69,7 @@ def finding_dict(f: Finding, changes: list[str] | None = None) -> dict[str, Any]
         "stage": r.stage,
         "sglang_stage": r.sglang_stage,
         "message": f.message,
+        "message_by": r.message_by,
         "title": r.title,
         "why": f.why or r.why,
         "fix": list(r.fix) if r.fix else None,

@@ -94,7 +94,7 @@ def _nothing(data: dict[str, Any], console: Console) -> None:
     console.print("\n[bold red]No launch checks clean[/] on this hardware with these choices.")
     for r in data["rejected"][:5]:
         console.print(f" ✗ [bold]{r['rule']}[/] ({r['count']} candidate(s)): {escape(r['title'])}")
-        console.print(f"     sglang says: {escape(r['message'])}", soft_wrap=True)
+        console.print(f"     {r['says']}: {escape(r['message'])}", soft_wrap=True)
         if r["fix_note"]:
             console.print(f"     fix: {escape(r['fix_note'])}", soft_wrap=True)
         console.print(f"     e.g. {escape(r['example'])}", soft_wrap=True)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from h3doctor.engine.results import CheckResult
 from h3doctor.output import memory_bar
-from h3doctor.output.json_report import STAGE_TITLES, changes_by_rule
+from h3doctor.output.json_report import changes_by_rule, stage_title
 from h3doctor.output.markup import escape as _markup_escape
 from h3doctor.shellwords import join, safe_text
 
@@ -58,10 +58,11 @@ def text_report(result: CheckResult, console: Console, out: TextIO, *, show_conf
     for f in ev.findings:
         if f.rule.stage != stage:
             stage = f.rule.stage
-            console.print(f"\n[bold]{STAGE_TITLES[stage]}:[/]")
+            title = stage_title(stage, [g.severity for g in ev.findings if g.rule.stage == stage])
+            console.print(f"\n[bold]{title}:[/]")
         label = "cannot verify" if f.cannot_verify else f.severity
         console.print(f" {_MARK[f.severity]} [bold]{f.rule.id}[/] ({','.join(f.rule.catalog)}) {label}: {escape(f.rule.title)}")
-        console.print(f"     sglang says: {escape(f.message)}", soft_wrap=True)
+        console.print(f"     {f.rule.says}: {escape(f.message)}", soft_wrap=True)
         if f.cannot_verify:
             console.print(f"     unknown: {escape(', '.join(f.unknown_facts))}")
         console.print(f"     why: {escape(' '.join((f.why or f.rule.why).split()))}", soft_wrap=True)
