@@ -113,3 +113,12 @@ def test_an_abbreviation_spelled_out_is_not_a_different_flag():
     [change] = finding["changes"]
     assert finding["rule"] == "H3D021" and "a different flag" not in change
     assert "argparse already resolves --num-gpu to" in change
+
+
+def test_generate_with_a_positional_model_keeps_the_model_and_the_subcommand():
+    """sglang generate takes the model only as --model-path (only serve reads a first word): the
+    fix moves the user's word behind it instead of dropping it."""
+    report = check_json("sglang", "generate", "FastVideo/FastVideo-FastH3-8-Step-V2", "--prompt", "a cat")
+    assert [f["rule"] for f in report["findings"]][:2] == ["H3D001", "H3D020"]
+    assert report["nearest_argv"][:4] == ["sglang", "generate", "--model-path", "FastVideo/FastVideo-FastH3-8-Step-V2"]
+    assert not any("MiniMaxAI/MiniMax-H3" in text for text in report["gives_up"] + [f["fix_note"] or "" for f in report["findings"]])

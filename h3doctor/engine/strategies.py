@@ -26,6 +26,18 @@ def _strategy_drop_unrecognized(fx: FixContext):
     return edits
 
 
+def _strategy_model_as_flag(fx: FixContext):
+    """A model given as the first word where sglang takes it only as --model-path (`sglang
+    generate MODEL`: only `sglang serve` reads a positional model): the same word, behind
+    --model-path, in its place."""
+    args = fx.cmd.args
+    if not args or args[0].startswith("-") or fx.cmd.model_positional_index is not None:
+        return []
+    if not any(p.kind == "unrecognized" and p.start == 0 for p in fx.cmd.problems):
+        return []
+    return [Edit(0, 1, ["--model-path", args[0]])]
+
+
 def _strategy_translate_release_flags(fx: FixContext):
     """Flags of another release: this release's spelling where the cited equivalents table has
     one (flagdata/flag-equivalents.json), else dropped; every change is named in the notes."""
@@ -152,6 +164,7 @@ STRATEGIES: dict[str, Strategy] = {
     "parallel_layout": parallel_layout,
     "inline_config": inline_config,
     "drop_unrecognized": _strategy_drop_unrecognized,
+    "model_as_flag": _strategy_model_as_flag,
     "translate_release_flags": _strategy_translate_release_flags,
     "expand_abbreviation": _strategy_expand_abbreviation,
     "drop_parse_error": _strategy_drop_parse_error,
