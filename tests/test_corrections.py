@@ -122,3 +122,23 @@ def test_generate_with_a_positional_model_keeps_the_model_and_the_subcommand():
     assert [f["rule"] for f in report["findings"]][:2] == ["H3D001", "H3D020"]
     assert report["nearest_argv"][:4] == ["sglang", "generate", "--model-path", "FastVideo/FastVideo-FastH3-8-Step-V2"]
     assert not any("MiniMaxAI/MiniMax-H3" in text for text in report["gives_up"] + [f["fix_note"] or "" for f in report["findings"]])
+
+
+SINGULARITY = ["sglang", "serve", "MiniMaxAI/MiniMax-H3", "--model-variant", "hybrid", "--component-weights-paths.transformer",
+               "w.safetensors", "--num-gpus", "2", "--ulysses-degree", "2", "--performance-mode", "speed"]
+
+
+def test_a_later_releases_dotted_component_flag_is_refused_at_parse():
+    """0.5.18's component maps are --component-paths.* and --component-attention-backends.* only."""
+    report = check_json(*SINGULARITY, version="0.5.18")
+    h3d012 = next(f for f in report["findings"] if f["rule"] == "H3D012")
+    assert h3d012["message"] == "error: unrecognized arguments: --component-weights-paths.transformer w.safetensors"
+    assert "added in sglang 0.5.19" in h3d012["why"]
+    assert "--component-weights-paths.transformer" not in (report["nearest_argv"] or report["corrected_argv"])
+
+
+def test_a_dotted_component_flag_of_the_target_release_is_parsed():
+    report = check_json(*SINGULARITY, version="0.5.23")
+    assert not {"H3D012", "H3D020"} & {f["rule"] for f in report["findings"]}
+    own = check_json(*SINGULARITY[:3], "--num-gpus", "4", "--component-paths.vae", "v", version="0.5.18")
+    assert not {"H3D012", "H3D020"} & {f["rule"] for f in own["findings"]}

@@ -350,7 +350,9 @@ class _Parser:
         remaining = list(self.extras)
         # the words any map could take, found once (most leftovers are none of them)
         maybe = {idx for idx in remaining if args[idx].startswith("--") and _maybe_dynamic(args[idx].split("=", 1)[0])}
-        for dest, prefixes, alias_suffix, mode in DYNAMIC_MAPS if maybe else ():
+        known = self.table.component_maps  # a later release's map is an unrecognized argument here
+        maps = [m for m in DYNAMIC_MAPS if known is None or m[0] in known] if maybe else []
+        for dest, prefixes, alias_suffix, mode in maps:
             kept: list[int] = []
             j = 0
             while j < len(remaining):

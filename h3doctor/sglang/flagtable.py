@@ -55,6 +55,7 @@ class FlagTable:
         entry_extras: dict[str, tuple[str, ...]],
         dataclass_defaults: dict[str, Any],
         removed_config_keys: tuple[str, ...],
+        component_maps: frozenset[str] | None = None,
     ) -> None:
         self.sglang_version = sglang_version
         self.allow_abbrev = allow_abbrev
@@ -62,6 +63,8 @@ class FlagTable:
         self.entry_extras = entry_extras
         self.dataclass_defaults = dataclass_defaults
         self.removed_config_keys = removed_config_keys
+        # the dests of this release's `--component-*.<c>` maps (None: not recorded, every map)
+        self.component_maps = component_maps
         self.by_dest: dict[str, FlagAction] = {}
         for action in actions:
             self.by_dest.setdefault(action.dest, action)
@@ -138,4 +141,5 @@ def load_flag_table(sglang_version: str = DEFAULT_SGLANG_VERSION) -> FlagTable:
         entry_extras={k: tuple(v.get("extra", ())) for k, v in parsers.items()},
         dataclass_defaults=raw.get("dataclass_defaults", {}),
         removed_config_keys=tuple(raw.get("removed_config_keys", ())),
+        component_maps=frozenset(m["dest"] for m in raw["component_map_flags"]) if "component_map_flags" in raw else None,
     )

@@ -236,8 +236,20 @@ def option_releases(option: str, entry: str) -> list[str]:
     """The releases whose `entry` parser has this exact option string (empty if none has it)."""
     info = history()["options"].get(option)
     if info is None:
-        return []
+        return _component_map_releases(option)
     return list(info.get("entry_points", {}).get(entry, info["releases"]))
+
+
+def _component_map_releases(option: str) -> list[str]:
+    """A dotted `--component-<map>.<component>` flag: the releases whose parser extracts that map
+    (each flag table's component_map_flags); empty for any other option."""
+    head, dot, component = option.partition(".")
+    if not dot or not component or not head.startswith("--component"):
+        return []
+    from h3doctor.sglang.flagtable import load_flag_table
+
+    dest = head[2:].replace("-", "_")
+    return [r for r in known_releases() if dest in (load_flag_table(r).component_maps or ())]
 
 
 def family_versions(family: str) -> str:
