@@ -19,6 +19,7 @@ from h3doctor.output.streams import Output, OutputError
 from h3doctor.verified import NEWEST_VERIFIED
 
 app = typer.Typer(
+    context_settings={"help_option_names": ["-h", "--help"]},  # every command's too (click inherits it)
     add_completion=True,  # --install-completion / --show-completion for bash, zsh, fish (Typer's own)
     no_args_is_help=True,
     rich_markup_mode=None,
@@ -106,8 +107,10 @@ def check(
     from h3doctor.request import CheckRequest, run
 
     _check_launch_options(exec_, apply_fixes, force, hook, argv_out)
+    tokens = list(argv or []) + list(ctx.args)
+    _refuse_misspelt_option(tokens, ctx, sglang_version)
     outcome = run(CheckRequest(
-        tokens=list(argv or []) + list(ctx.args), profile=profile, recipe=recipe, sglang_version=sglang_version,
+        tokens=tokens, profile=profile, recipe=recipe, sglang_version=sglang_version,
         rules_dir=rules_dir, use_probe_cache=not no_cache, intent={"quality": request_quality, "steps": request_steps, "resolution": request_resolution,
                                                                "seconds": request_seconds},
     ))
@@ -137,6 +140,46 @@ def _check_launch_options(exec_: bool, apply_fixes: bool, force: bool, hook: boo
         raise UsageError("--hook never launches; the shell hook launches sglang itself: drop --exec")
     if argv_out and not hook:
         raise UsageError("--argv-out is for the shell hook (--hook)")
+
+
+def _refuse_misspelt_option(tokens: list[str], ctx: typer.Context, sglang_version: str | None) -> None:
+    """A word in front of the launch's program that is close to one of check's own options and is
+    no sglang flag of the target release was meant for h3doctor (`--profle 4xH200`): a usage error
+    with the spelling, not an sglang flag to report (through the shell hook: exit 2, launched anyway)."""
+    import difflib
+
+    own = sorted({o for p in ctx.command.params for o in getattr(p, "opts", ()) if o.startswith("--")})
+    suspects = []
+    for k, tok in enumerate(tokens):
+        if os.path.basename(tok) == "sglang" or tok.startswith("-msglang") or tok == "-m":
+            if k > 0 and tokens[0].startswith("-"):
+                # no wrapper starts with an option: a launch's first word is never one of sglang's flags
+                close = difflib.get_close_matches(tokens[0].split("=", 1)[0], own, n=1, cutoff=0.75)
+                raise UsageError(f"no such option: {short(tokens[0], 80)}"
+                                 + (f"; did you mean {close[0]}?" if close else ""), hint=_OPTIONS_HINT)
+            break  # the launch's own words start here: a misspelling there is sglang's (H3D020)
+        name = tok.split("=", 1)[0]
+        if name.startswith("--") and name not in own:
+            close = difflib.get_close_matches(name, own, n=1, cutoff=0.75)
+            if close:
+                suspects.append((name, close[0]))
+    if not suspects:
+        return
+    from h3doctor.sglang import releases
+    from h3doctor.sglang.flagtable import DEFAULT_SGLANG_VERSION, ENTRY_POINTS, load_flag_table
+
+    try:
+        table = load_flag_table(releases.target(sglang_version or DEFAULT_SGLANG_VERSION, None).table_version)
+    except H3DoctorError:
+        return  # the check itself says what is wrong with the release
+    sglang_flags = {o for entry in ENTRY_POINTS for o in table.options_for(entry)}
+    for name, close in suspects:
+        if name not in sglang_flags:
+            raise UsageError(f"no such option: {short(name, 80)}; did you mean {close}?", hint=_OPTIONS_HINT)
+
+
+_OPTIONS_HINT = ("h3doctor's options go before `--`, the launch after it: "
+                 "h3doctor check --profile 4xH200 -- sglang serve MODEL [flags]")
 
 
 @app.command("init", help="Print the shell hook that checks every `sglang serve` and `sglang generate` before it "
@@ -281,17 +324,28 @@ def lint_cmd(
     fail_on: Annotated[Optional[Severity], typer.Option("--fail-on", help="Lowest severity that makes the exit code 1 (default: the configuration's, else error).")] = None,
     config: Annotated[Optional[str], typer.Option("--config", help="The lint configuration file (default: .h3doctor.yaml or [tool.h3doctor] in pyproject.toml, from here upward).")] = None,
     no_config: Annotated[bool, typer.Option("--no-config", help="Read no configuration file.")] = False,
-    fix: Annotated[bool, typer.Option("--fix", help="Rewrite the offending values in place to the corrected launch.")] = False,
-    diff: Annotated[bool, typer.Option("--diff", help="Show the --fix changes as a unified diff; write nothing.")] = False,
+    fix: Annotated[bool, typer.Option("--fix", help="Rewrite the offending values in place to the corrected launch (safe fixes only, unless --unsafe-fixes).")] = False,
+    diff: Annotated[bool, typer.Option("--diff", help="Show the fixes, safe and unsafe, as a unified diff (git apply); write nothing.")] = False,
+    unsafe_fixes: Annotated[bool, typer.Option("--unsafe-fixes", help="With --fix, also apply fixes that lower GPUs, parallel degrees, quality or residency, or differ between targets.")] = False,
+    stdin_filename: Annotated[Optional[str], typer.Option("--stdin-filename", help="With the path -: the name of the text on stdin (its kind, per-path settings, the name in findings).")] = None,
+    force_exclude: Annotated[bool, typer.Option("--force-exclude", help="Apply the configuration's exclude to files named on the command line too (pre-commit).")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print the findings only: no corrected commands, summary or fix notes.")] = False,
+    statistics: Annotated[bool, typer.Option("--statistics", help="Print one line per rule with its number of findings instead of the findings.")] = False,
     sglang_version: Annotated[Optional[str], typer.Option("--sglang-version", help="sglang release whose rules and parser to use.")] = None,
     rules_dir: Annotated[Optional[str], typer.Option("--rules-dir", help="Use the rule files in this directory.")] = None,
 ) -> None:
-    from h3doctor.lint.run import lint
+    from h3doctor.lint.run import LintOptions, lint
 
-    code, report = lint(paths or ["."], targets=tuple(target or ()), fail_on=fail_on.value if fail_on else None,
-                        config_path=config, no_config=no_config, fix=fix, diff=diff, sglang_version=sglang_version,
-                        rules_dir=rules_dir)
+    if unsafe_fixes and not (fix or diff):
+        raise UsageError("--unsafe-fixes says which fixes --fix applies: give --fix too")
+    code, report, notes = lint(paths or ["."], LintOptions(
+        targets=tuple(target or ()), fail_on=fail_on.value if fail_on else None, config_path=config,
+        no_config=no_config, fix=fix, diff=diff, unsafe_fixes=unsafe_fixes, sglang_version=sglang_version,
+        rules_dir=rules_dir, stdin_filename=stdin_filename, force_exclude=force_exclude, quiet=quiet,
+        statistics=statistics))
     write_report("lint", format.value, report, sys.stdout, output_file)
+    if notes and not quiet:
+        sys.stderr.write("".join(n + "\n" for n in notes))
     raise typer.Exit(code)
 
 

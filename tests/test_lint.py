@@ -401,7 +401,9 @@ def test_fix_round_trip_keeps_comments_and_unrelated_keys_byte_for_byte(tmp_path
     code, out, _ = run("lint", "--target", "H200", "--diff", str(manifest), cwd=tmp_path)
     assert code == 1 and '-            - "4"   # four GPUs' in out and '+            - "2"   # four GPUs' in out
     assert manifest.read_text() == before  # --diff writes nothing
-    code, out, _ = run("lint", "--target", "H200", "--fix", str(manifest), cwd=tmp_path)
+    run("lint", "--target", "H200", "--fix", str(manifest), cwd=tmp_path)
+    assert manifest.read_text() == before  # fewer GPUs is an unsafe fix: not applied unasked
+    code, out, _ = run("lint", "--target", "H200", "--fix", "--unsafe-fixes", str(manifest), cwd=tmp_path)
     after = manifest.read_text()
     assert code == 0, out
     changed = [(a, b) for a, b in zip(before.splitlines(), after.splitlines()) if a != b]
@@ -411,7 +413,7 @@ def test_fix_round_trip_keeps_comments_and_unrelated_keys_byte_for_byte(tmp_path
 
 def test_fix_rewrites_a_recipe_string_in_place(tmp_path):
     recipe = write(tmp_path, "r.yaml", BROKEN)
-    code, _, _ = run("lint", "--fix", str(recipe), cwd=tmp_path)
+    code, _, _ = run("lint", "--fix", "--unsafe-fixes", str(recipe), cwd=tmp_path)
     lines = recipe.read_text().splitlines()
     assert lines[:3] == textwrap.dedent(BROKEN).splitlines()[:3]  # comment and other keys untouched
     assert code == 0 and "--attention-backend fa" in lines[3] and "--num-gpus 1" in lines[3]
@@ -539,5 +541,5 @@ def test_fix_sets_the_key_in_an_sglang_config_file(tmp_path):
         performance_mode: memory
         """)
     before = config.read_text()
-    code, _, _ = run("lint", "--target", "1xH100", "--fix", str(config), cwd=tmp_path)
+    code, _, _ = run("lint", "--target", "1xH100", "--fix", "--unsafe-fixes", str(config), cwd=tmp_path)
     assert code == 0 and config.read_text() == before.replace("num_gpus: 4 ", "num_gpus: 1 ")

@@ -117,22 +117,25 @@ def _changes(before: list[str], after: list[str], resolved: frozenset[tuple[str,
 
 def check(tokens: list[str], hw: HardwareFacts, rules: list[Rule], table: FlagTable, env: dict[str, str],
           intent: dict[str, Any] | None = None, evaluations: dict | None = None,
-          release: Release | None = None) -> CheckResult:
+          release: Release | None = None, hold: frozenset[str] = frozenset()) -> CheckResult:
     """The fix loop (`fix_loop`); when it ends in no-fix, the alternatives the unfixable rules
-    list, each re-checked (engine/alternatives.py). Offered only: corrected_argv stays None."""
+    list, each re-checked (engine/alternatives.py). Offered only: corrected_argv stays None.
+
+    `hold`: rule IDs whose findings are reported but never fixed (lint's suppressed and
+    unselected rules): the corrected command leaves what they are about as it is."""
     rules = rule_set(rules)
-    result = fix_loop(tokens, hw, rules, table, env, intent, evaluations, release)
+    result = fix_loop(tokens, hw, rules, table, env, intent, evaluations, release, hold)
     if result.fix_status != "no-fix":
         return result
     offered = alternatives(result, tokens, rules, table,
-                           lambda argv: fix_loop(argv, hw, rules, table, env, intent, evaluations, release),
+                           lambda argv: fix_loop(argv, hw, rules, table, env, intent, evaluations, release, hold),
                            lambda argv: _evaluate(argv, hw, rules, table, env, intent, evaluations, release))
     return replace(result, alternatives=offered) if offered else result
 
 
 def fix_loop(tokens: list[str], hw: HardwareFacts, rules: list[Rule], table: FlagTable, env: dict[str, str],
              intent: dict[str, Any] | None = None, evaluations: dict | None = None,
-             release: Release | None = None) -> CheckResult:
+             release: Release | None = None, hold: frozenset[str] = frozenset()) -> CheckResult:
     """Evaluate; then fix the first failing rule, re-resolve, re-check, until nothing fails.
 
     A failing rule with no fix (no change of flags makes it pass) is set aside and the others
@@ -154,7 +157,8 @@ def fix_loop(tokens: list[str], hw: HardwareFacts, rules: list[Rule], table: Fla
     steps: list[FixStep] = []
     first_ids = {f.rule.id for f in first.findings}
     for _ in range(MAX_FIX_ROUNDS):
-        blocking = [f for f in evaluation.findings if _needs_fix(f) and f.rule.id not in unfixable]
+        blocking = [f for f in evaluation.findings if _needs_fix(f) and f.rule.id not in unfixable
+                    and f.rule.id not in hold]
         for f in blocking:
             if f.rule.fix is None:
                 unfixable.append(f.rule.id)

@@ -2,7 +2,9 @@
 
 Walking skips hidden directories and what `.gitignore` files (in the walked tree and its parents
 up to the repository root) and the configuration's `exclude` patterns ignore, with gitignore's own
-pattern rules (pathspec). A file named on the command line is always read.
+pattern rules (pathspec). A file named on the command line is always read, unless
+`--force-exclude` (how pre-commit calls lint, naming every staged file): then the configuration's
+`exclude` applies to it too, as ruff's `--force-exclude` does.
 """
 
 from __future__ import annotations
@@ -39,6 +41,13 @@ class _Ignored:
             self.specs[directory] = _spec(lines) if lines else None
         return self.specs[directory]
 
+    def excluded(self, path: Path, is_dir: bool = False) -> bool:
+        """The configuration's `exclude` matches `path` (its folder resolved) or a folder it is in."""
+        if self.exclude is None:
+            return False
+        rel = _rel(path, self.exclude[1])
+        return rel is not None and self.exclude[0].match_file(rel + ("/" if is_dir else ""))
+
     def ignored(self, path: Path, is_dir: bool, stop: Path) -> bool:
         return self.ignored_in(path.parent.resolve(), path.name, is_dir, stop)
 
@@ -46,10 +55,8 @@ class _Ignored:
         """Whether `name` in the already resolved `folder` is ignored: the walk resolves each
         folder once, not each file (a link is matched by its own name, as git does)."""
         path = folder / name
-        if self.exclude is not None:
-            rel = _rel(path, self.exclude[1])
-            if rel is not None and self.exclude[0].match_file(rel + ("/" if is_dir else "")):
-                return True
+        if self.excluded(path, is_dir):
+            return True
         directory = path.parent
         while True:
             spec = self.spec_for(directory)
@@ -74,7 +81,8 @@ def _repo_root(start: Path) -> Path:
     return start
 
 
-def expand(paths: list[str], *, is_candidate, exclude: tuple[str, ...] = (), exclude_root: Path | None = None) -> list[str]:
+def expand(paths: list[str], *, is_candidate, exclude: tuple[str, ...] = (), exclude_root: Path | None = None,
+           force_exclude: bool = False) -> list[str]:
     ignore = _Ignored(exclude, exclude_root or Path.cwd())
     out: list[str] = []
     seen: set[str] = set()
@@ -98,7 +106,8 @@ def expand(paths: list[str], *, is_candidate, exclude: tuple[str, ...] = (), exc
         elif os.path.isdir(given):
             _walk(given, ignore, is_candidate, add)
         elif os.path.exists(given):
-            add(given)
+            if not (force_exclude and ignore.excluded(Path(given).parent.resolve() / Path(given).name)):
+                add(given)
         else:
             raise UsageError("no such file or directory", location=given)
     return out

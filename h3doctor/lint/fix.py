@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from h3doctor.inputs.launch import Launch, Segment
+from h3doctor.lint.applicability import unsafe_reasons
 from h3doctor.lint.session import LintRun, LintSession
 from h3doctor.paths import replace_file, write_atomic
 from h3doctor.safeload import excerpt
@@ -44,6 +45,16 @@ class Change:
     def diff(self) -> str:
         return "".join(difflib.unified_diff(self.before.splitlines(True), self.after.splitlines(True),
                                             f"a/{self.path}", f"b/{self.path}"))
+
+
+@dataclass
+class Correction:
+    """One launch's fix: the command to write, and why it is unsafe (empty: safe)."""
+
+    launch: Launch
+    argv: list[str]
+    unsafe: list[str]
+    per_target: dict[str, list[str] | None]  # each target's own correction (None: clean there)
 
 
 def write_atomically(path: str, text: str) -> None:
@@ -82,38 +93,86 @@ def write_within(path: str, text: str, roots: tuple[str, ...]) -> str | None:
     return None
 
 
-def corrected_for_all(session: LintSession, launch: Launch) -> tuple[list[str] | None, str | None]:
-    """One command that passes on every target of the launch, or (None, why not)."""
+def correct(session: LintSession, launch: Launch, hold: frozenset[str] = frozenset()) -> tuple[Correction | None, str | None]:
+    """The launch's correction on its targets, or (None, why not). The fixer leaves the rules in
+    `hold` alone (suppressed, ignored, unselected). Each target is corrected on its own first;
+    when they agree the correction is that one; when they differ, one command that passes on all
+    of them is searched for, and is unsafe: it is none of the targets' own corrections."""
     targets = session.targets_for(launch)
+    per_target: dict[str, list[str] | None] = {}
+    for target in targets:
+        _hw, result = session.check(launch, target, hold)
+        if result.fix_status in ("no-fix", "not-converged"):
+            return None, f"{launch.label}: no corrected command on {target} ({result.fix_status})"
+        per_target[target] = list(result.corrected_argv) if result.corrected_argv is not None else None
+    distinct = {tuple(v) if v is not None else None for v in per_target.values()}
+    if distinct == {None}:
+        return None, None
+    unsafe: list[str] = []
+    if len(distinct) == 1:
+        current = next(v for v in per_target.values() if v is not None)
+    else:
+        current, why = _agreed(session, launch, targets, hold)
+        if current is None:
+            return None, why
+        unsafe.append("the targets need different corrections (" + "; ".join(
+            f"{t}: {'none' if v is None else shlex.join(v)}" for t, v in per_target.items()) + ")")
+    where: dict[str, list[str]] = {}  # what the correction takes away -> the targets it does so on
+    for target in targets:
+        before = session.check(launch, target, hold)[1].evaluation.effective
+        after = session.check(dataclasses.replace(launch, tokens=current), target, hold)[1].evaluation.effective
+        for reason in unsafe_reasons(before, after):
+            where.setdefault(reason, []).append(target)
+    unsafe += [f"{reason} (on {', '.join(on)})" for reason, on in where.items()]
+    return Correction(launch, current, unsafe, per_target), None
+
+
+def _agreed(session: LintSession, launch: Launch, targets, hold) -> tuple[list[str] | None, str | None]:
+    """One command that passes on every target: each target's correction applied in turn."""
     current = list(launch.tokens)
     for _ in range(MAX_ROUNDS):
         changed = False
         for target in targets:
-            _hw, result = session.check(dataclasses.replace(launch, tokens=current), target)
+            _hw, result = session.check(dataclasses.replace(launch, tokens=current), target, hold)
             if result.fix_status in ("no-fix", "not-converged"):
                 return None, f"{launch.label}: no corrected command on {target} ({result.fix_status})"
             if result.corrected_argv is not None:
                 current, changed = list(result.corrected_argv), True
         if not changed:
-            return (current if current != launch.tokens else None), None
+            return current, None
     return None, f"{launch.label}: the targets' corrections do not agree on one command"
 
 
-def fix_files(run: LintRun, session: LintSession, *, write: bool, roots: tuple[str, ...] = ()) -> tuple[list[Change], list[str]]:
+def fix_files(run: LintRun, session: LintSession, *, write: bool, roots: tuple[str, ...] = (),
+              unsafe_fixes: bool = False, show_unsafe: bool = False) -> tuple[list[Change], list[str]]:
     """The changes the fixes make, and notes; with `write`, each file is rewritten in place
-    (`write_within`): never through a link to a file outside `roots` (default: the files' own folders)."""
+    (`write_within`): never through a link to a file outside `roots` (default: the files' own folders).
+    Unsafe fixes are applied with `unsafe_fixes`, shown (not written) with `show_unsafe`, and
+    otherwise only named in a note."""
     changes: list[Change] = []
     notes: list[str] = []
     for f in run.files:
         edits: list[tuple[Launch, list[str]]] = []
-        for launch in f.launches:
+        for n, launch in enumerate(f.launches):
             if not session.targets_for(launch):
                 continue
-            new, why = corrected_for_all(session, launch)
+            hold = f.holds[n] if n < len(f.holds) else frozenset()
+            fix, why = correct(session, launch, hold)
             if why:
                 notes.append(f"{f.path}: not fixed: {why}")
-            elif new is not None:
-                edits.append((launch, new))
+                continue
+            if fix is None:
+                continue
+            if fix.unsafe:
+                where = f"{f.path}:{launch.pos.line}"
+                if unsafe_fixes:
+                    notes.append(f"{where}: unsafe fix applied (--unsafe-fixes): {'; '.join(fix.unsafe)}")
+                else:
+                    notes.append(f"{where}: unsafe fix {'shown, ' if show_unsafe else ''}not applied "
+                                 f"(apply with --unsafe-fixes): {'; '.join(fix.unsafe)}")
+                    if not show_unsafe:
+                        continue
+            edits.append((launch, fix.argv))
         if not edits:
             continue
         try:

@@ -1,47 +1,128 @@
-"""`h3doctor lint`: configuration, paths, the session, `--fix`/`--diff`, and the report for the
-format writers (output/formats.py: the CLI picks the format). Returns the exit code and the
-report, so the CLI stays thin."""
+"""`h3doctor lint`: configuration, paths (or standard input), the session, `--fix`/`--diff`, and
+the report for the format writers (output/formats.py: the CLI picks the format). Returns the
+exit code, the report and the notes for stderr, so the CLI stays thin."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
-from h3doctor.errors import ExitCode
+from h3doctor.errors import ExitCode, UsageError
 from h3doctor.inputs.read import candidate
 from h3doctor.lint import config as lint_config
 from h3doctor.lint.discover import expand
 from h3doctor.lint.report import build, rule_meta
-from h3doctor.lint.session import LintSession
+from h3doctor.lint.session import LintRun, LintSession
+from h3doctor.lint.stdin import STDIN, StdinCopy, default_name, read_stdin
 from h3doctor.output.formats import Report
 
 
-def lint(paths: list[str], *, targets: tuple[str, ...] = (), fail_on: str | None = None,
-         config_path: str | None = None, no_config: bool = False, fix: bool = False, diff: bool = False,
-         sglang_version: str | None = None, rules_dir: str | None = None) -> tuple[int, Report]:
-    found = None if no_config else (Path(config_path) if config_path else lint_config.discover())
+@dataclass(frozen=True)
+class LintOptions:
+    targets: tuple[str, ...] = ()
+    fail_on: str | None = None
+    config_path: str | None = None
+    no_config: bool = False
+    fix: bool = False
+    diff: bool = False
+    unsafe_fixes: bool = False
+    sglang_version: str | None = None
+    rules_dir: str | None = None
+    stdin_filename: str | None = None
+    force_exclude: bool = False
+    quiet: bool = False  # the findings only: no corrected commands, summary or fix notes
+    statistics: bool = False  # one line per rule with its count instead of the findings
+
+
+def lint(paths: list[str], opts: LintOptions = LintOptions()) -> tuple[int, Report, list[str]]:
+    found = None if opts.no_config else (Path(opts.config_path) if opts.config_path else lint_config.discover())
     cfg = lint_config.load_config(found)
-    files = expand(paths, is_candidate=candidate, exclude=cfg.exclude, exclude_root=cfg.root)
-    session = LintSession(cfg, cli_targets=targets, rules_dir=rules_dir, sglang_version=sglang_version, fail_on=fail_on)
-    run = session.run(files)
-    before, diff_text = "", None  # what the text format prints before the findings, or instead of them (--diff)
-    if fix or diff:
+    copy = None
+    if STDIN in paths:
+        if paths != [STDIN]:
+            raise UsageError("lint -: standard input is linted on its own; name no other path with it")
+        text = read_stdin()
+        copy = StdinCopy(text, opts.stdin_filename or default_name(text))
+    try:
+        return _lint(paths, opts, cfg, copy)
+    finally:
+        if copy is not None:
+            copy.close()
+
+
+def _lint(paths: list[str], opts: LintOptions, cfg, copy: StdinCopy | None) -> tuple[int, Report, list[str]]:
+    if copy is not None:
+        files, named = [copy.path], {copy.path: copy.name}
+    else:
+        if opts.stdin_filename:
+            raise UsageError("--stdin-filename names the text of `lint -`; give - as the path")
+        files = expand(paths, is_candidate=candidate, exclude=cfg.exclude, exclude_root=cfg.root,
+                       force_exclude=opts.force_exclude)
+        named = {}
+
+    def new_session() -> LintSession:
+        return LintSession(cfg, cli_targets=opts.targets, rules_dir=opts.rules_dir, sglang_version=opts.sglang_version,
+                           fail_on=opts.fail_on)
+
+    session = new_session()
+    run = session.run(files, named=named)
+    before, diff_text, notes, fixed_text = "", None, [], None
+    if opts.fix or opts.diff:
         from h3doctor.lint.fix import fix_files, lint_roots
 
-        changes, notes = fix_files(run, session, write=fix and not diff, roots=lint_roots(paths))
-        if diff:
-            diff_text = "".join(c.diff for c in changes) + "".join(n + "\n" for n in notes)
+        write = opts.fix and not opts.diff and copy is None
+        changes, notes = fix_files(run, session, write=write, roots=lint_roots(paths) if copy is None else (),
+                                   unsafe_fixes=opts.unsafe_fixes, show_unsafe=opts.diff)
+        if copy is not None:
+            changes = [c.__class__(copy.name, c.before, c.after, c.summary) for c in changes]
+            notes = [copy.shown(n) for n in notes]
+        if opts.diff:
+            diff_text = "".join(c.diff for c in changes)
+        elif copy is not None:  # `lint --fix -` writes the fixed text to stdout, as ruff does
+            fixed_text = changes[0].after if changes else copy_text(copy)
+            if changes:
+                copy.write(fixed_text)
+                run = new_session().run(files, named=named)
         else:
             if changes:
-                run = session.__class__(cfg, cli_targets=targets, rules_dir=rules_dir, sglang_version=sglang_version,
-                                        fail_on=fail_on).run(files)  # report what is left after the fix
+                run = new_session().run(files, named=named)  # report what is left after the fix
             before = "".join(f"fixed {c.path} ({c.summary})\n" for c in changes) + "".join(n + "\n" for n in notes)
+            notes = []
+    if copy is not None:
+        _rename(run, copy)
     report = build(run, sglang_version=session.version)
     code = int(ExitCode.FINDINGS) if run.failing() else int(ExitCode.OK)
 
     def text(_console, out) -> None:
+        from h3doctor.output.lint_text import lines, statistics
+
+        if fixed_text is not None:
+            out.write(fixed_text)
+        elif diff_text is not None:
+            out.write(diff_text)
+        elif opts.statistics:
+            out.write("".join(line + "\n" for line in statistics(report)))
+        elif opts.quiet:
+            out.write("".join(line + "\n" for line in lines(report, show_fixes=False, summary=False)))
+        else:
+            out.write(before + "".join(line + "\n" for line in lines(report)))
+
+    if fixed_text is not None:  # the findings left go to stderr: stdout is the file
         from h3doctor.output.lint_text import lines
 
-        out.write(diff_text if diff_text is not None else before + "".join(line + "\n" for line in lines(report)))
-
+        notes = notes + lines(report, show_fixes=False, summary=not opts.quiet)
     return code, Report(report, text=text, findings=lambda: report["findings"], rules=lambda: rule_meta(session.rules),
-                        help_uri_base=cfg.help_uri_base)
+                        help_uri_base=cfg.help_uri_base), notes
+
+
+def copy_text(copy: StdinCopy) -> str:
+    with open(copy.path, encoding="utf-8", newline="") as f:
+        return f.read()
+
+
+def _rename(run: LintRun, copy: StdinCopy) -> None:
+    """Every path and message of the run names the text as the user did, never the temporary copy."""
+    for f in run.files:
+        f.path = copy.shown(f.path)
+    for r in run.records:
+        r.file, r.message = copy.shown(r.file), copy.shown(r.message)

@@ -74,6 +74,7 @@ class FileResult:
     launches: list[Launch] = field(default_factory=list)
     results: list[LaunchResult] = field(default_factory=list)
     text: str = ""
+    holds: list[frozenset[str]] = field(default_factory=list)  # per launch: the rules its fixes leave alone
 
 
 @dataclass
@@ -131,33 +132,50 @@ class LintSession:
             self._profiles[key] = hw
         return self._profiles[key]
 
-    def check(self, launch: Launch, target: str) -> tuple[HardwareFacts, CheckResult]:
+    def check(self, launch: Launch, target: str, hold: frozenset[str] = frozenset()) -> tuple[HardwareFacts, CheckResult]:
+        """One launch on one target; the findings of rules in `hold` are reported, never fixed."""
         hw = self.hardware(target, launch.gpu_count)
         version = launch.sglang_version or self.version
         key = (tuple(launch.tokens), target, launch.gpu_count, tuple(sorted(launch.env.items())),
-               tuple(sorted((k, v) for k, v in launch.intent.items() if v is not None)), version)
+               tuple(sorted((k, v) for k, v in launch.intent.items() if v is not None)), version, hold)
         result = self._memo.get(key)
         if result is None:
             result = check(list(launch.tokens), hw, self.rules, self.table_for(version), dict(launch.env),
-                           dict(launch.intent), self._evaluations, release=releases.target(version, None))
+                           dict(launch.intent), self._evaluations, release=releases.target(version, None), hold=hold)
             self._memo[key] = result
         self.checks += 1
         return hw, result
+
+    def held_rules(self, launch: Launch, inline: dict[int, list[Suppression]], select: tuple[str, ...],
+                   ignore: tuple[str, ...]) -> frozenset[str]:
+        """The rules whose findings in this launch are not the fixer's to touch: not selected,
+        ignored by the configuration or the recipe, or suppressed by a comment on one of its lines."""
+        lines = [p.line for p in launch.token_pos] or [launch.pos.line]
+        comments = [s for line in range(min(lines + [launch.pos.line]), max(lines) + 1) for s in inline.get(line, ())]
+        held = set()
+        for rule in self.rules:
+            rid = rule.id
+            if ((select and not _matches(select, rid)) or _matches(ignore, rid)
+                    or any(ig.matches(rid) for ig in launch.ignores) or any(s.matches(rid) for s in comments)):
+                held.add(rid)
+        return frozenset(held)
 
     # --- one run ---------------------------------------------------------------------------
     def targets_for(self, launch: Launch) -> tuple[str, ...]:
         return (self.cli_targets or launch.targets or self.config.override_for(launch.path).targets
                 or self.config.targets)
 
-    def run(self, paths: list[str]) -> LintRun:
+    def run(self, paths: list[str], *, named: dict[str, str] | None = None) -> LintRun:
+        """Lint `paths`; `named` gives a file the name the configuration's per-path settings match
+        (`lint - --stdin-filename NAME`: the text is read from a file of another name)."""
         files: list[FileResult] = []
         records: list[Record] = []
         for path in paths:
-            files.append(self._lint_file(path, records))
+            files.append(self._lint_file(path, records, (named or {}).get(path, path)))
         return LintRun(files, records, self.checks, self.fail_on)
 
-    def _lint_file(self, path: str, records: list[Record]) -> FileResult:
-        override = self.config.override_for(path)
+    def _lint_file(self, path: str, records: list[Record], name: str) -> FileResult:
+        override = self.config.override_for(name)
         try:
             found: InputFile = read_input(path, known_fields=self.known_fields, kind=override.kind)
         except LoadError as exc:
@@ -172,14 +190,17 @@ class LintSession:
         select = self.config.select + override.select
         ignore = self.config.ignore + override.ignore
         for launch in found.launches:
+            hold = self.held_rules(launch, inline, select, ignore)
             targets = self.targets_for(launch)
             if not targets:
+                out.holds.append(hold)
                 records.append(_notice("H3DL004", f"{launch.label}: no target to judge it on", path, launch.pos,
                                        launch=launch.label, kind=launch.kind))
                 continue
+            first_result, launch_records = len(out.results), len(records)
             for target in targets:
                 try:
-                    hw, result = self.check(launch, target)
+                    hw, result = self.check(launch, target, hold)
                 except UsageError as exc:
                     records.append(_notice("H3DL005", f"target {target!r}: {exc.message}", path, launch.pos,
                                            target=target, launch=launch.label, kind=launch.kind))
@@ -197,6 +218,14 @@ class LintSession:
                                  launch.label, launch.kind, f.rule, f.cannot_verify)
                     _apply_suppressions(rec, launch, inline)
                     records.append(rec)
+            # a finding suppressed where it is located (off the launch's own lines) is held too;
+            # the first evaluation does not depend on what is held, only the corrected command does
+            extra = {r.rule for r in records[launch_records:] if r.suppressed} - hold
+            if extra:
+                hold = hold | frozenset(extra)
+                for lr in out.results[first_result:]:
+                    lr.result = self.check(launch, lr.target, hold)[1]
+            out.holds.append(hold)
         for sups in inline.values():
             for s in sups:
                 if not s.used:

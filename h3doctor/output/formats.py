@@ -55,11 +55,17 @@ def write_github(report: Report) -> str:
     return "".join(line + "\n" for line in github.lines(report.findings()))
 
 
+def write_concise(report: Report) -> str:
+    from h3doctor.output.lint_text import concise
+
+    return "".join(line + "\n" for line in concise(report.data))
+
+
 _FINDINGS_FORMATS = {"text": write_text, "json": write_json, "sarif": write_sarif, "github": write_github}
 
 FORMATS: dict[str, dict[str, Callable[[Report], str]]] = {
     "check": dict(_FINDINGS_FORMATS),
-    "lint": dict(_FINDINGS_FORMATS),
+    "lint": {**_FINDINGS_FORMATS, "concise": write_concise},
     "suggest": {"text": write_text, "json": write_json},
     "explain": {"text": write_text, "json": write_json},
 }

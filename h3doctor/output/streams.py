@@ -1,7 +1,9 @@
 """stdout and stderr as the commands see them (installed by `cli.main`, the error boundary).
 
-A closed stream, a broken pipe or a full disk becomes one OutputError (exit 2) instead of a
-traceback or Python's exit 120 at shutdown; an encoding that cannot show the report's symbols
+A reader that stops reading (`h3doctor rules | head -1`: a broken pipe) is a quiet end of the
+output: later writes are dropped and the command exits with its own code, as Unix filters do.
+A closed stream or a full disk becomes one OutputError (exit 2) instead of a traceback or
+Python's exit 120 at shutdown; an encoding that cannot show the report's symbols
 (PYTHONIOENCODING=ascii, Latin-1) gets ASCII stand-ins, and '?' for anything else.
 """
 
@@ -25,6 +27,7 @@ class Output:
 
     def __init__(self, stream, name: str):
         self._stream, self._name, self._failed = stream, name, False
+        self._reader_gone = False  # a broken pipe: everything written from now on is dropped
         encoding = getattr(stream, "encoding", None) or "ascii"
         try:
             "✓✗—…×≥≤→".encode(encoding)
@@ -53,6 +56,8 @@ class Output:
         return self._failed
 
     def _guard(self, action):
+        if self._reader_gone:
+            return None
         if self._failed:
             raise OutputError(f"cannot write to {self._name}")
         if self._stream is None:
@@ -60,6 +65,10 @@ class Output:
             raise OutputError(f"cannot write to {self._name}: it is closed")
         try:
             return action()
+        except BrokenPipeError:
+            self._reader_gone = True
+            self._silence()
+            return None
         except (OSError, ValueError) as exc:  # ValueError: I/O operation on closed file
             self._failed = True
             self._silence()

@@ -93,7 +93,7 @@ def text_report(result: CheckResult, console: Console, out: TextIO, *, show_conf
         console.print(f"[yellow]gives up:[/] {escape(item)}")
     if result.fix_status == "no-fix":
         console.print("\n[bold red]No corrected command:[/] no change of flags alone makes this launch pass (see above).")
-        if result.nearest_argv is not None:
+        if result.nearest_argv:  # every word dropped (`check --bogus-opt -- ...`) is no launch to show
             console.print("[bold]Nearest launch[/] (every other finding fixed):")
             out.write(join(result.nearest_argv) + "\n")
             out.flush()
