@@ -203,7 +203,7 @@ def test_the_cache_key_is_the_environment_the_child_ran_with(tmp_path, monkeypat
 
 # -- the GitHub Action: inputs are data to bash ----------------------------------------------------
 
-HOSTILE_INPUTS = {"paths": "--fix $(touch pwned) `touch pwned` * \"q\"", "targets": "4xH200 ;touch${IFS}pwned",
+HOSTILE_INPUTS = {"paths": "--fix $(touch pwned)\n`touch pwned` * \"q\"\n\n", "targets": "4xH200 ;touch${IFS}pwned",
                   "fail-on": "warning\"; touch pwned; echo \"", "version": "x; touch pwned", "upload-sarif": "true"}
 
 
@@ -240,12 +240,12 @@ def test_action_inputs_reach_bash_only_through_the_environment(tmp_path):
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert not (tmp_path / "pwned").exists()
-    words = ["--fix", "$(touch", "pwned)", "`touch", "pwned`", "*", '"q"']
+    words = ["--fix $(touch pwned)", '`touch pwned` * "q"']  # one path a line, spaces and all
     options = ["--target", "4xH200", "--target", ";touch${IFS}pwned", "--fail-on", HOSTILE_INPUTS["fail-on"]]
     calls = [json.loads(line) for line in record.read_text(encoding="utf-8").splitlines()]
     assert calls == [["lint", *options, "--format", "sarif", "--output-file", "h3doctor.sarif", "--", *words],
                      ["lint", *options, "--format", "github", "--", *words]]
-    assert (tmp_path / "out").read_text(encoding="utf-8") == "exit-code=1\n"
+    assert (tmp_path / "out").read_text(encoding="utf-8").splitlines()[-1] == "exit-code=1"
     verdict = next(step for step in steps if step.get("name") == "Verdict")
     for output, code in (("1", 1), ("0", 0), ("", None)):  # no recorded exit code is never a pass
         proc = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", verdict["run"]],

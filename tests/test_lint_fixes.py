@@ -1,0 +1,250 @@
+"""`lint --fix`/`--diff` on what the user asked for: suppressed, ignored and unselected findings are
+never fixed; fixes that take GPUs, parallelism, quality or residency away, or differ between
+targets, are unsafe (shown by --diff, written only with --unsafe-fixes); a second --fix changes
+nothing. Also `lint -`, --quiet, --statistics, the concise format, --force-exclude, the pre-commit
+hook and the GitHub Action. Through the real CLI and the report's data, not Rich."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import yaml
+
+from h3doctor.lint.applicability import unsafe_reasons
+
+REPO = Path(__file__).resolve().parents[1]
+LAUNCH = "sglang serve MiniMaxAI/MiniMax-H3 --num-gpus 4 --ulysses-degree 2 --ring-degree 2"
+SAGE = f"{LAUNCH} --attention-backend sage_attn"  # H3D305 on every target: ring needs fa
+FIXED = f"{LAUNCH} --attention-backend fa"
+
+
+def run(*args: str, cwd: Path, stdin: str | None = None) -> tuple[int, str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SGLANG_")}
+    env.update({"NO_COLOR": "1", "COLUMNS": "200"})
+    proc = subprocess.run([sys.executable, "-m", "h3doctor", *args], capture_output=True, text=True, cwd=cwd,
+                          env=env, timeout=180, input=stdin if stdin is not None else "")
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def write(path: Path, text: str, newline: str = "\n") -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(textwrap.dedent(text).replace("\n", newline).encode("utf-8"))
+    return path
+
+
+def findings(out: str) -> list[dict]:
+    return json.loads(out)["findings"]
+
+
+# --- item 5: suppressions, ignore and select hold the fixer back -------------------------------
+
+def test_an_inline_suppression_keeps_the_launch_as_written_and_stays_used(tmp_path):
+    recipe = write(tmp_path / "r.yaml", f"""\
+        targets: [4xH200]
+        command: {SAGE}  # h3doctor: ignore[H3D305] measured fine on our build
+        """)
+    before = recipe.read_bytes()
+    code, out, err = run("lint", "--no-config", "--diff", str(recipe), cwd=tmp_path)
+    assert (code, out) == (0, ""), err
+    code, out, _ = run("lint", "--no-config", "--fix", "--format", "json", str(recipe), cwd=tmp_path)
+    assert code == 0 and recipe.read_bytes() == before
+    rules = {(f["rule"], bool(f["suppressed"])) for f in findings(out)}
+    assert ("H3D305", True) in rules and not any(r == "H3DL001" for r, _ in rules)  # not "unused"
+
+
+def test_a_configuration_ignore_keeps_the_launch_as_written(tmp_path):
+    recipe = write(tmp_path / "r.yaml", f"targets: [4xH200]\ncommand: {SAGE}\n")
+    write(tmp_path / ".h3doctor.yaml", "ignore: [H3D305]\n")
+    before = recipe.read_bytes()
+    code, out, _ = run("lint", "--diff", str(recipe), cwd=tmp_path)
+    assert (code, out) == (0, "")
+    run("lint", "--fix", str(recipe), cwd=tmp_path)
+    assert recipe.read_bytes() == before
+
+
+def test_select_limits_which_fixes_apply(tmp_path):
+    recipe = write(tmp_path / "r.yaml", f"targets: [4xH200]\ncommand: {SAGE} --bogus-flag\n")
+    write(tmp_path / ".h3doctor.yaml", "select: [H3D020]\n")  # the unknown flag only, not H3D305
+    code, _, err = run("lint", "--fix", str(recipe), cwd=tmp_path)
+    assert recipe.read_text() == f"targets: [4xH200]\ncommand: {SAGE}\n", err
+    # without the selection both are fixed
+    write(tmp_path / ".h3doctor.yaml", "targets: [4xH200]\n")
+    write(recipe, f"targets: [4xH200]\ncommand: {SAGE} --bogus-flag\n")
+    run("lint", "--fix", str(recipe), cwd=tmp_path)
+    assert recipe.read_text() == f"targets: [4xH200]\ncommand: {FIXED}\n"
+
+
+# --- item 6: unsafe fixes ----------------------------------------------------------------------
+
+def test_targets_needing_different_corrections_are_not_cut_to_one_gpu(tmp_path):
+    text = f"targets: [4xH200, 1xH100]\ncommand: {SAGE}\n"
+    recipe = write(tmp_path / "r.yaml", text)
+    code, out, err = run("lint", "--no-config", "--fix", str(recipe), cwd=tmp_path)
+    assert recipe.read_text() == text  # the 4xH200 deployment is not quietly cut to one GPU
+    assert code == 1 and "unsafe fix not applied (apply with --unsafe-fixes)" in out
+    assert "lowers --num-gpus from 4 to 1" in out and "the targets need different corrections" in out
+    # each target's own correction, listed per target
+    assert f"corrected for 4xH200: {FIXED}" in out
+    assert "corrected for 1xH100: sglang serve MiniMaxAI/MiniMax-H3 --num-gpus 1" in out
+    # --diff shows it, names it unsafe on stderr, writes nothing
+    code, out, err = run("lint", "--no-config", "--diff", str(recipe), cwd=tmp_path)
+    assert "+command: sglang serve MiniMaxAI/MiniMax-H3 --num-gpus 1" in out and "unsafe fix" in err
+    assert recipe.read_text() == text
+    # asked for, it is applied
+    code, out, _ = run("lint", "--no-config", "--fix", "--unsafe-fixes", str(recipe), cwd=tmp_path)
+    assert code == 0 and "--num-gpus 1" in recipe.read_text() and "unsafe fix applied" in out
+
+
+def test_lowering_num_gpus_on_one_target_is_unsafe(tmp_path):
+    text = f"targets: [1xH100]\ncommand: {LAUNCH}\n"
+    recipe = write(tmp_path / "r.yaml", text)
+    code, out, _ = run("lint", "--no-config", "--fix", str(recipe), cwd=tmp_path)
+    assert code == 1 and recipe.read_text() == text and "lowers --num-gpus from 4 to 1 (on 1xH100)" in out
+
+
+def test_a_safe_fix_is_applied_and_a_second_fix_changes_nothing(tmp_path):
+    recipe = write(tmp_path / "r.yaml", f"# ours\ntargets: [4xH200]\ncommand: {SAGE}   # tuned\n")
+    code, out, _ = run("lint", "--no-config", "--fix", str(recipe), cwd=tmp_path)
+    lines = recipe.read_text().splitlines()
+    assert code == 0 and lines[:2] == ["# ours", "targets: [4xH200]"]
+    assert lines[2].startswith(f"command: {FIXED} ") and lines[2].endswith("# tuned")  # the comment stays
+    once = recipe.read_bytes()
+    code, out, _ = run("lint", "--no-config", "--fix", str(recipe), cwd=tmp_path)
+    assert code == 0 and recipe.read_bytes() == once and "fixed" not in out
+    code, out, _ = run("lint", "--no-config", "--diff", str(recipe), cwd=tmp_path)
+    assert out == ""
+
+
+def test_a_fix_keeps_crlf_line_endings(tmp_path):
+    recipe = write(tmp_path / "r.yaml", f"# ours\ntargets: [4xH200]\ncommand: {SAGE}\n", newline="\r\n")
+    code, _, err = run("lint", "--no-config", "--fix", str(recipe), cwd=tmp_path)
+    assert code == 0, err
+    assert recipe.read_bytes() == f"# ours\r\ntargets: [4xH200]\r\ncommand: {FIXED}\r\n".encode()
+
+
+def test_a_fix_keeps_the_words_quoting_and_the_continuation_layout(tmp_path):
+    script = write(tmp_path / "serve.sh", f"""\
+        #!/bin/sh
+        exec {LAUNCH} \\
+            --attention-backend "sage_attn"   # tuned
+        """)
+    code, _, err = run("lint", "--no-config", "--target", "4xH200", "--fix", str(script), cwd=tmp_path)
+    assert code == 0, err
+    assert script.read_text() == f'#!/bin/sh\nexec {LAUNCH} \\\n    --attention-backend "fa"   # tuned\n'
+
+
+@pytest.mark.parametrize("before, after, expected", [
+    ({"num_gpus": 4, "ulysses_degree": 4}, {"num_gpus": 4, "ulysses_degree": 2}, ["lowers --ulysses-degree from 4 to 2"]),
+    ({"num_gpus": 4}, {"num_gpus": 8}, []),  # more is not less
+    ({"dit_cpu_offload": False}, {"dit_cpu_offload": True}, ["offloads with --dit-cpu-offload: less resident on the GPU"]),
+    ({"layerwise_offload_components": ["vae"]}, {"layerwise_offload_components": ["vae", "dit"]},
+     ["offloads with --layerwise-offload-components (dit): less resident on the GPU"]),
+    ({"quantization": None}, {"quantization": "fp8"}, ["changes --quantization from None to fp8"]),
+    ({"enable_cfg_parallel": True}, {"enable_cfg_parallel": False}, ["turns CFG parallelism off"]),
+    ({"attention_backend": "sage_attn"}, {"attention_backend": "fa"}, []),  # a backend swap keeps what was asked
+])
+def test_what_makes_a_fix_unsafe(before, after, expected):
+    assert unsafe_reasons(before, after) == expected
+
+
+# --- `lint -`, --quiet, --statistics, concise ----------------------------------------------------
+
+def test_stdin_is_linted_under_the_name_given(tmp_path):
+    text = f"targets: [4xH200]\ncommand: {SAGE}\n"
+    code, out, err = run("lint", "--no-config", "--format", "json", "--stdin-filename", "deploy/r.yaml", "-",
+                         cwd=tmp_path, stdin=text)
+    assert code == 1, err
+    [f] = [f for f in findings(out) if f["rule"] == "H3D305"]
+    assert (f["file"], f["line"]) == ("deploy/r.yaml", 2) and "h3doctor-stdin" not in out
+    code, out, err = run("lint", "--no-config", "--fix", "-", cwd=tmp_path, stdin=text)  # the fixed text to stdout
+    assert (code, out) == (0, f"targets: [4xH200]\ncommand: {FIXED}\n"), err
+    code, out, _ = run("lint", "--no-config", "--diff", "--stdin-filename", "r.yaml", "-", cwd=tmp_path, stdin=text)
+    assert out.startswith("--- a/r.yaml\n+++ b/r.yaml\n")
+
+
+def test_stdin_filename_without_stdin_is_a_usage_error(tmp_path):
+    write(tmp_path / "r.yaml", f"targets: [4xH200]\ncommand: {SAGE}\n")
+    code, _, err = run("lint", "--no-config", "--stdin-filename", "x.yaml", "r.yaml", cwd=tmp_path)
+    assert code == 2 and "--stdin-filename" in err
+
+
+def test_quiet_statistics_and_concise(tmp_path):
+    write(tmp_path / "a.yaml", f"targets: [4xH200, 1xH100]\ncommand: {SAGE}\n")
+    code, out, _ = run("lint", "--no-config", "--quiet", "a.yaml", cwd=tmp_path)
+    lines = out.splitlines()
+    assert code == 1 and lines and all(line.startswith("a.yaml:2:") for line in lines)  # findings, nothing else
+    code, concise, _ = run("lint", "--no-config", "--format", "concise", "a.yaml", cwd=tmp_path)
+    assert code == 1 and concise == out
+    code, out, _ = run("lint", "--no-config", "--statistics", "a.yaml", cwd=tmp_path)
+    counts = {line.split()[1]: int(line.split()[0]) for line in out.splitlines()}
+    assert code == 1 and counts["H3D305"] == 2 and sum(counts.values()) == len(lines)
+
+
+# --- pre-commit and --force-exclude ------------------------------------------------------------
+
+def test_force_exclude_applies_the_configuration_to_named_files(tmp_path):
+    write(tmp_path / ".h3doctor.yaml", "targets: [4xH200]\nexclude: [vendor/]\n")
+    write(tmp_path / "vendor" / "r.yaml", f"command: {SAGE}\n")
+    code, out, _ = run("lint", "--format", "json", "vendor/r.yaml", cwd=tmp_path)
+    assert code == 1  # named without it: read, as always
+    code, out, _ = run("lint", "--format", "json", "--force-exclude", "vendor/r.yaml", cwd=tmp_path)
+    assert code == 0 and json.loads(out)["summary"]["files"] == 0
+
+
+def test_the_pre_commit_hook_sends_launch_kinds_and_honours_exclude():
+    [hook] = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+    assert {"yaml", "shell", "dockerfile"} <= set(hook["types_or"]) and "files" not in hook
+    assert "--force-exclude" in hook["entry"].split()
+
+
+# --- the GitHub Action ---------------------------------------------------------------------------
+
+def _action() -> dict:
+    return yaml.safe_load((REPO / "action.yml").read_text(encoding="utf-8"))
+
+
+def _lint_step(tmp_path: Path, inputs: dict[str, str], bindir: str = "") -> tuple[subprocess.CompletedProcess, dict]:
+    lint = next(s for s in _action()["runs"]["steps"] if s.get("id") == "lint")
+    env = {**os.environ, "GITHUB_OUTPUT": str(tmp_path / "out"), "H3D_BIN": bindir, "NO_COLOR": "1",
+           "H3D_INPUT_PATHS": inputs.get("paths", "."), "H3D_INPUT_TARGETS": inputs.get("targets", ""),
+           "H3D_INPUT_FAIL_ON": inputs.get("fail-on", "")}
+    proc = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", lint["run"]], cwd=tmp_path,
+                          env=env, capture_output=True, text=True, timeout=300)
+    outputs = dict(line.split("=", 1) for line in (tmp_path / "out").read_text(encoding="utf-8").splitlines())
+    return proc, outputs
+
+
+def test_the_action_leaves_the_callers_python_alone_and_declares_outputs():
+    action = _action()
+    steps = action["runs"]["steps"]
+    assert not any("setup-python" in str(s.get("uses", "")) for s in steps)
+    install = next(s for s in steps if s.get("id") == "install")
+    assert "-m venv" in install["run"] and "RUNNER_TEMP" in install["run"]
+    assert {"exit-code", "errors", "warnings", "notes", "sarif-file"} <= set(action["outputs"])
+    upload = next(s for s in steps if "upload-sarif" in str(s.get("uses", "")))
+    assert "head.repo.fork" in upload["if"] and upload["continue-on-error"] is True
+
+
+def test_the_action_lints_paths_one_a_line_and_counts_the_findings(tmp_path):
+    write(tmp_path / "my recipes" / "r.yaml", f"targets: [4xH200]\ncommand: {SAGE}\n")
+    proc, outputs = _lint_step(tmp_path, {"paths": "my recipes/r.yaml\n\n"}, str(Path(sys.executable).parent))
+    assert proc.returncode == 0, proc.stderr
+    assert outputs["exit-code"] == "1" and int(outputs["errors"]) == 1 and outputs["sarif-file"] == "h3doctor.sarif"
+    sarif = json.loads((tmp_path / "h3doctor.sarif").read_text(encoding="utf-8"))
+    assert [r["ruleId"] for r in sarif["runs"][0]["results"]] == ["H3D305"]
+
+
+def test_the_action_writes_sarif_when_lint_fails_with_an_error(tmp_path):
+    proc, outputs = _lint_step(tmp_path, {"paths": "no-such-file.yaml"}, str(Path(sys.executable).parent))
+    assert proc.returncode == 0, proc.stderr
+    assert outputs["exit-code"] == "2" and outputs["errors"] == "0"
+    run = json.loads((tmp_path / "h3doctor.sarif").read_text(encoding="utf-8"))["runs"][0]
+    [invocation] = run["invocations"]
+    assert run["results"] == [] and invocation["executionSuccessful"] is False and invocation["exitCode"] == 2
+    assert "no such file or directory" in invocation["toolExecutionNotifications"][0]["message"]["text"]
