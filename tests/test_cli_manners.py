@@ -60,3 +60,65 @@ def test_completion_offers_h3doctor_options_and_commands():
     assert "--hook" not in _complete("h3doctor check --")  # the hook's own protocol is hidden
     assert "init" in _complete("h3doctor in")
     assert {"bash", "zsh", "fish"} <= set(_complete("h3doctor init "))
+
+
+# -- -h, a reader that stops reading, h3doctor's own options misspelt ---------------------------
+
+LAUNCH = ["sglang", "serve", "MiniMaxAI/MiniMax-H3", "--num-gpus", "4"]
+
+
+def _h3doctor(*args: str, stdout=subprocess.PIPE) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SGLANG_")}
+    env.update({"NO_COLOR": "1", "COLUMNS": "200"})
+    return subprocess.run([sys.executable, "-m", "h3doctor", *args], stdout=stdout, stderr=subprocess.PIPE,
+                          text=True, env=env, timeout=120)
+
+
+@pytest.mark.parametrize("command", [[], ["check"], ["lint"], ["rules"], ["rule"], ["suggest"], ["probe"],
+                                     ["profiles"], ["init"], ["schema"], ["coverage"]])
+def test_dash_h_is_help_everywhere(command):
+    proc = _h3doctor(*command, "-h")
+    assert proc.returncode == 0 and proc.stdout.startswith("Usage: ") and "-h, --help" in proc.stdout, proc.stderr
+
+
+def _closed_reader(*args: str) -> subprocess.CompletedProcess:
+    """The command with stdout a pipe whose reader has gone (`| head -1` after its line)."""
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        return _h3doctor(*args, stdout=write)
+    finally:
+        os.close(write)
+
+
+@pytest.mark.parametrize("args, code", [(["rules"], 0), (["rule", "H3D305"], 0), (["lint", "examples/"], 1),
+                                        (["profiles"], 0), (["check", "--profile", "1xH100", "--", *LAUNCH], 1)])
+def test_a_reader_that_stops_reading_is_a_quiet_exit_with_the_commands_own_code(args, code):
+    proc = _closed_reader(*args)
+    assert (proc.returncode, proc.stderr) == (code, "")
+
+
+def test_a_misspelt_h3doctor_option_is_a_usage_error_with_did_you_mean():
+    proc = _h3doctor("check", "--profle", "4xH200", "--", *LAUNCH)
+    assert proc.returncode == 2 and "no such option: --profle; did you mean --profile?" in proc.stderr
+    assert proc.stdout == ""  # not a report of an sglang flag
+
+
+def test_an_sglang_flag_close_to_an_h3doctor_option_is_still_sglangs():
+    # `--config` is close to check's --show-config, and is an sglang flag: given directly, it is sglang's
+    proc = _h3doctor("check", "--format", "json", "--profile", "4xH200", "MiniMaxAI/MiniMax-H3", "--config", "none.yaml")
+    assert "no such option" not in proc.stderr and proc.returncode in (0, 1)
+
+
+def test_through_the_hook_a_misspelt_option_exits_2_so_the_hook_launches(tmp_path):
+    # exit 2 is an h3doctor failure: the shell hook (hook_decide.sh) launches sglang anyway, with a notice
+    for argv in (["check", "--hook", "--profle", "4xH200", "--", *LAUNCH],
+                 ["check", "--hook", "--argv-out", str(tmp_path / "argv"), "--profle", "4xH200", "--", *LAUNCH]):
+        proc = _h3doctor(*argv)
+        assert proc.returncode == 2 and "did you mean --profile?" in proc.stderr
+
+
+def test_an_unknown_option_in_front_of_the_launch_is_a_usage_error_not_an_empty_nearest_launch():
+    proc = _h3doctor("check", "--bogus-opt", "--profile", "4xH200", "--", *LAUNCH)
+    assert proc.returncode == 2 and "no such option: --bogus-opt" in proc.stderr
+    assert "Nearest launch" not in proc.stdout
