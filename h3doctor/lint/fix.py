@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from h3doctor.errors import UsageError
 from h3doctor.inputs.launch import Launch, Segment
 from h3doctor.lint.applicability import unsafe_reasons
 from h3doctor.lint.session import LintRun, LintSession
@@ -157,7 +158,11 @@ def fix_files(run: LintRun, session: LintSession, *, write: bool, roots: tuple[s
             if not session.targets_for(launch):
                 continue
             hold = f.holds[n] if n < len(f.holds) else frozenset()
-            fix, why = correct(session, launch, hold)
+            try:
+                fix, why = correct(session, launch, hold)
+            except UsageError as exc:  # a target that is no profile: reported as H3DL005 already
+                notes.append(f"{f.path}: not fixed: {launch.label}: {exc.message}")
+                continue
             if why:
                 notes.append(f"{f.path}: not fixed: {why}")
                 continue
