@@ -79,7 +79,7 @@ def _lint(paths: list[str], opts: LintOptions, cfg, copy: StdinCopy | None) -> t
         if opts.diff:
             diff_text = "".join(c.diff for c in changes)
         elif copy is not None:  # `lint --fix -` writes the fixed text to stdout, as ruff does
-            fixed_text = changes[0].after if changes else copy_text(copy)
+            fixed_text = changes[0].after if changes else copy.text
             if changes:
                 copy.write(fixed_text)
                 run = new_session().run(files, named=named)
@@ -113,11 +113,6 @@ def _lint(paths: list[str], opts: LintOptions, cfg, copy: StdinCopy | None) -> t
         notes = notes + lines(report, show_fixes=False, summary=not opts.quiet)
     return code, Report(report, text=text, findings=lambda: report["findings"], rules=lambda: rule_meta(session.rules),
                         help_uri_base=cfg.help_uri_base), notes
-
-
-def copy_text(copy: StdinCopy) -> str:
-    with open(copy.path, encoding="utf-8", newline="") as f:
-        return f.read()
 
 
 def _rename(run: LintRun, copy: StdinCopy) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from h3doctor.errors import UsageError
 from h3doctor.located import MAX_INPUT_BYTES
+from h3doctor.paths import write_atomic
 
 STDIN = "-"
 
@@ -48,8 +49,8 @@ class StdinCopy:
         self.write(text)
 
     def write(self, text: str) -> None:
-        with open(self.path, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
+        self.text = text
+        write_atomic(Path(self.path), text)
 
     def shown(self, text: str) -> str:
         """`text` with the copy's path replaced by the name the user gave."""
