@@ -77,11 +77,33 @@ def evaluate_launch(tokens: list[str], hw: HardwareFacts, rules: RuleSet | list[
         severity = rule.severity if verdict else "warning"
         unknown = sorted(unknowns) if verdict is None else []
         why = render(rule.why, ctx) if "{" in rule.why else ""
+        fix_note = render(rule.fix_note, ctx) if rule.fix_note and "{" in rule.fix_note else (rule.fix_note or "")
         findings.append(Finding(rule, render(rule.message, ctx), severity, rule.order_for(key), tuple(unknown), why,
-                                _after_first(rule, ctx)))
+                                _after_first(rule, ctx), fix_note, unknown_why(unknown, ctx)))
     findings.sort(key=lambda f: (f.order, ctx.get(f.rule.position, 0) if f.rule.position else 0, f.rule.id))
     effective = dict(resolver.args) if resolver else {}
     return Evaluation(cmd, family, hw, ctx, findings, config, effective)
+
+
+def unknown_why(unknown: list[str], ctx: dict[str, Any]) -> str:
+    """What a "cannot verify" finding could not read, in words: the hardware facts the profile or
+    probe did not give, and why the memory estimate cannot decide."""
+    said: list[str] = []
+    facts = [u.removeprefix("hw.") for u in unknown if u.startswith("hw.")]
+    if facts:
+        said.append(f"not known for this hardware: {', '.join(facts)}")
+    if any(u.startswith("derived.memory.") for u in unknown):
+        if ctx.get("derived.memory.capacity_gib") is None:
+            reason = "the GPU's memory is not known"
+        elif ctx.get("derived.memory.uncertain"):
+            reason = ctx["derived.memory.uncertain"]
+        else:
+            reason = "it depends on whether the text encoder is folded over the GPUs, which their unknown P2P topology decides"
+        said.append(f"the memory estimate is not certain here: {reason}")
+    others = [u for u in unknown if not u.startswith(("hw.", "derived.memory."))]
+    if others:
+        said.append(f"not known: {', '.join(others)}")
+    return "; ".join(said)
 
 
 def _after_first(rule: Rule, ctx: dict[str, Any]) -> str | None:
@@ -111,7 +133,7 @@ def _changes(before: list[str], after: list[str], resolved: frozenset[tuple[str,
         flag = before[i1 - 1] if i1 > 0 and before[i1 - 1].startswith("--") and "=" not in before[i1 - 1] else None
         starts_with_flag = (removed or added)[0].startswith("-")
         flags = tuple(t.split("=", 1)[0] for t in (removed[:1] + added[:1]))
-        out.append(Change(removed, added, flag if flag and not starts_with_flag else None, flags in resolved))
+        out.append(Change(removed, added, flag if flag and not starts_with_flag else None, flags in resolved, i1))
     return tuple(out)
 
 
@@ -162,7 +184,7 @@ def fix_loop(tokens: list[str], hw: HardwareFacts, rules: list[Rule], table: Fla
         for f in blocking:
             if f.rule.fix is None:
                 unfixable.append(f.rule.id)
-                gives_up.append(f"{f.rule.id} has no automatic fix: {f.rule.fix_note or 'no flag change fixes this'}")
+                gives_up.append(f"{f.rule.id} has no automatic fix: {f.fix_note or 'no flag change fixes this'}")
         blocking = [f for f in blocking if f.rule.fix is not None]
         if not blocking:
             # a finding set aside as unfixable may have gone with a later fix (sage_fp8 SubBlock
@@ -175,7 +197,7 @@ def fix_loop(tokens: list[str], hw: HardwareFacts, rules: list[Rule], table: Fla
         edits = [e for op in target.rule.fix for e in fx.edits_for(op)]
         if not edits:  # the fix does not apply to this command (e.g. an unreadable --config file)
             unfixable.append(target.rule.id)
-            gives_up.append(f"{target.rule.id} has no automatic fix here: {target.rule.fix_note or 'no flag change fixes this'}")
+            gives_up.append(f"{target.rule.id} has no automatic fix here: {target.fix_note or 'no flag change fixes this'}")
             continue
         if target.rule.gives_up and target.rule.gives_up not in gives_up:
             gives_up.append(target.rule.gives_up)
@@ -185,7 +207,7 @@ def fix_loop(tokens: list[str], hw: HardwareFacts, rules: list[Rule], table: Fla
         spelled_out = frozenset((evaluation.cmd.args[p.start].split("=", 1)[0], p.suggestion)
                                 for p in evaluation.cmd.problems if p.kind == "abbreviation" and p.suggestion)
         steps.append(FixStep(target.rule, target.message, _changes(before, current, spelled_out),
-                             target.rule.id not in first_ids))
+                             target.rule.id not in first_ids, tuple(before), evaluation))
         if tuple(current) in seen:
             break
         seen.add(tuple(current))

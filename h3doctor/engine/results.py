@@ -28,6 +28,8 @@ class Finding:
     unknown_facts: tuple[str, ...] = ()
     why: str = ""  # the rule's `why`, rendered (empty: the rule's text as written)
     detail: str | None = None  # what sglang would report next, once this message's cause is fixed
+    fix_note: str = ""  # the rule's `fix_note`, rendered (empty: the rule has none)
+    unknown_why: str = ""  # with unknown facts: what is not known, in words
 
     @property
     def cannot_verify(self) -> bool:
@@ -72,6 +74,7 @@ class Change:
     added: tuple[str, ...]
     context: str | None = None  # the flag in front of a changed value, to say which one it is
     same_flag: bool = False  # an abbreviation argparse resolves to the flag it is replaced by
+    at: int = -1  # index of the first removed token (or of the insertion point) in the command it changed
 
     @property
     def text(self) -> str:
@@ -99,6 +102,8 @@ class FixStep:
     message: str
     changes: tuple[Change, ...]
     found_after_fix: bool  # not among the first findings: sglang reports it only once they are fixed
+    argv: tuple[str, ...] = ()  # the command the round started from (its changes' `at` index into it)
+    evaluation: Evaluation | None = field(default=None, repr=False, compare=False)  # that command's evaluation
 
 
 @dataclass(frozen=True)

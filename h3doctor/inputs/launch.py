@@ -76,17 +76,22 @@ _PLAIN = re.compile(r"[^ \t\r|&;<>()\n\\'\"$`]+")  # what the scanner copies as 
 Word = tuple[str, int, int]  # the word as the shell reads it, and its [start, end) offsets in the text
 
 
-def shell_commands(text: str) -> list[list[Word]]:
+SCRIPT_ARGS = "\0$@"  # the word `"$@"` (the script's own arguments), with script_args=True
+
+
+def shell_commands(text: str, *, script_args: bool = False) -> list[list[Word]]:
     """The simple commands of a shell text (split at unquoted newlines, `|`, `&&`, `;`, ...), each
     as its words with offsets. A redirection (`> log`, `2>&1`) ends the words of its command.
 
     Hand-written because shlex gives no offsets. Quotes, backslashes and line continuations as the
     shell reads them; `$` and backticks are not expanded: a command using them raises Unsupported.
+    With `script_args`, a whole word `"$@"` (or `$@`) is the word SCRIPT_ARGS: a Docker entrypoint
+    passes the container's arguments on with `exec sglang serve ... "$@"`.
     """
     commands: list[list[Word]] = []
     i = 0
     while i <= len(text):
-        words, stop = _scan(text, i)
+        words, stop = _scan(text, i, script_args)
         if words:
             commands.append(words)
         if stop >= len(text):
@@ -116,7 +121,7 @@ def _skip_redirection(text: str, stop: int, words: list[Word]) -> int:
     while j < len(text) and text[j] not in " \t\n;|&":  # the target word
         j += 1
     # the rest of the line stays with this command's redirections, not a new command
-    rest, _ = _scan(text, j)
+    rest, _ = _scan(text, j, True)
     return j if not rest else _end_of(text, j)
 
 
@@ -126,11 +131,18 @@ def _end_of(text: str, j: int) -> int:
     return j
 
 
-def _scan(text: str, i: int) -> tuple[list[Word], int]:
+def _scan(text: str, i: int, script_args: bool = False) -> tuple[list[Word], int]:
     words: list[Word] = []
     end = len(text)
     while i < end:
         c = text[i]
+        if script_args and c in '"$':
+            form = '"$@"' if c == '"' else "$@"
+            after = i + len(form)
+            if text.startswith(form, i) and (after >= end or text[after] in " \t\r" + _OPERATORS):
+                words.append((SCRIPT_ARGS, i, after))
+                i = after
+                continue
         if c in " \t\r":
             i += 1
             continue

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from h3doctor.errors import UsageError
-from h3doctor.inputs.launch import Ignore, Launch, Segment, Unsupported, shell_words
+from h3doctor.inputs.launch import Ignore, Launch, Segment, Unsupported, shell_commands, shell_words
 from h3doctor.located import Document, load_file
 from h3doctor.paths import package_dir
 from h3doctor.safeload import excerpt
@@ -91,6 +91,7 @@ def recipe_from(doc: Document) -> Recipe:
 
 
 _SHELL_SPECIAL = frozenset("#$`\\|&;<>()\n")
+_CONTINUED = frozenset("\\\n")
 
 
 def _split(command: str) -> list[str]:
@@ -102,6 +103,15 @@ def _split(command: str) -> list[str]:
             return [w for w, _s, _e in shell_words(command)]
         except Unsupported:  # an unterminated quote: let shlex say so
             pass
+    elif _SHELL_SPECIAL.intersection(command) <= _CONTINUED and "\\\n" in command:
+        # a command pasted from a README, `\` at the line ends: one command over several lines,
+        # read as the shell reads it (shlex would keep each escaped newline as a word)
+        try:
+            commands = shell_commands(command)
+        except Unsupported:
+            commands = []
+        if len(commands) == 1:
+            return [w for w, _s, _e in commands[0]]
     return shlex.split(command)
 
 

@@ -3,7 +3,9 @@
 of it and earlier `export VAR=value` lines as its environment.
 
 A launch that uses `$VAR`, `$(...)` or backticks is reported as not understood (the values are
-only known when the script runs), not guessed at.
+only known when the script runs), not guessed at. The one exception is a whole word `"$@"`, the
+Docker entrypoint idiom `exec sglang serve ... "$@"`: the launch is judged on its own words and a
+note says the script's arguments are not known.
 """
 
 from __future__ import annotations
@@ -11,7 +13,16 @@ from __future__ import annotations
 import bisect
 import re
 
-from h3doctor.inputs.launch import Launch, Note, Segment, Unsupported, launch_start, mentions_sglang, shell_commands
+from h3doctor.inputs.launch import (
+    SCRIPT_ARGS,
+    Launch,
+    Note,
+    Segment,
+    Unsupported,
+    launch_start,
+    mentions_sglang,
+    shell_commands,
+)
 from h3doctor.located import Pos
 
 
@@ -36,7 +47,7 @@ def read_script(path: str, text: str) -> tuple[list[Launch], list[Note]]:
     exported: dict[str, str] = {}
     for number, line_text in _logical_lines(text):
         try:
-            commands = shell_commands(line_text[1])
+            commands = shell_commands(line_text[1], script_args=True)
         except Unsupported as exc:
             if mentions_sglang(line_text[1]):
                 notes.append(Note(path, lines.pos(line_text[0]), f"not understood ({exc}); this launch is not judged"))
@@ -53,8 +64,12 @@ def read_script(path: str, text: str) -> tuple[list[Launch], list[Note]]:
             if found is None:
                 continue
             start, prefix_env = found
-            mine = words[start:]
             base = line_text[0]
+            if any(w == SCRIPT_ARGS for w, _s, _e in words[start:]):
+                notes.append(Note(path, lines.pos(base + words[start][1]),
+                                  '"$@" passes on the script\'s own arguments (a container\'s command), which are not '
+                                  'known here: the launch is judged without them'))
+            mine = [w for w in words[start:] if w[0] != SCRIPT_ARGS]
             launches.append(Launch(
                 path=path, kind="shell", label=f"line {lines.pos(base + mine[0][1]).line}",
                 tokens=[w for w, _s, _e in mine], pos=lines.pos(base + mine[0][1]),

@@ -1,14 +1,21 @@
-"""Where in its file a finding points: the token of the flag it is about.
+"""Where in its file a finding points: the token of the word it is about.
 
-In order: the rule's `position` (the parse error's token), the first flag its fix names and the
-user typed, the first `args.*` its condition reads that the user typed; for an sglang `--config`
-file, the key of the file the finding is about; else the start of the launch.
+In order: the rule's `position` (the parse error's token); the token of the parse problem its
+condition reads (an unrecognized or abbreviated flag); the first flag its fix names and the user
+typed; the first token its fix changed (a strategy's change, mapped back to the user's command);
+the first `args.*` its condition reads, or flag its alternatives set, that the user typed; for an
+sglang `--config` file, the key of the file the finding is about; else the start of the launch.
+A finding met only while fixing is located the same way in the command the fix loop had then,
+and mapped back to the word of the user's command it came from.
 """
 
 from __future__ import annotations
 
+import difflib
+
 from h3doctor.engine.conditions import paths_of
-from h3doctor.engine.results import Evaluation, Finding
+from h3doctor.engine.results import CheckResult, Evaluation, Finding, FixStep
+from h3doctor.engine.strategies import PARSE_KIND
 from h3doctor.engine.ruleset import Rule
 from h3doctor.inputs.launch import Launch
 from h3doctor.located import Pos
@@ -20,6 +27,8 @@ _CONFIG_KEY_LISTS = ("config.removed_keys", "config.string_booleans", "config.mi
 _DERIVED_FROM = {
     "derived.local_gpus_needed": ("num_gpus", "nnodes"),
     "derived.visible_gpus": ("num_gpus",),
+    "derived.dp_tp_cfg": ("tp_size", "dp_size"),
+    "derived.ring_x_ulysses": ("ulysses_degree", "ring_degree"),
     "derived.config_removed_message": ("config.removed_keys",),
     # H3D950's fix is a strategy (config_false_on_command_line) that names no flag: point at the key
     "derived.string_false_keys": ("derived.config_string_false_keys",),
@@ -34,18 +43,13 @@ class Locator:
     def __init__(self, table: FlagTable) -> None:
         self.table = table
         self._dests: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+        self._parse_kinds: dict[str, frozenset[str]] = {}
 
     def dests(self, rule: Rule) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """(option dests the rule's fix names, dests and config lists its condition reads)."""
         if rule.id not in self._dests:
             options = self.table.options_for("serve")
-            fixed: list[str] = []
-            for op in rule.fix or ():
-                for spec in op.values():
-                    flag = spec.get("flag") if isinstance(spec, dict) else None
-                    action = options.get(flag) if flag else None
-                    if action is not None and action.dest not in fixed:
-                        fixed.append(action.dest)
+            fixed = _flag_dests(rule.fix or (), options, [])
             read: list[str] = []
             for p in paths_of(rule.when):
                 if p.startswith("args."):
@@ -57,24 +61,84 @@ class Locator:
                 for dest in _DERIVED_FROM.get(p, ()):
                     if dest not in fixed and dest not in read:
                         read.append(dest)
+            # a rule without a fix (or whose fix names no flag) is about the flags its alternatives set
+            for alt in rule.alternatives:
+                read = _flag_dests(alt.get("fix") or (), options, read, skip=fixed)
             self._dests[rule.id] = (tuple(fixed), tuple(read))
         return self._dests[rule.id]
 
-    def locate(self, finding: Finding, ev: Evaluation, launch: Launch) -> Pos:
+    def parse_kinds(self, rule: Rule) -> frozenset[str]:
+        """The parse-problem kinds (`parse.<kind>`) the rule's condition reads."""
+        if rule.id not in self._parse_kinds:
+            kinds = set()
+            for p in paths_of(rule.when):
+                if p.startswith("parse."):
+                    kind = p.removeprefix("parse.")
+                    for suffix in ("_message", "_position"):
+                        kind = kind.removesuffix(suffix)
+                    kinds.add(kind)
+            self._parse_kinds[rule.id] = frozenset(kinds)
+        return self._parse_kinds[rule.id]
+
+    def token_index(self, finding: Finding, ev: Evaluation, step: FixStep | None = None) -> int | None:
+        """Index in the evaluated command of the token the finding is about, or None."""
         rule = finding.rule
         cmd = ev.cmd
-        index = None
         if rule.position:
             value = ev.context.get(rule.position)
             if isinstance(value, int) and value >= 0:
-                index = cmd.prefix_len + value
+                return cmd.prefix_len + value
+        kinds = self.parse_kinds(rule)
+        if kinds:
+            problems = [p for p in cmd.problems if PARSE_KIND.get(p.kind, p.kind) in kinds]
+            said = [p for p in problems if p.message in finding.message]
+            chosen = min(said or problems, key=lambda p: p.start, default=None)
+            if chosen is not None:
+                return cmd.prefix_len + chosen.start
         fixed, read = self.dests(rule)
+        index = self._typed(cmd, fixed)
+        if index is not None:
+            return index
+        if step is not None:
+            # the tokens its fix changed (a changed value: the flag in front of it), the one of a
+            # flag the condition reads first
+            changed = [c.at - 1 if c.context and c.at > 0 else c.at for c in step.changes
+                       if c.removed and 0 <= c.at < len(cmd.tokens)]
+            options = self.table.options_for("serve")
+            about = [i for i in changed if getattr(options.get(cmd.tokens[i].split("=", 1)[0]), "dest", None) in read]
+            if about or changed:
+                return (about or changed)[0]
+        return self._typed(cmd, read)
+
+    @staticmethod
+    def _typed(cmd, dests) -> int | None:
+        for dest in dests:
+            occ = next((o for o in cmd.occurrences if o.dest == dest and o.option != "<model>"), None)
+            if occ is not None:
+                return cmd.prefix_len + occ.start
+        return None
+
+    def locate_step(self, step: FixStep, ev: Evaluation, launch: Launch) -> Pos:
+        """A finding met only while fixing: located in the command the round started from (`ev`,
+        that command's evaluation), mapped back to the user's word it came from."""
+        finding = next((f for f in ev.findings if f.rule.id == step.rule.id), None)
+        index = self.token_index(finding, ev, step) if finding is not None else None
         if index is None:
-            for dest in fixed + read:
-                occ = next((o for o in cmd.occurrences if o.dest == dest and o.option != "<model>"), None)
-                if occ is not None:
-                    index = cmd.prefix_len + occ.start
-                    break
+            index = next((c.at for c in step.changes if c.removed), None)
+        if index is not None:
+            original = map_index(list(step.argv), launch.tokens, index)
+            if original is not None and 0 <= original < len(launch.token_pos):
+                return launch.token_pos[original]
+        return launch.pos
+
+    def locate(self, finding: Finding, ev: Evaluation, launch: Launch, result: CheckResult | None = None) -> Pos:
+        step = None
+        if result is not None and not launch.key_pos:  # the first round's step: the tokens its fix changed
+            # (not for an sglang --config file, whose launch words are made up: its keys are located)
+            step = next((s for s in result.fix_steps if s.rule.id == finding.rule.id and not s.found_after_fix
+                         and s.argv == tuple(launch.tokens)), None)
+        index = self.token_index(finding, ev, step)
+        fixed, read = self.dests(finding.rule)
         if index is not None and 0 <= index < len(launch.token_pos):
             return launch.token_pos[index]
         if launch.key_pos:  # an sglang --config file: the key the finding is about
@@ -86,3 +150,33 @@ class Locator:
                 if dest in launch.key_pos:
                     return launch.key_pos[dest]
         return launch.pos
+
+
+def _flag_dests(ops, options, into: list[str], skip=()) -> list[str]:
+    """`into` plus the option dests of the flags the fix operations name."""
+    for op in ops:
+        for spec in op.values():
+            flag = spec.get("flag") if isinstance(spec, dict) else None
+            action = options.get(flag) if flag else None
+            if action is not None and action.dest not in into and action.dest not in skip:
+                into.append(action.dest)
+    return into
+
+
+def map_index(argv: list[str], original: list[str], index: int) -> int | None:
+    """Where token `index` of `argv` (a command the fix loop made from `original`) came from in
+    `original`: the same token, or the first of the tokens a change replaced."""
+    if argv == original:
+        return index
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, original, argv, autojunk=False).get_opcodes():
+        if j1 <= index < j2 or (j1 == j2 == index):
+            if tag == "equal" or (i2 - i1 == j2 - j1 and index < j2):
+                return i1 + (index - j1)
+            if i1 >= len(original):
+                return None
+            if i1 == i2 or index >= j2:
+                return i1
+            # several words became others (a flag respelt, its neighbour dropped): the most alike
+            word = argv[index]
+            return max(range(i1, i2), key=lambda i: difflib.SequenceMatcher(None, original[i], word).ratio())
+    return None

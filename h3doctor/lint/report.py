@@ -33,6 +33,8 @@ def record_dict(r: Record) -> dict[str, Any]:
         "launch": r.launch,
         "input_kind": r.kind,
         "cannot_verify": r.cannot_verify,
+        "cannot_verify_why": r.cannot_verify_why if r.cannot_verify else None,
+        "found_after_fix": r.found_after_fix,
         "suppressed": None if r.suppressed is None else {"kind": r.suppressed_by, "reason": r.suppressed},
         "fingerprint": r.fingerprint(),
     }
@@ -102,10 +104,10 @@ def check_findings(result, *, target: str | None, launch=None, table=None) -> li
     locator = Locator(table) if launch is not None and table is not None else None
     out = []
     for f in ev.findings:
-        pos = locator.locate(f, ev, launch) if locator else Pos(0, 0)
+        pos = locator.locate(f, ev, launch, result) if locator else Pos(0, 0)
         rec = Record(f.rule.id, f.severity, f.message, launch.path if launch else "", pos, target,
                      ev.hardware.description or target, launch.label if launch else "command line",
-                     launch.kind if launch else None, f.rule, f.cannot_verify)
+                     launch.kind if launch else None, f.rule, f.cannot_verify, cannot_verify_why=f.unknown_why or None)
         d = record_dict(rec)
         if launch is None:
             d["file"], d["line"], d["col"] = None, None, None

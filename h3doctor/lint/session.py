@@ -52,6 +52,8 @@ class Record:
     cannot_verify: bool = False
     suppressed: str | None = None  # why, when a suppression or ignore accepted it
     suppressed_by: str | None = None  # inSource | external
+    found_after_fix: bool = False  # sglang reports it only once the launch's first findings are fixed
+    cannot_verify_why: str | None = None  # with cannot_verify: what is not known
 
     def fingerprint(self) -> str:
         """Stable while lines move: the file, rule, target, launch and message, not the position."""
@@ -213,9 +215,23 @@ class LintSession:
                         continue
                     if _matches(ignore, rid):
                         continue
-                    pos = self.locator.locate(f, ev, launch)
+                    pos = self.locator.locate(f, ev, launch, result)
                     rec = Record(rid, f.severity, f.message, path, pos, target, hw.description or target,
-                                 launch.label, launch.kind, f.rule, f.cannot_verify)
+                                 launch.label, launch.kind, f.rule, f.cannot_verify,
+                                 cannot_verify_why=f.unknown_why or None)
+                    _apply_suppressions(rec, launch, inline)
+                    records.append(rec)
+                for step in result.fix_steps:  # what sglang reports once the first findings are fixed
+                    if not step.found_after_fix or not step.changes or step.evaluation is None:
+                        continue
+                    rid = step.rule.id
+                    if (select and not _matches(select, rid)) or _matches(ignore, rid):
+                        continue
+                    later = next((f for f in step.evaluation.findings if f.rule.id == rid), None)
+                    rec = Record(rid, later.severity if later else step.rule.severity, step.message, path,
+                                 self.locator.locate_step(step, step.evaluation, launch), target,
+                                 hw.description or target, launch.label, launch.kind, step.rule,
+                                 found_after_fix=True)
                     _apply_suppressions(rec, launch, inline)
                     records.append(rec)
             # a finding suppressed where it is located (off the launch's own lines) is held too;

@@ -8,6 +8,7 @@ import os
 import re
 from typing import Any
 
+from h3doctor.output.lint_text import qualified
 from h3doctor.shellwords import safe_text
 
 _LINE_BREAK = re.compile(r"(\r|\n)")
@@ -37,7 +38,7 @@ def lines(findings: list[dict[str, Any]]) -> list[str]:
                 props.append(f"col={f['col']}")
         props.append(f"title={escape_property(f['rule'])}")
         target = f" [target {f['target']}]" if f.get("target") else ""
-        out.append(f"::{_COMMAND[f['severity']]} {','.join(props)}::{escape_data(f['message'] + target)}")
+        out.append(f"::{_COMMAND[f['severity']]} {','.join(props)}::{escape_data(qualified(f) + target)}")
     return out
 
 

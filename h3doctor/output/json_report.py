@@ -73,10 +73,13 @@ def finding_dict(f: Finding, changes: list[str] | None = None) -> dict[str, Any]
         "title": r.title,
         "why": f.why or r.why,
         "fix": list(r.fix) if r.fix else None,
-        "fix_note": r.fix_note or None,
+        "fix_note": f.fix_note or r.fix_note or None,
         "sglang_where": r.where,
         "cannot_verify": f.cannot_verify,
-        "unknown_facts": f.unknown_facts,
+        # the facts a fuller profile could give; the engine's own verdicts it could not reach are
+        # said in words (cannot_verify_why), not by their internal context paths
+        "unknown_facts": [u for u in f.unknown_facts if not u.startswith("derived.")],
+        "cannot_verify_why": f.unknown_why or None,
         "detail": f.detail,
         "changes": list(changes or []),
     }

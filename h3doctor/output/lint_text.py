@@ -1,7 +1,7 @@
 """`lint` as plain text: one `path:line:col: ID severity [target] message` line per finding,
 suppressed ones left out, then each launch's corrected command per target and a summary line
 (`text`); the finding lines alone (`concise`, `--quiet`); or one line per rule with its count
-(`--statistics`)."""
+(`--statistics`). `qualified` is the message every lint format shows."""
 
 from __future__ import annotations
 
@@ -12,6 +12,18 @@ from h3doctor.shellwords import safe_text
 MESSAGE_LIMIT = 2000  # a longer message is shown as an excerpt (the JSON report has it whole)
 
 
+def qualified(f: dict[str, Any]) -> str:
+    """A finding's message as the text, SARIF and GitHub formats show it: a "cannot verify" one says
+    so first (and what is not known), one met only while fixing says when sglang reports it."""
+    text = f["message"]
+    if f.get("cannot_verify"):
+        why = f.get("cannot_verify_why")
+        text = f"cannot verify{f' ({why})' if why else ''}: {text}"
+    if f.get("found_after_fix"):
+        text = f"once the first findings are fixed: {text}"
+    return text
+
+
 def concise(report: dict[str, Any]) -> list[str]:
     """One line per finding that is not suppressed."""
     out = []
@@ -20,7 +32,7 @@ def concise(report: dict[str, Any]) -> list[str]:
             continue
         target = f" [{f['target']}]" if f.get("target") else ""
         out.append(f"{safe_text(str(f['file']))}:{f['line']}:{f['col']}: {f['rule']} {f['severity']}{safe_text(target)} "
-                   f"{safe_text(f['message'], MESSAGE_LIMIT)}")
+                   f"{safe_text(qualified(f), MESSAGE_LIMIT)}")
     return out
 
 

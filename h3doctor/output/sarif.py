@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from h3doctor import __version__
+from h3doctor.output.lint_text import qualified
 from h3doctor.shellwords import safe_text
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -49,10 +50,11 @@ def build(findings: list[dict[str, Any]], rules: list[dict[str, Any]], *, help_u
         result: dict[str, Any] = {
             "ruleId": f["rule"],
             "level": _LEVEL[f["severity"]],
-            "message": {"text": safe_text(f"{f['message']}{target}", MESSAGE_LIMIT)},
+            "message": {"text": safe_text(f"{qualified(f)}{target}", MESSAGE_LIMIT)},
             "partialFingerprints": {"h3doctor/v1": f["fingerprint"]},
             "properties": {"target": f.get("target"), "hardware": f.get("hardware"), "launch": f.get("launch"),
-                           "catalog": f.get("catalog_refs", []), "cannotVerify": f.get("cannot_verify", False)},
+                           "catalog": f.get("catalog_refs", []), "cannotVerify": f.get("cannot_verify", False),
+                           "foundAfterFix": f.get("found_after_fix", False)},
         }
         if f["rule"] in index:
             result["ruleIndex"] = index[f["rule"]]
