@@ -238,9 +238,11 @@ def rule_cmd(
     out.write(f"catalog {', '.join(match.catalog)}; sglang {match.where} ({match.versions}); "
               f"severity {match.severity}; fails at: {match.stage}\n")
     out.write("".join(f"  sglang {span}: {text}\n" for span, text in match.where_spans()) + "\n")
-    out.write(f"{match.says}: {match.message}\n\nwhy: {' '.join(match.why.split())}\n")
+    from h3doctor.engine.conditions import render_generic as g  # no launch: placeholders as <name>
+
+    out.write(f"{match.says}: {g(match.message)}\n\nwhy: {' '.join(g(match.why).split())}\n")
     if match.fix_note:
-        out.write(f"fix: {match.fix_note}\n")
+        out.write(f"fix: {g(match.fix_note)}\n")
     for alt in match.alternatives:
         out.write(f"alternative: {alt['gives_up']}\n")
     out.write("\nexamples:\n")

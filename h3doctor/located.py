@@ -44,6 +44,7 @@ class Scalar:
     single_line: bool
     raw_lines: tuple[str, ...] = ()  # for block scalars: the source lines of the value
     indent: int = 0
+    end: Pos | None = None  # where the scalar's source text ends
 
 
 @dataclass
@@ -209,5 +210,5 @@ class _Builder:
                 raw = raw[:-1]
             body = [ln for ln in raw if ln.strip()]
             indent = min((len(ln) - len(ln.lstrip(" ")) for ln in body), default=0)
-            return Scalar(_pos(start), style, False, tuple(ln[indent:] for ln in raw), indent)
-        return Scalar(_pos(start), style, start.line == end.line)
+            return Scalar(_pos(start), style, False, tuple(ln[indent:] for ln in raw), indent, _pos(end))
+        return Scalar(_pos(start), style, start.line == end.line, end=_pos(end))

@@ -202,5 +202,11 @@ def render(template: str, context: Mapping[str, Any]) -> str:
     return _PLACEHOLDER.sub(lambda m: _text(lookup(context, m.group(1)), bool(m.group(2))), template)
 
 
+def render_generic(template: str) -> str:
+    """A template with no launch to fill it (a rule's help): each placeholder shown as `<name>`,
+    the last part of its path (`{args.dp_size}` -> `<dp_size>`)."""
+    return _PLACEHOLDER.sub(lambda m: f"<{m.group(1).rsplit('.', 1)[-1]}>", template)
+
+
 def placeholders(template: str) -> list[str]:
     return [m.group(1) for m in _PLACEHOLDER.finditer(template)]

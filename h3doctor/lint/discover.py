@@ -121,6 +121,6 @@ def _walk(top: str, ignore: _Ignored, is_candidate, add) -> None:
         for name in sorted(files):
             if name.startswith("."):  # .h3doctor.yaml, editor and tool files
                 continue
-            path = os.path.join(directory, name)
+            path = os.path.normpath(os.path.join(directory, name))  # `configs/x.yaml`, not `./configs/x.yaml`
             if is_candidate(path) and not ignore.ignored_in(base, name, False, stop):
                 add(path)

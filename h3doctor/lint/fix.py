@@ -29,6 +29,7 @@ from h3doctor.errors import UsageError
 from h3doctor.inputs.launch import Launch, Segment
 from h3doctor.lint.applicability import unsafe_reasons
 from h3doctor.lint.session import LintRun, LintSession
+from h3doctor.lint.textedit import LineIndex, edit_words, scalar_spans
 from h3doctor.paths import replace_file, write_atomic
 from h3doctor.safeload import excerpt
 
@@ -44,8 +45,21 @@ class Change:
 
     @property
     def diff(self) -> str:
-        return "".join(difflib.unified_diff(self.before.splitlines(True), self.after.splitlines(True),
-                                            f"a/{self.path}", f"b/{self.path}"))
+        """A unified diff `git apply` takes: paths relative to the working directory, normalised
+        (`a/configs/x.yaml`, not `a/./configs/x.yaml`), and git's marker after a last line
+        without a newline."""
+        name = diff_path(self.path)
+        out = []
+        for line in difflib.unified_diff(self.before.splitlines(True), self.after.splitlines(True),
+                                         f"a/{name}", f"b/{name}"):
+            out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+        return "".join(out)
+
+
+def diff_path(path: str) -> str:
+    absolute = os.path.abspath(path)
+    rel = os.path.relpath(absolute)
+    return (absolute if rel.startswith("..") else rel).replace(os.sep, "/")
 
 
 @dataclass
@@ -274,11 +288,71 @@ def _apply(path: str, text: str, kind: str | None, edits: list[tuple[Launch, lis
         # apply all launches right to left
         flat.sort(key=lambda x: -x[0][0][0])
         for spans, seg_edits in flat:
-            text = _string_edit(text, spans, seg_edits)
+            text = edit_words(text, spans, seg_edits)
         return text
     if kind == "sglang-config":
         return _fix_config(path, text, edits[0][0], edits[0][1], session)
-    return _fix_yaml(path, text, edits)
+    return _in_text(path, text, edits) or _keeping_line_ends(text, lambda lf: _fix_yaml(path, lf, edits))
+
+
+def _keeping_line_ends(text: str, rewrite) -> str:
+    """`rewrite` on the text with `\n` line ends, the result given the file's CRLF back (the
+    round-trip writer writes `\n`)."""
+    if "\r\n" not in text or text.count("\r\n") != text.count("\n"):
+        return rewrite(text)
+    return rewrite(text.replace("\r\n", "\n")).replace("\n", "\r\n")
+
+
+def _in_text(path: str, text: str, edits: list[tuple[Launch, list[str]]]) -> str | None:
+    """Launches whose words are all in YAML strings, edited in the file's text where the words
+    stand (layout, continuations, quoting and line ends kept). None when a word cannot be found
+    there, or the edited file does not read back as the corrected words: the round-trip writer
+    then does it."""
+    from h3doctor.inputs.launch import Unsupported
+    from h3doctor.located import load_yaml
+    from h3doctor.safeload import LoadError
+
+    lines = LineIndex(text)
+    planned: list[tuple[list[tuple[int, int]], list, str | None]] = []
+    expected: dict[tuple[int, tuple], str] = {}
+    for launch, new in edits:
+        doc = launch.doc
+        if doc is None:
+            return None
+        for n, seg_edits in _segment_edits(launch, new).items():
+            seg = launch.segments[n]
+            scalar = doc.scalars.get(tuple(seg.path)) if seg.kind == "string" else None
+            value = _node_value(doc.data, seg.path)
+            spans = scalar_spans(text, lines, scalar, value, seg.spans) if scalar and isinstance(value, str) else None
+            if spans is None:
+                return None
+            planned.append((spans, seg_edits, scalar.style))
+            expected[(doc.index, tuple(seg.path))] = edit_words(value, seg.spans, seg_edits)
+    planned.sort(key=lambda p: -p[0][0][0])
+    after = text
+    for spans, seg_edits, style in planned:
+        after = edit_words(after, spans, seg_edits, style)
+    try:
+        docs = load_yaml(after, path)
+        for (index, seg_path), value in expected.items():
+            got = _node_value(docs[index].data, seg_path)
+            if not isinstance(got, str) or _words(got) != _words(value):
+                return None
+    except (LoadError, Unsupported, IndexError, KeyError, TypeError):
+        return None
+    return after
+
+
+def _words(script: str) -> list[list[str]]:
+    from h3doctor.inputs.launch import shell_commands
+
+    return [[w for w, _s, _e in command] for command in shell_commands(script)]
+
+
+def _node_value(data, path):
+    for key in path:
+        data = data[key]
+    return data
 
 
 def _yaml():
@@ -376,7 +450,7 @@ def _fix_yaml(path: str, text: str, edits: list[tuple[Launch, list[str]]]) -> st
             else:
                 parent = _node(docs, index, seg.path[:-1])
                 old = parent[seg.path[-1]]
-                value = _string_edit(str(old), seg.spans, seg_edits) if seg.spans else shlex.join(new)
+                value = edit_words(str(old), seg.spans, seg_edits) if seg.spans else shlex.join(new)
                 parent[seg.path[-1]] = type(old)(value) if type(old) is not str else value
     after = _dump_all(y, docs)
     _guard(text, after, allowed)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from h3doctor import __version__
+from h3doctor.engine.conditions import render_generic
 from h3doctor.engine.ruleset import Rule
 from h3doctor.lint.notices import NOTICES
 from h3doctor.lint.session import SEVERITY_RANK, LintRun, Record
@@ -43,13 +44,14 @@ def record_dict(r: Record) -> dict[str, Any]:
 def rule_meta(rules: list[Rule]) -> list[dict[str, Any]]:
     """Every rule and lint notice, for SARIF's tool.driver.rules."""
     out = []
+    g = render_generic
     for r in sorted(rules, key=lambda r: r.id):
-        help_text = (f"{r.title}\n\n{r.says}: {r.message}\n\nwhy: {' '.join(r.why.split())}\n"
-                     + (f"\nfix: {r.fix_note}\n" if r.fix_note else "")
+        help_text = (f"{g(r.title)}\n\n{r.says}: {g(r.message)}\n\nwhy: {' '.join(g(r.why).split())}\n"
+                     + (f"\nfix: {g(r.fix_note)}\n" if r.fix_note else "")
                      + f"\ncatalog {', '.join(r.catalog)}; sglang {r.where} ({r.versions}); fails at: {r.stage}"
                      + ("\n\nthe line per release:" if r.where_by_release else "")
                      + "".join(f"\n- sglang {span}: {text}" for span, text in r.where_spans()))
-        out.append({"id": r.id, "name": r.name, "title": r.title, "why": " ".join(r.why.split()), "help": help_text,
+        out.append({"id": r.id, "name": r.name, "title": g(r.title), "why": " ".join(g(r.why).split()), "help": help_text,
                     "severity": r.severity, "catalog_refs": list(r.catalog), "stage": r.stage})
     for rid, (name, severity, title, why) in sorted(NOTICES.items()):
         out.append({"id": rid, "name": name, "title": title, "why": why, "help": f"{title}\n\n{why}",
@@ -124,7 +126,7 @@ def rules_markdown(rules: list[Rule]) -> str:
            "SARIF help links point here: `<help_uri_base>/docs/rules.md#<id>`.\n"]
     for meta in rule_meta(rules):
         out.append(f'<a id="{meta["id"].lower()}"></a>\n\n## {meta["id"]} {meta["name"]}\n')
-        out.append(meta["help"] + "\n")
+        out.append(meta["help"].replace("<", "&lt;") + "\n")  # `<dp_size>` is text, not an HTML tag
         out.append(f"severity: {meta['severity']}\n")
     out += _derivations_markdown(rules)
     return "\n".join(out)

@@ -174,6 +174,8 @@ class LintSession:
         records: list[Record] = []
         for path in paths:
             files.append(self._lint_file(path, records, (named or {}).get(path, path)))
+        # by file, line and column (stable: on one word, sglang's order and then the targets')
+        records.sort(key=lambda r: (r.file, r.pos.line, r.pos.col))
         return LintRun(files, records, self.checks, self.fail_on)
 
     def _lint_file(self, path: str, records: list[Record], name: str) -> FileResult:

@@ -39,7 +39,7 @@ def build(findings: list[dict[str, Any]], rules: list[dict[str, Any]], *, help_u
         "name": r["name"],
         "shortDescription": {"text": r["title"]},
         "fullDescription": {"text": r["why"] or r["title"]},
-        "help": {"text": r["help"], "markdown": r["help"].replace("\n", "  \n")},
+        "help": {"text": r["help"], "markdown": r["help"].replace("<", "&lt;").replace("\n", "  \n")},
         "helpUri": help_uri(help_uri_base, r["id"]),
         "defaultConfiguration": {"level": _LEVEL[r["severity"]]},
         "properties": {"catalog": r["catalog_refs"], "stage": r["stage"], "tags": ["sglang", "minimax-h3"]},
@@ -64,6 +64,9 @@ def build(findings: list[dict[str, Any]], rules: list[dict[str, Any]], *, help_u
                 region["startColumn"] = f["col"]
             result["locations"] = [{"physicalLocation": {
                 "artifactLocation": {"uri": artifact_uri(f["file"])}, "region": region}}]
+        else:  # a launch given on the command line: no artifact, a logical location (SARIF 3.33)
+            result["locations"] = [{"logicalLocations": [{"name": f.get("launch") or "command line",
+                                                          "fullyQualifiedName": "command line", "kind": "module"}]}]
         if f.get("suppressed"):
             result["suppressions"] = [{"kind": f["suppressed"]["kind"], "justification": f["suppressed"]["reason"]}]
         results.append(result)

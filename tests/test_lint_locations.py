@@ -1,0 +1,283 @@
+"""lint on a repository shaped like real ones (tests/fixtures/repo: recipes as a string, a list, a
+README paste with `\\` line ends, a folded string and CRLF; an sglang --config file; Kubernetes;
+compose; a Docker entrypoint script; and YAML that is not a launch: a workflow, mkdocs,
+CloudFormation, a Helm chart, an integer-keyed table): every finding at the word it is about,
+the diff `git apply` takes, the file's layout and line ends kept, no placeholder left unfilled,
+"cannot verify" said in every format.
+
+The expected findings are tests/fixtures/repo-findings.json. After a deliberate change, regenerate
+it with `python tests/test_lint_locations.py --regenerate` and review the diff; the test only
+compares.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from h3doctor.lint.run import lint
+
+HERE = Path(__file__).parent
+FIXTURE = HERE / "fixtures" / "repo"
+GOLDEN = HERE / "fixtures" / "repo-findings.json"
+PLACEHOLDER = re.compile(r"\{[A-Za-z_][\w]*(\.[\w]+)+(!r)?\}")  # `{args.dp_size}`, not a dict's repr
+
+
+def _copy(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    shutil.copytree(FIXTURE, repo)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    return repo
+
+
+def _findings(report: dict) -> list[dict]:
+    keys = ("file", "line", "col", "rule", "severity", "target", "found_after_fix", "cannot_verify")
+    return [{k: f.get(k) for k in keys} for f in report["findings"]]
+
+
+def _lint(repo: Path, monkeypatch, *args: str, **kw) -> tuple[int, str]:
+    monkeypatch.chdir(repo)
+    return lint(list(args) or ["."], **kw)
+
+
+@pytest.fixture(scope="module")
+def golden() -> list[dict]:
+    return json.loads(GOLDEN.read_text(encoding="utf-8"))
+
+
+def test_every_finding_is_where_the_golden_file_says(tmp_path, monkeypatch, golden):
+    repo = _copy(tmp_path)
+    code, out = _lint(repo, monkeypatch, format="json")
+    assert code == 1
+    assert _findings(json.loads(out)) == golden
+
+
+def test_findings_are_sorted_by_file_line_and_column_in_every_format(tmp_path, monkeypatch):
+    repo = _copy(tmp_path)
+    _code, out = _lint(repo, monkeypatch, format="json")
+    found = [(f["file"], f["line"], f["col"]) for f in json.loads(out)["findings"]]
+    assert found == sorted(found) and len(found) > 10
+    _code, text = _lint(repo, monkeypatch)
+    rows = [ln.split(": ", 1)[0].rsplit(":", 2) for ln in text.splitlines() if re.match(r"^\S+:\d+:\d+: ", ln)]
+    assert [(p, int(a), int(b)) for p, a, b in rows] == found
+    _code, gh = _lint(repo, monkeypatch, format="github")
+    props = [re.search(r"file=([^,]+),line=(\d+),col=(\d+)", ln).groups() for ln in gh.splitlines()]
+    assert [(p, int(a), int(b)) for p, a, b in props] == [f for f in found]
+    _code, sarif = _lint(repo, monkeypatch, format="sarif")
+    regions = [(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+                r["locations"][0]["physicalLocation"]["region"]["startLine"],
+                r["locations"][0]["physicalLocation"]["region"]["startColumn"])
+               for r in json.loads(sarif)["runs"][0]["results"]]
+    assert regions == found
+
+
+def _at(report: dict, file: str, rule: str) -> tuple[int, int]:
+    [f] = [f for f in report["findings"] if f["file"] == file and f["rule"] == rule]
+    return f["line"], f["col"]
+
+
+def _word_at(repo: Path, file: str, line: int, col: int) -> str:
+    text = (repo / file).read_text(encoding="utf-8").splitlines()[line - 1]
+    return re.split(r"[\s\"',:\]]", text[col - 1:])[0]
+
+
+@pytest.mark.parametrize("file, rule, word", [
+    ("recipes/typo.yaml", "H3D020", "--ulysses_degree"),  # a recipe string
+    ("recipes/typo.yaml", "H3D021", "--tp"),
+    ("recipes/list.yaml", "H3D228", "--ulysses-degree"),  # a recipe list, a finding its strategy fixes
+    ("recipes/readme-paste.yaml", "H3D021", "--tp"),  # a block scalar with `\` line ends
+    ("recipes/folded.yaml", "H3D228", "--ulysses-degree"),  # a folded scalar
+    ("recipes/crlf.yaml", "H3D228", "--ulysses-degree"),
+    ("recipes/hybrid.yaml", "H3D405", "--model-variant"),  # no automatic fix
+    ("deploy/k8s/deployment.yaml", "H3D020", "--ulysses_degree"),  # Kubernetes args
+    ("deploy/k8s/deployment.yaml", "H3D021", "--tp"),
+    ("deploy/compose.yaml", "H3D228", "--ulysses-degree"),  # a compose string
+    ("scripts/entrypoint.sh", "H3D021", "--tp"),  # a script's continued line
+    ("configs/server.yaml", "H3D032", "warmup"),  # an sglang --config file: the key
+])
+def test_a_finding_points_at_its_word_in_every_input_kind(tmp_path, monkeypatch, file, rule, word):
+    repo = _copy(tmp_path)
+    _code, out = _lint(repo, monkeypatch, format="json")
+    line, col = _at(json.loads(out), file, rule)
+    assert _word_at(repo, file, line, col) == word
+
+
+def test_a_finding_met_only_while_fixing_points_at_the_word_it_came_from(tmp_path, monkeypatch):
+    repo = _copy(tmp_path)
+    (repo / "recipes" / "typo.yaml").write_text(
+        "profile: 4xH200\ncommand: sglang serve MiniMaxAI/MiniMax-H3 --num-gpus 4 --ulysses_degree 2\n")
+    _code, out = _lint(repo, monkeypatch, "recipes/typo.yaml", format="json")
+    later = [f for f in json.loads(out)["findings"] if f["found_after_fix"]]
+    assert [f["rule"] for f in later] == ["H3D228"]  # ulysses 2 of 4 GPUs, once the spelling is fixed
+    assert _word_at(repo, "recipes/typo.yaml", later[0]["line"], later[0]["col"]) == "--ulysses_degree"
+    _code, text = _lint(repo, monkeypatch, "recipes/typo.yaml")
+    assert "H3D228 error [4xH200] once the first findings are fixed: sp_degree" in text
+
+
+def test_a_readme_paste_is_one_command_and_is_fixed_in_its_layout(tmp_path, monkeypatch):
+    repo = _copy(tmp_path)
+    _code, out = _lint(repo, monkeypatch, "recipes/readme-paste.yaml", format="json")
+    report = json.loads(out)
+    assert "H3D020" not in {f["rule"] for f in report["findings"]}  # no blank "unrecognized arguments"
+    assert report["files"][0]["launches"][0]["argv"][-2:] == ["--tp", "1"]
+    before = (repo / "recipes" / "readme-paste.yaml").read_text()
+    _lint(repo, monkeypatch, "recipes/readme-paste.yaml", fix=True)
+    after = (repo / "recipes" / "readme-paste.yaml").read_text()
+    assert after == before.replace("    --tp 1\n", "    --tp-size 1\n")
+
+
+@pytest.mark.parametrize("name, text, expected", [
+    ("folded.yaml", "profile: 4xH200\ncommand: >-\n  sglang serve MiniMaxAI/MiniMax-H3\n  --num-gpus 4\n  --ulysses-degree 2\n",
+     "profile: 4xH200\ncommand: >-\n  sglang serve MiniMaxAI/MiniMax-H3\n  --num-gpus 4\n  --ulysses-degree 4\n"),
+    ("quoted.yaml", 'profile: 4xH200\ncommand: "sglang serve MiniMaxAI/MiniMax-H3\n  --num-gpus 4\n  --ulysses-degree 2"\n',
+     'profile: 4xH200\ncommand: "sglang serve MiniMaxAI/MiniMax-H3\n  --num-gpus 4\n  --ulysses-degree 4"\n'),
+    ("continued.yaml", "profile: 4xH200\ncommand: |\n  sglang serve MiniMaxAI/MiniMax-H3 \\\n    --num-gpus 4 \\\n"
+     "    --ulysses-degree 4 \\\n    --zzzz-no-such-flag\n",  # dropped from the last line: its `\` goes too
+     "profile: 4xH200\ncommand: |\n  sglang serve MiniMaxAI/MiniMax-H3 \\\n    --num-gpus 4 \\\n    --ulysses-degree 4\n"),
+])
+def test_fix_keeps_a_continued_string_on_its_lines(tmp_path, monkeypatch, name, text, expected):
+    path = tmp_path / name
+    path.write_text(text)
+    code, _out = _lint(tmp_path, monkeypatch, name, fix=True, no_config=True)
+    assert code == 0 and path.read_text() == expected
+    assert lint([name], diff=True, no_config=True)[1] == ""  # a second fix changes nothing
+
+
+def test_exec_sglang_serve_with_the_containers_arguments_is_read(tmp_path, monkeypatch):
+    repo = _copy(tmp_path)
+    _code, out = _lint(repo, monkeypatch, "scripts/entrypoint.sh", format="json")
+    report = json.loads(out)
+    [launch] = report["files"][0]["launches"]
+    assert launch["argv"][:3] == ["sglang", "serve", "MiniMaxAI/MiniMax-H3"] and "$@" not in " ".join(launch["argv"])
+    notes = [f for f in report["findings"] if f["rule"] == "H3DL002"]
+    assert notes and '"$@"' in notes[0]["message"] and (notes[0]["line"], notes[0]["col"]) == (4, 6)
+
+
+def test_the_diff_applies_with_git_and_the_fix_keeps_line_ends(tmp_path, monkeypatch):
+    repo = _copy(tmp_path)
+    code, diff = _lint(repo, monkeypatch, diff=True)
+    assert code == 1 and "a/./" not in diff and "--- a/recipes/crlf.yaml" in diff
+    patch = tmp_path / "fix.diff"
+    patch.write_bytes(_only_diff(diff).encode())
+    proc = subprocess.run(["git", "apply", "--check", "-v", str(patch)], cwd=repo, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    _lint(repo, monkeypatch, fix=True)
+    crlf = (repo / "recipes" / "crlf.yaml").read_bytes()
+    assert crlf.count(b"\r\n") == crlf.count(b"\n") and b'- "4"\r\n' in crlf.split(b"--ulysses-degree")[1]
+    assert lint(["."], diff=True)[1].count("--- a/") == 0  # fixed: nothing left to change
+
+
+def _only_diff(text: str) -> str:
+    """The diff part of `lint --diff` output (notes about files not fixed follow it)."""
+    return "".join(ln for ln in text.splitlines(True) if not re.match(r"^\S+: not fixed: ", ln))
+
+
+def test_files_that_are_not_launches_are_skipped(tmp_path, monkeypatch):
+    repo = _copy(tmp_path)
+    names = [".github/workflows/ci.yml", "mkdocs.yml", "infra/stack.yaml", "deploy/chart/Chart.yaml", "docs/errors.yaml"]
+    code, out = _lint(repo, monkeypatch, *names, format="json")
+    report = json.loads(out)
+    assert code == 0 and report["findings"] == [] and all(f["kind"] is None for f in report["files"])
+
+
+# --- placeholders, cannot verify, SARIF without a file ----------------------------------------
+
+def _placeholders(text: str) -> list[str]:
+    return [m.group(0) for m in PLACEHOLDER.finditer(text)]
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "github"])
+def test_no_placeholder_is_left_in_any_lint_format(tmp_path, monkeypatch, fmt):
+    write = tmp_path.joinpath
+    write("old.yaml").write_text('profile: 4xH200\nsglang_version: "0.5.16"\ncommand: sglang serve MiniMaxAI/MiniMax-H3 --num-gpus 4\n')
+    write("omni.yaml").write_text('profile: 4xH200\nsglang_version: "0.5.22"\n'
+                                  "command: sglang serve FastVideo/FastVideo-FastH3-Omni-8-Step-V1 --num-gpus 4\n")
+    write("steps.yaml").write_text("profile: 4xH200\ncommand: sglang generate --model-path FastVideo/FastVideo-FastH3-Omni-8-Step-V1"
+                                   " --num-gpus 4 --num-inference-steps 30 --prompt cat\n")
+    code, out = _lint(tmp_path, monkeypatch, "old.yaml", "omni.yaml", "steps.yaml", format=fmt, no_config=True)
+    assert code == 1
+    assert _placeholders(out) == []  # SARIF: the rule help texts too
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_no_placeholder_is_left_in_check_output(cli, fmt):
+    for args in (["--sglang-version", "0.5.16", "--", "sglang", "serve", "MiniMaxAI/MiniMax-H3", "--num-gpus", "4"],
+                 ["--sglang-version", "0.5.22", "--", "sglang", "serve", "FastVideo/FastVideo-FastH3-Omni-8-Step-V1"],
+                 ["--", "sglang", "generate", "--model-path", "FastVideo/FastVideo-FastH3-Omni-8-Step-V1",
+                  "--num-inference-steps", "30", "--prompt", "cat"]):
+        code, data, err = cli("check", "--profile", "4xH200", *(["--format", fmt] if fmt == "text" else []), *args,
+                              json_output=fmt == "json")
+        assert code == 1, err
+        assert _placeholders(data if isinstance(data, str) else json.dumps(data)) == []
+
+
+def test_every_rule_help_is_rendered_generically(rules):
+    from h3doctor.lint.report import rule_meta
+
+    metas = rule_meta(rules)
+    assert not [m["id"] for m in metas if _placeholders(m["help"] + m["why"] + m["title"])]
+    h3d003 = next(m for m in metas if m["id"] == "H3D003")
+    assert "sglang>=<needs_at_least>" in h3d003["help"]
+
+
+UNCERTAIN = ("profile: 1xRTX5090\ncommand: sglang serve MiniMaxAI/MiniMax-H3 --performance-mode speed "
+             "--component-weights-paths.transformer /models/mine.safetensors\n")
+
+
+@pytest.mark.parametrize("fmt", ["text", "sarif", "github"])
+def test_an_uncertain_memory_estimate_says_cannot_verify(tmp_path, monkeypatch, fmt):
+    tmp_path.joinpath("r.yaml").write_text(UNCERTAIN)
+    _code, out = _lint(tmp_path, monkeypatch, "r.yaml", format=fmt, no_config=True)
+    lines = [ln for ln in out.splitlines() if "H3D540" in ln and "OutOfMemoryError" in ln]
+    if fmt == "sarif":
+        [result] = [r for r in json.loads(out)["runs"][0]["results"] if r["ruleId"] == "H3D540"]
+        lines = [result["message"]["text"]]
+        assert result["properties"]["cannotVerify"] is True
+    assert lines and all("cannot verify (the memory estimate is not certain here: the transformer weights are replaced"
+                         in ln for ln in lines)
+
+
+def test_json_says_why_it_cannot_verify_in_words(tmp_path, monkeypatch, cli):
+    tmp_path.joinpath("r.yaml").write_text(UNCERTAIN)
+    _code, out = _lint(tmp_path, monkeypatch, "r.yaml", format="json", no_config=True)
+    [f] = [f for f in json.loads(out)["findings"] if f["rule"] == "H3D540"]
+    assert f["cannot_verify"] and "replaced" in f["cannot_verify_why"]
+    code, data, _err = cli("check", "--recipe", str(tmp_path / "r.yaml"))
+    [c] = [f for f in data["findings"] if f["rule"] == "H3D540"]
+    assert c["cannot_verify"] and "replaced" in c["cannot_verify_why"]
+    assert "derived.memory" not in json.dumps(c["unknown_facts"]) and "derived.memory.load_over" not in out
+
+
+def test_check_sarif_without_a_file_has_a_logical_location(cli):
+    from tests.test_lint import _sarif_validator
+
+    code, out, err = cli("check", "--profile", "4xH200", "--format", "sarif", "--", "sglang", "serve",
+                         "MiniMaxAI/MiniMax-H3", "--num-gpus", "4", "--ulysses-degree", "2", json_output=False)
+    doc = json.loads(out)
+    results = doc["runs"][0]["results"]
+    assert code == 1 and results and all(r.get("locations") for r in results)
+    assert results[0]["locations"][0]["logicalLocations"][0]["fullyQualifiedName"] == "command line"
+    assert not list(_sarif_validator().iter_errors(doc))
+
+
+def _regenerate() -> None:
+    import os
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        repo = Path(tmp) / "repo"
+        shutil.copytree(FIXTURE, repo)
+        os.chdir(repo)
+        _code, out = lint(["."], format="json")
+    GOLDEN.write_text(json.dumps(_findings(json.loads(out)), indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {GOLDEN.relative_to(HERE.parent)}")
+
+
+if __name__ == "__main__" and sys.argv[1:] == ["--regenerate"]:
+    _regenerate()
