@@ -384,7 +384,7 @@ def test_gitignored_files_are_not_linted(tmp_path):
     write(tmp_path, "generated/r.yaml", BROKEN)
     write(tmp_path, "ok.yaml", "targets: [4xH200]\ncommand: sglang serve MiniMaxAI/MiniMax-H3 --num-gpus 4\n")
     code, report = lint_json(".", cwd=tmp_path)
-    assert code == 0 and [f["path"] for f in report["files"]] == ["./ok.yaml"]
+    assert code == 0 and [f["path"] for f in report["files"]] == ["ok.yaml"]  # normalised: not ./ok.yaml
     code, report = lint_json("generated/r.yaml", cwd=tmp_path)  # named explicitly: read
     assert code == 1
 

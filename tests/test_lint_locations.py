@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from h3doctor.lint.run import lint
+from h3doctor.output.formats import render
 
 HERE = Path(__file__).parent
 FIXTURE = HERE / "fixtures" / "repo"
@@ -41,9 +42,15 @@ def _findings(report: dict) -> list[dict]:
     return [{k: f.get(k) for k in keys} for f in report["findings"]]
 
 
-def _lint(repo: Path, monkeypatch, *args: str, **kw) -> tuple[int, str]:
+def _lint(repo: Path, monkeypatch, *args: str, format: str = "text", **kw) -> tuple[int, str]:
+    """lint in this process, from `repo`, rendered as the CLI renders `--format`."""
     monkeypatch.chdir(repo)
-    return lint(list(args) or ["."], **kw)
+    return _render(list(args) or ["."], format, **kw)
+
+
+def _render(paths: list[str], format: str = "text", **kw) -> tuple[int, str]:
+    code, report = lint(paths, **kw)
+    return code, render("lint", format, report)
 
 
 @pytest.fixture(scope="module")
@@ -146,7 +153,7 @@ def test_fix_keeps_a_continued_string_on_its_lines(tmp_path, monkeypatch, name, 
     path.write_text(text)
     code, _out = _lint(tmp_path, monkeypatch, name, fix=True, no_config=True)
     assert code == 0 and path.read_text() == expected
-    assert lint([name], diff=True, no_config=True)[1] == ""  # a second fix changes nothing
+    assert _render([name], diff=True, no_config=True)[1] == ""  # a second fix changes nothing
 
 
 def test_exec_sglang_serve_with_the_containers_arguments_is_read(tmp_path, monkeypatch):
@@ -170,7 +177,7 @@ def test_the_diff_applies_with_git_and_the_fix_keeps_line_ends(tmp_path, monkeyp
     _lint(repo, monkeypatch, fix=True)
     crlf = (repo / "recipes" / "crlf.yaml").read_bytes()
     assert crlf.count(b"\r\n") == crlf.count(b"\n") and b'- "4"\r\n' in crlf.split(b"--ulysses-degree")[1]
-    assert lint(["."], diff=True)[1].count("--- a/") == 0  # fixed: nothing left to change
+    assert _render(["."], diff=True)[1].count("--- a/") == 0  # fixed: nothing left to change
 
 
 def _only_diff(text: str) -> str:
@@ -274,7 +281,7 @@ def _regenerate() -> None:
         repo = Path(tmp) / "repo"
         shutil.copytree(FIXTURE, repo)
         os.chdir(repo)
-        _code, out = lint(["."], format="json")
+        _code, out = _render(["."], "json")
     GOLDEN.write_text(json.dumps(_findings(json.loads(out)), indent=1) + "\n", encoding="utf-8")
     print(f"wrote {GOLDEN.relative_to(HERE.parent)}")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import struct
 from dataclasses import replace
@@ -13,10 +14,12 @@ import yaml
 from h3doctor.engine.check import check
 from h3doctor.engine.ruleset import load_rules
 from h3doctor.host.profiles import load_profile
+from h3doctor.output.json_report import finding_dict
 from h3doctor.sglang import releases
 from h3doctor.sglang.flagtable import load_flag_table
 
 RULES = load_rules()
+PLACEHOLDER = re.compile(r"\{[A-Za-z_]\w*(?:\.\w+)+(?:!r)?\}")  # `{args.dp_size}`, not a dict's repr
 CASES = [(rule, ex) for rule in RULES for ex in rule.examples]
 
 
@@ -45,6 +48,10 @@ def test_rule_example(rule, example, tmp_path):
     intent = example.get("intent", {})
     result = check(shlex.split(example["argv"]), hw, RULES, table, env, intent, release=release)
     fired = [f for f in result.evaluation.findings if f.rule.id == rule.id]
+    said = json.dumps([finding_dict(f) for f in result.evaluation.findings]
+                      + [s.message for s in result.fix_steps] + result.gives_up + result.fix_notes
+                      + [g for a in result.alternatives for g in a.gives_up])
+    assert not PLACEHOLDER.findall(said), f"unfilled placeholders: {PLACEHOLDER.findall(said)}"
     if example["expect"] == "pass":
         assert not fired, f"{rule.id} fired on its passing example: {[f.message for f in fired]}"
         return

@@ -223,14 +223,17 @@ class LintSession:
                                  cannot_verify_why=f.unknown_why or None)
                     _apply_suppressions(rec, launch, inline)
                     records.append(rec)
-                for step in result.fix_steps:  # what sglang reports once the first findings are fixed
+                # what sglang reports once the first errors are fixed: only while every earlier round
+                # fixed an error (after a fixed warning the command is h3doctor's, not the user's)
+                for n, step in enumerate(result.fix_steps):
+                    if any(_severity(s) != "error" for s in result.fix_steps[:n]):
+                        break
                     if not step.found_after_fix or not step.changes or step.evaluation is None:
                         continue
                     rid = step.rule.id
                     if (select and not _matches(select, rid)) or _matches(ignore, rid):
                         continue
-                    later = next((f for f in step.evaluation.findings if f.rule.id == rid), None)
-                    rec = Record(rid, later.severity if later else step.rule.severity, step.message, path,
+                    rec = Record(rid, _severity(step) or step.rule.severity, step.message, path,
                                  self.locator.locate_step(step, step.evaluation, launch), target,
                                  hw.description or target, launch.label, launch.kind, step.rule,
                                  found_after_fix=True)
@@ -255,6 +258,12 @@ class LintSession:
                 if ig.rule not in used:
                     records.append(_notice("H3DL001", f"unused recipe ignore of {ig.rule}", path, ig.pos))
         return out
+
+
+def _severity(step) -> str | None:
+    """The severity of the finding a fix round fixed, in the command it started from."""
+    found = next((f for f in step.evaluation.findings if f.rule.id == step.rule.id), None) if step.evaluation else None
+    return found.severity if found else None
 
 
 def load_profile_mapping(name: str, count: int) -> HardwareFacts:
