@@ -114,6 +114,8 @@ def check_findings(result, *, target: str | None, launch=None, table=None) -> li
         if launch is None:
             d["file"], d["line"], d["col"] = None, None, None
         out.append(d)
+    if launch is not None:  # by line and column, as lint sorts them (stable: sglang's order on one word)
+        out.sort(key=lambda d: (d["line"], d["col"]))
     return out
 
 
