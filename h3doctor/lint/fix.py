@@ -3,14 +3,17 @@ editing only the tokens that change, where they are.
 
 * a YAML list of words (recipe `command: [...]`, Kubernetes `command`/`args`, compose lists):
   items are replaced, inserted or deleted in place;
-* a YAML string of shell words (or an `sh -c` script): the changed words' spans are replaced;
+* a YAML string of shell words (or an `sh -c` script): the changed words are replaced in the
+  file's text where they stand (textedit.py), so a multi-line string keeps its lines, backslash
+  continuations and quoting; the edited file must read back as the corrected words;
 * a shell script: the file text is edited at the words' offsets;
 * an sglang `--config` file: the keys the corrected launch sets are set in the file.
 
-YAML goes through ruamel.yaml's round-trip mode (comments, key order, quoting kept); a result
-that would change any line outside the launch is refused rather than written. Writes are atomic
-(a new file renamed over the old one in its folder), and never go through a link to a file
-outside the trees `lint` was given: such a file is left as it is and the report says so.
+Lists (and strings whose words are not in the source verbatim) go through ruamel.yaml's
+round-trip mode (comments, key order, quoting kept); a result that would change any line outside
+the launch is refused rather than written. CRLF files keep CRLF. Writes are atomic (a new file
+renamed over the old one in its folder), and never go through a link to a file outside the trees
+`lint` was given: such a file is left as it is and the report says so.
 """
 
 from __future__ import annotations
@@ -291,13 +294,13 @@ def _apply(path: str, text: str, kind: str | None, edits: list[tuple[Launch, lis
             text = edit_words(text, spans, seg_edits)
         return text
     if kind == "sglang-config":
-        return _fix_config(path, text, edits[0][0], edits[0][1], session)
+        return _keeping_line_ends(text, lambda lf: _fix_config(path, lf, edits[0][0], edits[0][1], session))
     return _in_text(path, text, edits) or _keeping_line_ends(text, lambda lf: _fix_yaml(path, lf, edits))
 
 
 def _keeping_line_ends(text: str, rewrite) -> str:
-    """`rewrite` on the text with `\n` line ends, the result given the file's CRLF back (the
-    round-trip writer writes `\n`)."""
+    """`rewrite` on the text with LF line ends, the result given the file's CRLF back (the
+    round-trip writer writes LF)."""
     if "\r\n" not in text or text.count("\r\n") != text.count("\n"):
         return rewrite(text)
     return rewrite(text.replace("\r\n", "\n")).replace("\n", "\r\n")

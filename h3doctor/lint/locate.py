@@ -15,8 +15,8 @@ import difflib
 
 from h3doctor.engine.conditions import paths_of
 from h3doctor.engine.results import CheckResult, Evaluation, Finding, FixStep
-from h3doctor.engine.strategies import PARSE_KIND
 from h3doctor.engine.ruleset import Rule
+from h3doctor.engine.strategies import PARSE_KIND
 from h3doctor.inputs.launch import Launch
 from h3doctor.located import Pos
 from h3doctor.sglang.flagtable import FlagTable
