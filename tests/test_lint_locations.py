@@ -166,6 +166,18 @@ def test_exec_sglang_serve_with_the_containers_arguments_is_read(tmp_path, monke
     assert notes and '"$@"' in notes[0]["message"] and (notes[0]["line"], notes[0]["col"]) == (4, 6)
 
 
+def test_a_launch_after_a_command_with_an_expansion_is_read(tmp_path, monkeypatch):
+    script = tmp_path / "start.sh"
+    script.write_text('#!/bin/sh\ncd "$APP_HOME" && exec sglang serve MiniMaxAI/MiniMax-H3 --num-gpus 4 --tp 1 \\\n'
+                      '  --ulysses-degree 4\necho "$X"; sglang serve MiniMaxAI/MiniMax-H3 --num-gpus "$N"\n')
+    _code, out = _lint(tmp_path, monkeypatch, "start.sh", format="json", targets=("4xH200",), no_config=True)
+    report = json.loads(out)
+    assert [launch["argv"][-1] for launch in report["files"][0]["launches"]] == ["4"]  # the first, judged
+    assert (_at(report, "start.sh", "H3D021")) == (2, 71)  # its `--tp`
+    [note] = [f for f in report["findings"] if f["rule"] == "H3DL002"]
+    assert (note["line"], note["col"]) == (4, 11) and '"$N"' in note["message"]  # the second, said so
+
+
 def test_the_diff_applies_with_git_and_the_fix_keeps_line_ends(tmp_path, monkeypatch):
     repo = _copy(tmp_path)
     code, diff = _lint(repo, monkeypatch, diff=True)

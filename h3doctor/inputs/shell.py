@@ -45,14 +45,8 @@ def read_script(path: str, text: str) -> tuple[list[Launch], list[Note]]:
     launches: list[Launch] = []
     notes: list[Note] = []
     exported: dict[str, str] = {}
-    for number, line_text in _logical_lines(text):
-        try:
-            commands = shell_commands(line_text[1], script_args=True)
-        except Unsupported as exc:
-            if mentions_sglang(line_text[1]):
-                notes.append(Note(path, lines.pos(line_text[0]), f"not understood ({exc}); this launch is not judged"))
-            continue
-        for words in commands:
+    for _number, (line_base, line) in _logical_lines(text):
+        for base, words in _commands(path, line_base, line, lines, notes):
             texts = [w for w, _s, _e in words]
             if texts and texts[0] == "export":
                 for word in texts[1:]:
@@ -64,7 +58,6 @@ def read_script(path: str, text: str) -> tuple[list[Launch], list[Note]]:
             if found is None:
                 continue
             start, prefix_env = found
-            base = line_text[0]
             if any(w == SCRIPT_ARGS for w, _s, _e in words[start:]):
                 notes.append(Note(path, lines.pos(base + words[start][1]),
                                   '"$@" passes on the script\'s own arguments (a container\'s command), which are not '
@@ -77,6 +70,54 @@ def read_script(path: str, text: str) -> tuple[list[Launch], list[Note]]:
                 segments=[Segment("text", None, 0, [(base + s, base + e) for _w, s, e in mine])],
             ))
     return launches, notes
+
+
+def _commands(path: str, base: int, line: str, lines: _Lines, notes: list[Note]):
+    """(offset, words) of each simple command of a logical line. A line the word splitter does not
+    model (an expansion somewhere) is split at its unquoted `;`, `&&`, `||`, `|` and each part read
+    on its own: `cd "$APP" && exec sglang serve ...` is judged; a part that still is not
+    understood and mentions sglang is reported."""
+    try:
+        return [(base, words) for words in shell_commands(line, script_args=True)]
+    except Unsupported as exc:
+        first = exc
+    out = []
+    parts = _top_level_parts(line)
+    for start, part in parts if len(parts) > 1 else ():
+        try:
+            out += [(base + start, words) for words in shell_commands(part, script_args=True)]
+        except Unsupported as exc:
+            if mentions_sglang(part):
+                notes.append(Note(path, lines.pos(base + start), f"not understood ({exc}); this launch is not judged"))
+    if len(parts) <= 1 and mentions_sglang(line):
+        notes.append(Note(path, lines.pos(base), f"not understood ({first}); this launch is not judged"))
+    return out
+
+
+def _top_level_parts(line: str) -> list[tuple[int, str]]:
+    """The line cut at `;`, `&`, `|` outside quotes, `$(...)` and backticks: (offset, text) each."""
+    parts, start, i, depth, quote = [], 0, 0, 0, None
+    while i < len(line):
+        c = line[i]
+        if c == "\\" and quote != "'":
+            i += 2
+            continue
+        if quote:
+            quote = None if c == quote else quote
+        elif c in "'\"`":
+            quote = c
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth = max(depth - 1, 0)
+        elif c in ";&|" and depth == 0:
+            parts.append((start, line[start:i]))
+            while i + 1 < len(line) and line[i + 1] in "&|":
+                i += 1
+            start = i + 1
+        i += 1
+    parts.append((start, line[start:]))
+    return [(o, p) for o, p in parts if p.strip()]
 
 
 _UNQUOTED_STOP = re.compile(r"['\"\\#\n]")  # what can start a quote, escape, comment or end the line
