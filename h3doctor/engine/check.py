@@ -95,8 +95,8 @@ def unknown_why(unknown: list[str], ctx: dict[str, Any]) -> str:
     if any(u.startswith("derived.memory.") for u in unknown):
         if ctx.get("derived.memory.capacity_gib") is None:
             reason = "the GPU's memory is not known"
-        elif ctx.get("derived.memory.uncertain"):
-            reason = ctx["derived.memory.uncertain"]
+        elif (ctx.get("derived.memory") or {}).get("uncertain"):  # the budget's own words
+            reason = "; ".join(ctx["derived.memory"]["uncertain"])
         else:
             reason = "it depends on whether the text encoder is folded over the GPUs, which their unknown P2P topology decides"
         said.append(f"the memory estimate is not certain here: {reason}")
