@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from h3doctor.lint.run import lint
+from h3doctor.lint.run import LintOptions, lint
 from h3doctor.output.formats import render
 
 HERE = Path(__file__).parent
@@ -49,7 +49,7 @@ def _lint(repo: Path, monkeypatch, *args: str, format: str = "text", **kw) -> tu
 
 
 def _render(paths: list[str], format: str = "text", **kw) -> tuple[int, str]:
-    code, report = lint(paths, **kw)
+    code, report, _notes = lint(paths, LintOptions(**kw))
     return code, render("lint", format, report)
 
 
