@@ -243,43 +243,11 @@ def _segment_edits(launch: Launch, new: list[str]) -> dict[int, list[tuple[int, 
     return out
 
 
-def _quoted_like(source: str, token: str) -> str:
-    """`token` as a shell word quoted the way the word it replaces was (`"sage_attn"` -> `"fa"`),
-    when that quoting reads it back unchanged; otherwise shlex's quoting."""
-    if len(source) >= 2 and source[0] == source[-1] == "'" and "'" not in token:
-        return f"'{token}'"
-    if len(source) >= 2 and source[0] == source[-1] == '"' and not any(c in token for c in '"$`\\!'):
-        return f'"{token}"'
-    return shlex.quote(token)
-
-
 def _keep_newlines(before: str, after: str) -> str:
     """A file written with CRLF throughout stays CRLF throughout (the YAML writer emits LF)."""
     if "\r\n" in before and before.count("\n") == before.count("\r\n"):
         return after.replace("\r\n", "\n").replace("\n", "\r\n")
     return after
-
-
-def _string_edit(text: str, spans: list[tuple[int, int]], edits: list[tuple[int, int, list[str]]]) -> str:
-    for a, b, tokens in edits:  # right to left: earlier offsets stay valid
-        if b - a == len(tokens) and tokens:  # word for word: each keeps its place and its quoting
-            for k in range(b - 1, a - 1, -1):
-                start, end = spans[k]
-                text = text[:start] + _quoted_like(text[start:end], tokens[k - a]) + text[end:]
-            continue
-        words = " ".join(shlex.quote(t) for t in tokens)
-        if a < b:
-            start, end = spans[a][0], spans[b - 1][1]
-            if not words:  # a deletion takes the whitespace before it along
-                while start > 0 and text[start - 1] in " \t":
-                    start -= 1
-            text = text[:start] + words + text[end:]
-        elif a < len(spans):
-            text = text[:spans[a][0]] + words + " " + text[spans[a][0]:]
-        else:
-            end = spans[-1][1]
-            text = text[:end] + " " + words + text[end:]
-    return text
 
 
 def _apply(path: str, text: str, kind: str | None, edits: list[tuple[Launch, list[str]]], session: LintSession) -> str:

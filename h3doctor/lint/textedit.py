@@ -63,6 +63,11 @@ def edit_words(text: str, spans: list[tuple[int, int]], edits: list[Edit], style
     of it along; words that were all their line held go with the line (and, on a command's last
     line, with the `\\` that continued the line before)."""
     for a, b, tokens in sorted(edits, key=lambda e: -e[0]):
+        if style is None and tokens and b - a == len(tokens):  # word for word: each keeps its place and quoting
+            for k in range(b - 1, a - 1, -1):
+                start, end = spans[k]
+                text = text[:start] + _quoted_like(text[start:end], tokens[k - a]) + text[end:]
+            continue
         words = quote_for(style, " ".join(shlex.quote(t) for t in tokens))
         if a < b:
             start, end = spans[a][0], spans[b - 1][1]
@@ -75,6 +80,16 @@ def edit_words(text: str, spans: list[tuple[int, int]], edits: list[Edit], style
             end = spans[-1][1]
             text = text[:end] + " " + words + text[end:]
     return text
+
+
+def _quoted_like(source: str, token: str) -> str:
+    """`token` as a shell word quoted the way the word it replaces was (`"sage_attn"` -> `"fa"`),
+    when that quoting reads it back unchanged; otherwise shlex's quoting."""
+    if len(source) >= 2 and source[0] == source[-1] == "'" and "'" not in token:
+        return f"'{token}'"
+    if len(source) >= 2 and source[0] == source[-1] == '"' and not any(c in token for c in '"$`\\!'):
+        return f'"{token}"'
+    return shlex.quote(token)
 
 
 def _deletion(text: str, start: int, end: int) -> tuple[int, int]:
