@@ -41,7 +41,7 @@ class Segment:
 @dataclass
 class Launch:
     path: str
-    kind: str  # recipe | sglang-config | kubernetes | compose | shell
+    kind: str  # recipe | sglang-config | kubernetes | compose | shell | dockerfile | slurm | skypilot
     label: str  # e.g. "Deployment/h3 container server"
     tokens: list[str]
     pos: Pos  # where the launch is, as a whole
@@ -53,6 +53,7 @@ class Launch:
     gpu_count: int | None = None  # GPUs the deployment grants the container (None: not said)
     ignores: list[Ignore] = field(default_factory=list)
     sglang_version: str | None = None
+    image: str | None = None  # the container image the launch runs in (its tag is the release)
     intent: dict[str, Any] = field(default_factory=dict)
     key_pos: dict[str, Pos] = field(default_factory=dict)  # sglang config files: key -> where
 

@@ -1,7 +1,7 @@
 """Which kind of input a file is, and its launches: one entry point for `lint`.
 
 Kinds: `recipe` (h3doctor's own), `sglang-config` (sglang's `--config` file), `kubernetes`,
-`compose`, `shell`. A kind can be forced (per-path `kind:` in `.h3doctor.yaml`); otherwise it is
+`compose`, `shell`, `dockerfile` (Dockerfile / Containerfile, by name). A kind can be forced (per-path `kind:` in `.h3doctor.yaml`); otherwise it is
 recognised from the content (and the name, for shell scripts and compose files).
 """
 
@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from h3doctor.inputs.compose import is_compose, read_compose
+from h3doctor.inputs.dockerfile import is_dockerfile_name, looks_like_dockerfile, read_dockerfile
 from h3doctor.inputs.kubernetes import is_manifest, read_manifests
 from h3doctor.inputs.launch import Launch, Note
 from h3doctor.inputs.recipe import RECIPE_KEYS, recipe_from, recipe_launch
@@ -20,7 +21,7 @@ from h3doctor.errors import UsageError
 from h3doctor.located import MAX_INPUT_BYTES, Pos, load_json, load_yaml
 from h3doctor.safeload import LoadError, read_bounded
 
-KINDS = ("recipe", "sglang-config", "kubernetes", "compose", "shell")
+KINDS = ("recipe", "sglang-config", "kubernetes", "compose", "shell", "dockerfile")
 _DATA_SUFFIXES = (".yaml", ".yml", ".json")
 
 
@@ -35,13 +36,18 @@ class InputFile:
 
 def candidate(path: str) -> bool:
     """Worth opening when a directory is walked."""
-    return path.endswith(_DATA_SUFFIXES + (".sh", ".bash"))
+    return path.endswith(_DATA_SUFFIXES + (".sh", ".bash")) or is_dockerfile_name(path)
 
 
 def read_input(path: str, *, known_fields: set[str], kind: str | None = None,
                max_bytes: int = MAX_INPUT_BYTES) -> InputFile:
     """Raises LoadError for a file that cannot be read as its kind (malformed, too large, hostile)."""
     text = read_bounded(path, max_bytes=max_bytes, what="input")
+    if kind == "dockerfile" or (kind is None and is_dockerfile_name(path) and not path.endswith(_DATA_SUFFIXES)):
+        if kind is None and not looks_like_dockerfile(text):
+            return InputFile(path, None, text=text)
+        launches, notes = read_dockerfile(path, text)
+        return InputFile(path, "dockerfile", launches, notes, text)
     if kind == "shell" or (kind is None and not path.endswith(_DATA_SUFFIXES) and is_shell_script(path, text)):
         launches, notes = read_script(path, text)
         return InputFile(path, "shell", launches, notes, text)
