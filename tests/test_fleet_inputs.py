@@ -113,3 +113,69 @@ def test_dockerfile_shell_expansion_is_reported_not_judged(tmp_path):
     note = at(report, "H3DL002")
     assert (note["line"], note["col"]) == (3, 5) and "not judged" in note["message"]
     assert [f["rule"] for f in active(report)] == ["H3DL002"]
+
+
+# --- Slurm batch scripts ----------------------------------------------------------------------------
+
+# the shape of public sglang batch scripts: a login shell, #SBATCH lines with blank and ##-disabled
+# lines between them, modules and an environment activated, then the server under srun
+BATCH = """\
+    #!/bin/bash -l
+    #SBATCH -J sglang-h3
+    #SBATCH --time=23:59:00
+
+    #SBATCH --nodes=1
+    #SBATCH --partition="gpu1"
+    #SBATCH --gres=gpu:h200:4
+    ##SBATCH --gres=gpu:h200:8
+    #SBATCH --cpus-per-task=48
+    #SBATCH --ntasks-per-node=1
+
+    module purge
+    module load cuda/12.8
+    eval "$(micromamba shell hook --shell bash)"
+    micromamba activate sglang
+    export SGLANG_CACHE_DIT_ENABLED=true
+
+    srun --ntasks=1 --cpu-bind=none \\
+        sglang serve MiniMaxAI/MiniMax-H3 --num-gpus 8 --port 30000
+    """
+
+
+def test_slurm_gres_is_the_grant_and_the_launch_under_srun_is_located(tmp_path):
+    path = write(tmp_path, "serve_h3.sbatch", BATCH)
+    code, report = lint_json("--no-config", "--target", "H200", str(path), cwd=tmp_path)
+    assert code == 1 and report["files"][0]["kind"] == "slurm"
+    assert report["files"][0]["launches"][0]["gpu_count"] == 4  # gpu:h200:4, not the disabled ##SBATCH 8
+    assert located(report, "H3D910") == (19, col(path, 19, "--num-gpus"))
+
+
+def test_slurm_srun_options_decide_the_step_grant_and_environment(tmp_path):
+    path = write(tmp_path, "job.sh", BATCH.replace(
+        "srun --ntasks=1 --cpu-bind=none", "srun --gpus-per-node=8 --export=ALL,SGLANG_CACHE_DIT_ENABLED=false").replace(
+        "    export SGLANG_CACHE_DIT_ENABLED=true\n", "").replace("--port 30000", "--use-fsdp-inference"))
+    found = read_input(str(path), known_fields=set())
+    [launch] = found.launches
+    assert (found.kind, launch.gpu_count, launch.env["SGLANG_CACHE_DIT_ENABLED"]) == ("slurm", 8, "false")
+    code, report = lint_json("--no-config", "--target", "H200", str(path), cwd=tmp_path)
+    assert code == 0, active(report)
+
+
+def test_slurm_job_gpus_across_nodes_leave_the_count_to_the_target(tmp_path):
+    path = write(tmp_path, "multi.slurm", """\
+        #!/bin/bash
+        #SBATCH --nodes=2
+        #SBATCH --gpus=16
+        srun sglang serve MiniMaxAI/MiniMax-H3 --num-gpus 8
+        #SBATCH --gres=gpu:1
+        """)
+    found = read_input(str(path), known_fields=set())
+    assert found.kind == "slurm" and found.launches[0].gpu_count is None  # the late #SBATCH is not read
+    path.write_text(path.read_text().replace("--nodes=2", "--nodes=1"))
+    assert read_input(str(path), known_fields=set()).launches[0].gpu_count == 16
+
+
+def test_a_plain_shell_script_stays_shell(tmp_path):
+    path = write(tmp_path, "serve.sh", "#!/bin/bash\n# SBATCH-like words in a comment\nsglang serve MiniMaxAI/MiniMax-H3\n")
+    assert read_input(str(path), known_fields=set()).kind == "shell"
+    assert candidate("x/job.sbatch") and candidate("x/job.slurm")

@@ -1,7 +1,8 @@
 """Which kind of input a file is, and its launches: one entry point for `lint`.
 
 Kinds: `recipe` (h3doctor's own), `sglang-config` (sglang's `--config` file), `kubernetes`,
-`compose`, `shell`, `dockerfile` (Dockerfile / Containerfile, by name). A kind can be forced (per-path `kind:` in `.h3doctor.yaml`); otherwise it is
+`compose`, `shell`, `slurm` (a shell script with `#SBATCH` lines), `dockerfile` (Dockerfile /
+Containerfile, by name). A kind can be forced (per-path `kind:` in `.h3doctor.yaml`); otherwise it is
 recognised from the content (and the name, for shell scripts and compose files).
 """
 
@@ -16,13 +17,15 @@ from h3doctor.inputs.launch import Launch, Note
 from h3doctor.inputs.recipe import RECIPE_KEYS, recipe_from, recipe_launch
 from h3doctor.inputs.sglang_config import read_config
 from h3doctor.inputs.shell import is_shell_script, read_script
+from h3doctor.inputs.slurm import is_batch_script, read_batch_script
 from h3doctor.inputs.sniff import Shape, claimed_kind, first_shape, mentions_sglang
 from h3doctor.errors import UsageError
 from h3doctor.located import MAX_INPUT_BYTES, Pos, load_json, load_yaml
 from h3doctor.safeload import LoadError, read_bounded
 
-KINDS = ("recipe", "sglang-config", "kubernetes", "compose", "shell", "dockerfile")
+KINDS = ("recipe", "sglang-config", "kubernetes", "compose", "shell", "slurm", "dockerfile")
 _DATA_SUFFIXES = (".yaml", ".yml", ".json")
+_SCRIPT_SUFFIXES = (".sh", ".bash", ".sbatch", ".slurm")
 
 
 @dataclass
@@ -36,7 +39,7 @@ class InputFile:
 
 def candidate(path: str) -> bool:
     """Worth opening when a directory is walked."""
-    return path.endswith(_DATA_SUFFIXES + (".sh", ".bash")) or is_dockerfile_name(path)
+    return path.endswith(_DATA_SUFFIXES + _SCRIPT_SUFFIXES) or is_dockerfile_name(path)
 
 
 def read_input(path: str, *, known_fields: set[str], kind: str | None = None,
@@ -48,6 +51,10 @@ def read_input(path: str, *, known_fields: set[str], kind: str | None = None,
             return InputFile(path, None, text=text)
         launches, notes = read_dockerfile(path, text)
         return InputFile(path, "dockerfile", launches, notes, text)
+    if kind == "slurm" or (kind is None and not path.endswith(_DATA_SUFFIXES) and is_batch_script(text)
+                           and (path.endswith(_SCRIPT_SUFFIXES) or is_shell_script(path, text))):
+        launches, notes = read_batch_script(path, text)
+        return InputFile(path, "slurm", launches, notes, text)
     if kind == "shell" or (kind is None and not path.endswith(_DATA_SUFFIXES) and is_shell_script(path, text)):
         launches, notes = read_script(path, text)
         return InputFile(path, "shell", launches, notes, text)
