@@ -179,3 +179,74 @@ def test_a_plain_shell_script_stays_shell(tmp_path):
     path = write(tmp_path, "serve.sh", "#!/bin/bash\n# SBATCH-like words in a comment\nsglang serve MiniMaxAI/MiniMax-H3\n")
     assert read_input(str(path), known_fields=set()).kind == "shell"
     assert candidate("x/job.sbatch") and candidate("x/job.slurm")
+
+
+# --- SkyPilot task YAML -----------------------------------------------------------------------------
+
+# the shape of SkyPilot's own serving tasks (llm/*/serve.yaml): alternatives in a flow mapping,
+# envs with a secret left to `--env`, a setup and a multi-line run script
+SKY_TASK = """\
+    # Serving MiniMax-H3 with SGLang on SkyPilot
+    name: minimax-h3
+
+    resources:
+      accelerators: {H200:4, H100:4}
+      disk_size: 1024
+      ports: 30000
+
+    envs:
+      MODEL_NAME: MiniMaxAI/MiniMax-H3
+      SGLANG_CACHE_DIT_ENABLED: true
+      HF_TOKEN:  # given at launch: sky launch --env HF_TOKEN
+
+    setup: |
+      pip install "sglang[diffusion]"
+
+    run: |
+      sglang serve MiniMaxAI/MiniMax-H3 \\
+        --num-gpus 4 --ulysses-degree 2 --ring-degree 2 \\
+        --attention-backend sage_attn \\
+        --port 30000
+    """
+
+
+def test_skypilot_accelerators_are_the_targets_and_findings_point_into_run(tmp_path):
+    path = write(tmp_path, "sky/serve.yaml", SKY_TASK)
+    code, report = lint_json("--no-config", str(path), cwd=tmp_path)
+    assert code == 1 and report["files"][0]["kind"] == "skypilot"
+    [launch] = report["files"][0]["launches"]
+    assert [r["target"] for r in launch["results"]] == ["4xH200", "4xH100"] and launch["gpu_count"] == 4
+    assert {f["target"] for f in active(report) if f["rule"] == "H3D305"} == {"4xH200", "4xH100"}
+    assert located(report, "H3D305") == (20, 5)
+    assert launch["line"] == 18 and launch["col"] == 3
+
+
+def test_skypilot_envs_reach_the_launch_and_fix_edits_the_run_script(tmp_path):
+    # (ruamel rewrites a flow mapping's spacing, which --fix refuses: the fixed task names one accelerator)
+    path = write(tmp_path, "task.yaml", SKY_TASK.replace("--port 30000", "--use-fsdp-inference").replace(
+        "{H200:4, H100:4}", "H200:4"))
+    found = read_input(str(path), known_fields=set())
+    [launch] = found.launches
+    assert launch.env == {"MODEL_NAME": "MiniMaxAI/MiniMax-H3", "SGLANG_CACHE_DIT_ENABLED": "true"}
+    _, report = lint_json("--no-config", "--target", "4xH200", str(path), cwd=tmp_path)
+    assert located(report, "H3D208") == (21, 5)
+    run("lint", "--no-config", "--target", "4xH200", "--fix", str(path), cwd=tmp_path)
+    lines = path.read_text().splitlines()
+    assert lines[19] == "    --attention-backend fa \\" and lines[11].endswith("# given at launch: sky launch --env HF_TOKEN")
+
+
+def test_skypilot_names_map_onto_the_catalog_and_unknown_ones_are_named(tmp_path):
+    path = write(tmp_path, "a100.yaml", SKY_TASK.replace("{H200:4, H100:4}", "[A100:4, A100-80GB:4, tpu-v5p-8]"))
+    found = read_input(str(path), known_fields=set())
+    assert found.launches[0].targets == ("4xA100-40GB", "4xA100", "1xtpu-v5p-8")  # SkyPilot's A100 is 40 GB
+    _, report = lint_json("--no-config", str(path), cwd=tmp_path)
+    unknown = at(report, "H3DL005")
+    assert "tpu-v5p-8" in unknown["message"] and unknown["line"] == 18
+
+
+def test_skypilot_task_without_sglang_or_with_expansions(tmp_path):
+    other = write(tmp_path, "train.yaml", "resources: {accelerators: H100:8}\nrun: python train.py\n")
+    assert read_input(str(other), known_fields=set()).kind is None
+    path = write(tmp_path, "var.yaml", SKY_TASK.replace("sglang serve MiniMaxAI/MiniMax-H3", 'sglang serve "$MODEL_NAME"'))
+    _, report = lint_json("--no-config", str(path), cwd=tmp_path)
+    assert [(f["rule"], f["line"]) for f in active(report)] == [("H3DL002", 18)]

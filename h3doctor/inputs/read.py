@@ -1,7 +1,7 @@
 """Which kind of input a file is, and its launches: one entry point for `lint`.
 
 Kinds: `recipe` (h3doctor's own), `sglang-config` (sglang's `--config` file), `kubernetes`,
-`compose`, `shell`, `slurm` (a shell script with `#SBATCH` lines), `dockerfile` (Dockerfile /
+`compose`, `skypilot` (a task YAML with `run:`), `shell`, `slurm` (a shell script with `#SBATCH` lines), `dockerfile` (Dockerfile /
 Containerfile, by name). A kind can be forced (per-path `kind:` in `.h3doctor.yaml`); otherwise it is
 recognised from the content (and the name, for shell scripts and compose files).
 """
@@ -16,6 +16,7 @@ from h3doctor.inputs.kubernetes import is_manifest, read_manifests
 from h3doctor.inputs.launch import Launch, Note
 from h3doctor.inputs.recipe import RECIPE_KEYS, recipe_from, recipe_launch
 from h3doctor.inputs.sglang_config import read_config
+from h3doctor.inputs.skypilot import read_task
 from h3doctor.inputs.shell import is_shell_script, read_script
 from h3doctor.inputs.slurm import is_batch_script, read_batch_script
 from h3doctor.inputs.sniff import Shape, claimed_kind, first_shape, mentions_sglang
@@ -23,7 +24,7 @@ from h3doctor.errors import UsageError
 from h3doctor.located import MAX_INPUT_BYTES, Pos, load_json, load_yaml
 from h3doctor.safeload import LoadError, read_bounded
 
-KINDS = ("recipe", "sglang-config", "kubernetes", "compose", "shell", "slurm", "dockerfile")
+KINDS = ("recipe", "sglang-config", "kubernetes", "compose", "skypilot", "shell", "slurm", "dockerfile")
 _DATA_SUFFIXES = (".yaml", ".yml", ".json")
 _SCRIPT_SUFFIXES = (".sh", ".bash", ".sbatch", ".slurm")
 
@@ -78,7 +79,8 @@ def read_input(path: str, *, known_fields: set[str], kind: str | None = None,
     docs = [d for d in docs if d.data is not None]
     first = docs[0].data if docs else None
     if sniffed and (kind == "kubernetes" and not any(is_manifest(d.data) for d in docs)) or (
-            kind == "compose" and not (len(docs) == 1 and is_compose(first, path))):
+            kind == "compose" and not (len(docs) == 1 and is_compose(first, path))) or (
+            kind == "skypilot" and not isinstance(first, dict)):
         return InputFile(path, None, text=text)
     if kind == "kubernetes":
         launches, notes = read_manifests(docs, text)
@@ -95,6 +97,10 @@ def read_input(path: str, *, known_fields: set[str], kind: str | None = None,
             raise LoadError(exc.message, location=exc.location, hint=exc.hint) from None
     elif kind == "compose":
         launches, notes = read_compose(docs[0])
+    elif kind == "skypilot":
+        if not isinstance(first, dict):
+            raise LoadError("a SkyPilot task is a mapping", location=path)
+        launches, notes = read_task(docs[0])
     else:
         if not isinstance(first, dict):
             raise LoadError("an sglang config file is a mapping of ServerArgs fields", location=path)

@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from h3doctor.inputs.skypilot import is_task
+
 _SGLANG = re.compile(r"sglang", re.IGNORECASE)
 _MAX_EVENTS = 200_000  # the first document of a 1 MiB file; past this the file is not sniffed further
 _MAX_COMMAND_SCALARS = 256
@@ -103,6 +105,8 @@ def claimed_kind(shape: Shape | None, text: str, filename: str, known_fields: se
         return "kubernetes" if mentions_sglang(text) else None
     if "services" in keys:
         return "compose" if mentions_sglang(text) else None
+    if is_task(keys):
+        return "skypilot" if mentions_sglang(text) else None
     known = sum(1 for k in keys if k in known_fields)
     if "model_path" in keys or known * 2 > len(keys):
         return "sglang-config"

@@ -1,0 +1,98 @@
+"""Launches in SkyPilot task YAML: the `run:` script read by the shell reader (inputs/shell.py),
+with `envs` as its environment and `resources.accelerators` as the targets it is judged on.
+
+`accelerators` is `H200:4`, `H200` (one), a set or mapping of alternatives (`{H100:8, A100-80GB:8}`,
+`{L4, A10g}`), or a list in order of preference; `resources.any_of` / `ordered` list alternatives
+too. Each alternative is a `<N>x<GPU>` target of h3doctor's GPU catalog (SkyPilot's names mapped
+onto it where they differ: SkyPilot's `A100` is the 40 GB part), and its count is the grant when
+every alternative asks for the same number. The session builds each target's profile: an
+accelerator the catalog does not know is named there (H3DL005), not guessed at.
+An `envs` value left empty (`null`, to be given with `--env` at launch) is not known here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from h3doctor.inputs.launch import Launch, Note, Segment
+from h3doctor.inputs.shell import read_script
+from h3doctor.located import Document
+
+TASK_KEYS = frozenset({"resources", "envs", "setup", "num_nodes", "service", "file_mounts", "workdir", "secrets"})
+# SkyPilot's accelerator names where h3doctor's catalog (host/gpus.json) spells them differently
+_SKYPILOT_NAMES = {"a100": "A100-40GB", "a10080gb": "A100", "a10080gbsxm": "A100", "h100mega": "H100"}
+
+
+def is_task(keys: set[str]) -> bool:
+    return "run" in keys and bool(keys & TASK_KEYS)
+
+
+def read_task(doc: Document) -> tuple[list[Launch], list[Note]]:
+    data = doc.data
+    notes: list[Note] = []
+    run = data.get("run")
+    if not isinstance(run, str):
+        return [], notes
+    targets, counts = _targets(data.get("resources"), doc, notes)
+    envs = {str(k): _text(v) for k, v in (data.get("envs") or {}).items() if v is not None} \
+        if isinstance(data.get("envs"), dict) else {}
+    launches, script_notes = read_script(doc.origin, run)
+    starts = [0] + [i + 1 for i, c in enumerate(run) if c == "\n"]
+    for note in script_notes:
+        offset = starts[note.pos.line - 1] + note.pos.col - 1
+        notes.append(Note(doc.origin, doc.offset_pos(("run",), offset), note.message))
+    for launch in launches:
+        spans = launch.segments[0].spans
+        launch.kind, launch.doc = "skypilot", doc
+        launch.pos = doc.offset_pos(("run",), spans[0][0])
+        launch.label = f"run line {launch.pos.line}"
+        launch.token_pos = [doc.offset_pos(("run",), s) for s, _e in spans]
+        launch.segments = [Segment("string", ("run",), 0, list(spans))]
+        launch.env = {**envs, **launch.env}
+        launch.targets = targets
+        launch.gpu_count = counts[0] if len(set(counts)) == 1 else None
+    return launches, notes
+
+
+def _text(value: Any) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _targets(resources: Any, doc: Document, notes: list[Note]) -> tuple[tuple[str, ...], list[int]]:
+    if not isinstance(resources, dict):
+        return (), []
+    alternatives = [resources] + [r for key in ("any_of", "ordered") for r in (resources.get(key) or [])
+                                  if isinstance(r, dict)]
+    targets: list[str] = []
+    counts: list[int] = []
+    for alt in alternatives:
+        for name, count in _accelerators(alt.get("accelerators")):
+            if count < 1:  # a fraction of a GPU: no catalog profile holds it
+                notes.append(Note(doc.origin, doc.pos(("resources", "accelerators")),
+                                  f"accelerator {name!r}: a fraction of a GPU is not judged"))
+                continue
+            target = f"{count}x{_SKYPILOT_NAMES.get(name.replace('-', '').replace('_', '').lower(), name)}"
+            if target not in targets:
+                targets.append(target)
+                counts.append(count)
+    return tuple(targets), counts
+
+
+def _accelerators(value: Any) -> list[tuple[str, int]]:
+    if isinstance(value, str):
+        return [_one(value)] if value.strip() else []
+    if isinstance(value, dict):  # a mapping of name: count, or a set ({H100, A100}: null values)
+        return [_one(f"{k}:{v}" if v is not None else str(k)) for k, v in value.items()]
+    if isinstance(value, list):
+        return [_one(str(v)) for v in value if isinstance(v, (str, int))]
+    return []
+
+
+def _one(text: str) -> tuple[str, int]:
+    name, _, count = text.strip().partition(":")
+    count = count.strip()
+    try:
+        number = float(count) if count else 1.0
+    except ValueError:
+        return name.strip(), 0
+    return name.strip(), int(number) if number.is_integer() else 0
