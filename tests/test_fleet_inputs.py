@@ -250,3 +250,140 @@ def test_skypilot_task_without_sglang_or_with_expansions(tmp_path):
     path = write(tmp_path, "var.yaml", SKY_TASK.replace("sglang serve MiniMaxAI/MiniMax-H3", 'sglang serve "$MODEL_NAME"'))
     _, report = lint_json("--no-config", str(path), cwd=tmp_path)
     assert [(f["rule"], f["line"]) for f in active(report)] == [("H3DL002", 18)]
+
+
+# --- Kubernetes LeaderWorkerSet, KServe -------------------------------------------------------------
+
+# after sglang's own LeaderWorkerSet example (deploy on Kubernetes, multi-node): the leader's index
+# from a fieldRef, the group size and index through $(VAR), eight GPUs per pod
+LWS = """\
+    apiVersion: leaderworkerset.x-k8s.io/v1
+    kind: LeaderWorkerSet
+    metadata:
+      name: h3
+    spec:
+      replicas: 1
+      leaderWorkerTemplate:
+        size: 2
+        restartPolicy: RecreateGroupOnPodRestart
+        leaderTemplate:
+          metadata:
+            labels: {role: leader}
+          spec:
+            containers:
+              - name: sglang-leader
+                image: lmsysorg/sglang:v0.5.23
+                env:
+                  - name: LWS_WORKER_INDEX
+                    valueFrom:
+                      fieldRef:
+                        fieldPath: metadata.labels['leaderworkerset.sigs.k8s.io/worker-index']
+                command:
+                  - sglang
+                  - serve
+                  - MiniMaxAI/MiniMax-H3
+                  - --num-gpus
+                  - "32"
+                  - --nnodes
+                  - $(LWS_GROUP_SIZE)
+                  - --node-rank
+                  - $(LWS_WORKER_INDEX)
+                  - --dist-init-addr
+                  - $(LWS_LEADER_ADDRESS):20000
+                resources:
+                  limits:
+                    nvidia.com/gpu: "8"
+        workerTemplate:
+          spec:
+            containers:
+              - name: sglang-worker
+                image: lmsysorg/sglang:v0.5.23
+                command: ["sglang", "serve", "MiniMaxAI/MiniMax-H3", "--num-gpus", "32", "--nnodes", "$(LWS_GROUP_SIZE)",
+                          "--node-rank", "$(LWS_WORKER_INDEX)", "--dist-init-addr", "$(LWS_LEADER_ADDRESS):20000"]
+                resources:
+                  limits:
+                    nvidia.com/gpu: "8"
+    """
+
+
+def test_leaderworkerset_leader_and_worker_with_the_group_size_as_nnodes(tmp_path):
+    path = write(tmp_path, "lws.yaml", LWS)
+    found = read_input(str(path), known_fields=set())
+    leader, worker = found.launches
+    assert leader.label == "LeaderWorkerSet/h3 leader container sglang-leader"
+    assert leader.tokens[5:10] == ["--nnodes", "2", "--node-rank", "0", "--dist-init-addr"]
+    assert worker.tokens[5:8] == ["--nnodes", "2", "--node-rank"] and worker.tokens[8] == "1"
+    assert (leader.gpu_count, worker.gpu_count) == (8, 8) and not found.notes
+    # 32 GPUs over 2 nodes is 16 a pod; each pod is granted 8
+    code, report = lint_json("--no-config", "--target", "H200", str(path), cwd=tmp_path)
+    assert code == 1
+    lines = {(f["launch"], f["line"]) for f in active(report) if f["rule"] == "H3D910"}
+    assert lines == {("LeaderWorkerSet/h3 leader container sglang-leader", 26),
+                     ("LeaderWorkerSet/h3 worker container sglang-worker", 42)}
+    path.write_text(path.read_text().replace('"32"', '"16"').replace('"--num-gpus", "32"', '"--num-gpus", "16"'))
+    _, report = lint_json("--no-config", "--target", "H200", str(path), cwd=tmp_path)
+    assert "H3D910" not in {f["rule"] for f in active(report)}  # 8 a pod: the grant holds
+
+
+def test_leaderworkerset_size_that_is_not_nnodes_is_named_at_size(tmp_path):
+    path = write(tmp_path, "lws.yaml", LWS.replace("size: 2", "size: 3"))
+    found = read_input(str(path), known_fields=set())
+    assert found.launches[0].tokens[6] == "3"  # $(LWS_GROUP_SIZE) is the group's size
+    one = write(tmp_path, "one.yaml", LWS.replace("$(LWS_GROUP_SIZE)", "1"))
+    _, report = lint_json("--no-config", "--target", "8xH200", str(one), cwd=tmp_path)
+    notes = [f for f in active(report) if f["rule"] == "H3DL002"]
+    assert [(n["line"], n["col"]) for n in notes] == [(8, 11), (8, 11)]  # leader and worker, at the size
+    assert all("--nnodes 1" in n["message"] for n in notes)
+
+
+# after KServe's ServingRuntime for a custom server: the runtime's container, then an
+# InferenceService whose predictor runs its own container
+KSERVE = """\
+    apiVersion: serving.kserve.io/v1alpha1
+    kind: ServingRuntime
+    metadata:
+      name: kserve-sglang
+    spec:
+      supportedModelFormats:
+        - name: huggingface
+          autoSelect: true
+      containers:
+        - name: kserve-container
+          image: lmsysorg/sglang:v0.5.23
+          command: ["sglang", "serve"]
+          args:
+            - MiniMaxAI/MiniMax-H3
+            - --num-gpus=4
+            - --ulysses-degree=2
+            - --ring-degree=2
+            - --attention-backend=sage_attn
+            - --served-model-name={{.Name}}
+          resources:
+            limits: {nvidia.com/gpu: "4"}
+    ---
+    apiVersion: serving.kserve.io/v1beta1
+    kind: InferenceService
+    metadata:
+      name: h3
+    spec:
+      predictor:
+        containers:
+          - name: kserve-container
+            image: lmsysorg/sglang:v0.5.23
+            command: [sglang, serve, MiniMaxAI/MiniMax-H3, --num-gpus, "8"]
+            resources:
+              limits: {nvidia.com/gpu: "4"}
+    """
+
+
+def test_kserve_serving_runtime_and_inference_service_containers(tmp_path):
+    path = write(tmp_path, "kserve.yaml", KSERVE)
+    code, report = lint_json("--no-config", "--target", "H200", str(path), cwd=tmp_path)
+    assert code == 1 and report["files"][0]["kind"] == "kubernetes"
+    labels = [launch["label"] for launch in report["files"][0]["launches"]]
+    assert labels == ["ServingRuntime/kserve-sglang container kserve-container",
+                      "InferenceService/h3 container kserve-container"]
+    h305 = at(report, "H3D305")
+    assert (h305["line"], h305["col"], h305["launch"]) == (18, 11, labels[0])
+    h910 = at(report, "H3D910")
+    assert (h910["line"], h910["launch"]) == (32, labels[1])

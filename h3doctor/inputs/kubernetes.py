@@ -1,5 +1,11 @@
 """Launches in Kubernetes manifests: every container of a Pod, Deployment, StatefulSet, ReplicaSet,
-DaemonSet, Job or CronJob (and `kind: List`), in any document of a multi-document file.
+DaemonSet, Job or CronJob (and `kind: List`), a LeaderWorkerSet's leader and worker templates, and
+KServe's ServingRuntime / ClusterServingRuntime / InferenceService predictor containers (and their
+multi-node `workerSpec`), in any document of a multi-document file.
+
+A LeaderWorkerSet runs `size` pods per group, one sglang node each: its controller gives every
+container `LWS_GROUP_SIZE` and `LWS_WORKER_INDEX` (0 for the leader; a worker is judged as worker
+1), which `$(VAR)` expands; a launch whose `--nnodes` is not the group's size is named (H3DL002).
 
 A container's words are `command` + `args` (`$(VAR)` expanded from its literal `env`, as the
 kubelet does), its environment the literal `env` values, and the GPUs it is granted
@@ -16,6 +22,7 @@ from h3doctor.inputs.argvparts import Context, launches_from_parts
 from h3doctor.inputs.launch import Launch, Note
 from h3doctor.located import Document
 
+_POD_SPEC_ITSELF = "\0pod-spec"  # an object that is a pod spec (a template's), read in place
 _POD_SPEC = {
     "Pod": ("spec",),
     "Deployment": ("spec", "template", "spec"),
@@ -24,7 +31,13 @@ _POD_SPEC = {
     "DaemonSet": ("spec", "template", "spec"),
     "Job": ("spec", "template", "spec"),
     "CronJob": ("spec", "jobTemplate", "spec", "template", "spec"),
+    "ServingRuntime": ("spec",),  # KServe: the pod spec's fields inline
+    "ClusterServingRuntime": ("spec",),
+    "InferenceService": ("spec", "predictor"),
+    _POD_SPEC_ITSELF: (),
 }
+_WORKER_SPECS = {"ServingRuntime": ("spec", "workerSpec"), "ClusterServingRuntime": ("spec", "workerSpec"),
+                 "InferenceService": ("spec", "predictor", "workerSpec")}
 GPU_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu")
 _VAR = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
 
@@ -54,7 +67,8 @@ def _get(data: Any, path: tuple) -> Any:
     return data
 
 
-def _read_object(doc: Document, obj: dict[str, Any], base: tuple, launches: list[Launch], notes: list[Note]) -> None:
+def _read_object(doc: Document, obj: dict[str, Any], base: tuple, launches: list[Launch], notes: list[Note],
+                 owner: str | None = None, given_env: dict[str, str] | None = None) -> None:
     kind = obj.get("kind")
     name = _get(obj, ("metadata", "name")) or "?"
     if kind == "List":
@@ -62,6 +76,13 @@ def _read_object(doc: Document, obj: dict[str, Any], base: tuple, launches: list
             if isinstance(item, dict):
                 _read_object(doc, item, base + ("items", i), launches, notes)
         return
+    if kind == "LeaderWorkerSet":
+        _read_group(doc, obj, base, launches, notes)
+        return
+    worker = _get(obj, _WORKER_SPECS.get(kind, ("\0",)))
+    if isinstance(worker, dict):
+        _read_object(doc, {**worker, "kind": _POD_SPEC_ITSELF}, base + _WORKER_SPECS[kind], launches, notes,
+                     f"{kind}/{name} workerSpec")
     spec_path = _POD_SPEC.get(kind)
     if spec_path is None:
         return  # Services, ConfigMaps, ...: no containers
@@ -73,8 +94,9 @@ def _read_object(doc: Document, obj: dict[str, Any], base: tuple, launches: list
             if not isinstance(container, dict):
                 continue
             path = base + spec_path + (group, i)
-            label = f"{kind}/{name} container {container.get('name', i)}"
+            label = f"{owner or f'{kind}/{name}'} container {container.get('name', i)}"
             env, env_notes = _env(container.get("env"))
+            env = {**(given_env or {}), **env}
             for var in env_notes:
                 notes.append(Note(doc.origin, doc.pos(path + ("env",)),
                                   f"{label}: {var} comes from valueFrom; its value is not known here"))
@@ -85,6 +107,44 @@ def _read_object(doc: Document, obj: dict[str, Any], base: tuple, launches: list
                     parts.append((path + (key,), [_expand(str(v), env) for v in value]))
             found = launches_from_parts(parts, Context(doc, "kubernetes", label, env, _gpus(container)), notes)
             launches.extend(found)
+
+
+def _read_group(doc: Document, obj: dict[str, Any], base: tuple, launches: list[Launch], notes: list[Note]) -> None:
+    name = _get(obj, ("metadata", "name")) or "?"
+    group_path = ("spec", "leaderWorkerTemplate")
+    group = _get(obj, group_path)
+    if not isinstance(group, dict):
+        return
+    size = group.get("size", 1)
+    size = size if isinstance(size, int) and not isinstance(size, bool) and size > 0 else None
+    for role, index in (("leader", "0"), ("worker", "1")):
+        key = f"{role}Template"
+        if role == "leader" and not isinstance(group.get(key), dict):
+            continue  # no leaderTemplate: the leader runs the worker template
+        if role == "worker" and size == 1:
+            continue  # a group of one pod: the leader alone
+        spec = _get(group, (key, "spec"))
+        if not isinstance(spec, dict):
+            continue
+        env = {"LWS_WORKER_INDEX": index, **({"LWS_GROUP_SIZE": str(size)} if size else {})}
+        before = len(launches)
+        _read_object(doc, {**spec, "kind": _POD_SPEC_ITSELF}, base + group_path + (key, "spec"), launches, notes,
+                     f"LeaderWorkerSet/{name} {role}", env)
+        for launch in launches[before:]:
+            nnodes = _option(launch.tokens, "--nnodes") or "1"
+            if size is not None and nnodes != str(size):
+                notes.append(Note(doc.origin, doc.pos(base + group_path + ("size",)),
+                                  f"{launch.label}: the LeaderWorkerSet runs {size} pod(s) per group but the launch "
+                                  f"says --nnodes {nnodes}; the group is not judged as one multi-node launch"))
+
+
+def _option(tokens: list[str], flag: str) -> str | None:
+    for i, token in enumerate(tokens):
+        if token == flag and i + 1 < len(tokens):
+            return tokens[i + 1]
+        if token.startswith(flag + "="):
+            return token[len(flag) + 1:]
+    return None
 
 
 def _env(items: Any) -> tuple[dict[str, str], list[str]]:
