@@ -387,3 +387,96 @@ def test_kserve_serving_runtime_and_inference_service_containers(tmp_path):
     assert (h305["line"], h305["col"], h305["launch"]) == (18, 11, labels[0])
     h910 = at(report, "H3D910")
     assert (h910["line"], h910["launch"]) == (32, labels[1])
+
+
+# --- Helm charts, rendered by `helm template` when helm is on PATH ------------------------------
+
+TEMPLATE = """\
+    apiVersion: apps/v1
+    kind: Deployment
+    metadata:
+      name: {{ .Release.Name }}-h3
+    spec:
+      template:
+        spec:
+          containers:
+            - name: server
+              image: "lmsysorg/sglang:{{ .Values.tag }}"
+              command:
+                - sglang
+                - serve
+                - {{ .Values.model }}
+                - --num-gpus
+                - "4"
+                - --ulysses-degree
+                - "2"
+                - --ring-degree
+                - "2"
+                - --attention-backend
+                - sage_attn
+              resources:
+                limits: {nvidia.com/gpu: {{ .Values.gpus }}}
+    """
+# what helm prints for the chart: each manifest after the `# Source:` comment naming its template
+RENDERED = """\
+    ---
+    # Source: h3/templates/service.yaml
+    apiVersion: v1
+    kind: Service
+    metadata:
+      name: release-name-h3
+    ---
+    # Source: h3/templates/deploy.yaml
+""" + TEMPLATE.replace("{{ .Release.Name }}", "release-name").replace("{{ .Values.tag }}", "v0.5.23").replace(
+    "{{ .Values.model }}", "MiniMaxAI/MiniMax-H3").replace("{{ .Values.gpus }}", "4")
+# stands in for helm: `helm template -- CHART` prints CHART/.rendered, or fails as helm does
+FAKE_HELM = """\
+    #!/bin/sh
+    [ "$1" = template ] && [ "$2" = -- ] || exit 64
+    if [ -f "$3/.fail" ]; then cat "$3/.fail" >&2; exit 1; fi
+    cat "$3/.rendered"
+    """
+
+
+def helm_chart(tmp_path):
+    write(tmp_path, "h3/Chart.yaml", "apiVersion: v2\nname: h3\nversion: 0.1.0\n")
+    write(tmp_path, "h3/values.yaml", "tag: v0.5.23\nmodel: MiniMaxAI/MiniMax-H3\ngpus: 4\n")
+    template = write(tmp_path, "h3/templates/deploy.yaml", TEMPLATE)
+    write(tmp_path, "h3/.rendered", RENDERED)
+    helm = write(tmp_path, "bin/helm", FAKE_HELM)
+    helm.chmod(0o755)
+    return template
+
+
+def lint_with_helm(tmp_path, *args):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SGLANG_")}
+    env.update({"NO_COLOR": "1", "PATH": f"{tmp_path / 'bin'}{os.pathsep}{env.get('PATH', '')}"})
+    proc = subprocess.run([sys.executable, "-m", "h3doctor", "lint", "--no-config", "--format", "json", *args],
+                          capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
+    return proc.returncode, (json.loads(proc.stdout) if proc.stdout.strip() else None), proc.stderr
+
+
+def test_helm_chart_rendered_and_findings_placed_in_the_template(tmp_path):
+    template = helm_chart(tmp_path)
+    code, report, err = lint_with_helm(tmp_path, "--target", "H200", "h3/Chart.yaml")
+    assert code == 1, err
+    assert report["files"][0]["kind"] == "helm"
+    f = at(report, "H3D305")
+    assert f["file"] == "h3/templates/deploy.yaml" and (f["line"], f["col"]) == (21, 15)
+    assert template.read_text().splitlines()[20].strip() == "- --attention-backend"
+
+
+def test_helm_render_error_is_a_usage_error_and_without_helm_the_note_stays(tmp_path):
+    helm_chart(tmp_path)
+    write(tmp_path, "h3/.fail", "Error: parse error at (h3/templates/deploy.yaml:4): unexpected EOF\n")
+    code, _report, err = lint_with_helm(tmp_path, "--target", "H200", "h3/Chart.yaml")
+    assert code == 2 and "helm template failed" in err and "deploy.yaml:4" in err
+    (tmp_path / "bin" / "helm").unlink()
+    code, report, err = lint_with_helm(tmp_path, "--target", "H200", "h3")
+    assert code == 0, err
+    assert [(f["rule"], f["file"]) for f in active(report)] == [("H3DL002", "h3/templates/deploy.yaml")]

@@ -2,7 +2,7 @@
 
 Kinds: `recipe` (h3doctor's own), `sglang-config` (sglang's `--config` file), `kubernetes`,
 `compose`, `skypilot` (a task YAML with `run:`), `shell`, `slurm` (a shell script with `#SBATCH` lines), `dockerfile` (Dockerfile /
-Containerfile, by name). A kind can be forced (per-path `kind:` in `.h3doctor.yaml`); otherwise it is
+Containerfile, by name), `helm` (a chart's `Chart.yaml`, rendered when `helm` is on PATH). A kind can be forced (per-path `kind:` in `.h3doctor.yaml`); otherwise it is
 recognised from the content (and the name, for shell scripts and compose files).
 """
 
@@ -12,19 +12,20 @@ from dataclasses import dataclass, field
 
 from h3doctor.inputs.compose import is_compose, read_compose
 from h3doctor.inputs.dockerfile import is_dockerfile_name, looks_like_dockerfile, read_dockerfile
+from h3doctor.inputs.helm import is_chart, read_chart
 from h3doctor.inputs.kubernetes import is_manifest, read_manifests
 from h3doctor.inputs.launch import Launch, Note
 from h3doctor.inputs.recipe import RECIPE_KEYS, recipe_from, recipe_launch
 from h3doctor.inputs.sglang_config import read_config
-from h3doctor.inputs.skypilot import read_task
 from h3doctor.inputs.shell import is_shell_script, read_script
+from h3doctor.inputs.skypilot import read_task
 from h3doctor.inputs.slurm import is_batch_script, read_batch_script
 from h3doctor.inputs.sniff import Shape, claimed_kind, first_shape, mentions_sglang
 from h3doctor.errors import UsageError
 from h3doctor.located import MAX_INPUT_BYTES, Pos, load_json, load_yaml
 from h3doctor.safeload import LoadError, read_bounded
 
-KINDS = ("recipe", "sglang-config", "kubernetes", "compose", "skypilot", "shell", "slurm", "dockerfile")
+KINDS = ("recipe", "sglang-config", "kubernetes", "compose", "skypilot", "shell", "slurm", "dockerfile", "helm")
 _DATA_SUFFIXES = (".yaml", ".yml", ".json")
 _SCRIPT_SUFFIXES = (".sh", ".bash", ".sbatch", ".slurm")
 
@@ -47,6 +48,9 @@ def read_input(path: str, *, known_fields: set[str], kind: str | None = None,
                max_bytes: int = MAX_INPUT_BYTES) -> InputFile:
     """Raises LoadError for a file that cannot be read as its kind (malformed, too large, hostile)."""
     text = read_bounded(path, max_bytes=max_bytes, what="input")
+    if kind == "helm" or (kind is None and is_chart(path)):
+        launches, notes = read_chart(path, max_bytes=max_bytes)
+        return InputFile(path, "helm", launches, notes, text)
     if kind == "dockerfile" or (kind is None and is_dockerfile_name(path) and not path.endswith(_DATA_SUFFIXES)):
         if kind is None and not looks_like_dockerfile(text):
             return InputFile(path, None, text=text)

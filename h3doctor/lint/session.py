@@ -218,7 +218,7 @@ class LintSession:
                     if _matches(ignore, rid):
                         continue
                     pos = self.locator.locate(f, ev, launch, result)
-                    rec = Record(rid, f.severity, f.message, path, pos, target, hw.description or target,
+                    rec = Record(rid, f.severity, f.message, launch.path, pos, target, hw.description or target,
                                  launch.label, launch.kind, f.rule, f.cannot_verify,
                                  cannot_verify_why=f.unknown_why or None)
                     _apply_suppressions(rec, launch, inline)

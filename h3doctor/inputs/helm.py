@@ -1,0 +1,121 @@
+"""Helm charts: when `helm` is on PATH and a chart's `Chart.yaml` is linted, the chart is rendered
+with `helm template` and its manifests read as Kubernetes (inputs/kubernetes.py), each launch
+located back in the template file its `# Source:` comment names.
+
+`helm template` renders locally (no cluster, no hooks run, dependencies not fetched); it is run
+by path without a shell, with stdin closed, a minimal environment, a timeout and its output
+capped. A chart helm cannot render is a usage error naming helm's message. A rendered line is
+placed on the template line with the same text (literal lines, the usual home of a launch's
+flags); a line the template computes is placed on the template's first line.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from h3doctor.errors import UsageError
+from h3doctor.inputs.kubernetes import read_manifests
+from h3doctor.inputs.launch import Launch, Note
+from h3doctor.located import Pos, load_yaml
+from h3doctor.safeload import excerpt, read_bounded
+
+RENDER_TIMEOUT_S = 60
+MAX_RENDERED_BYTES = 8 << 20
+_SOURCE = "# Source: "
+
+
+def is_chart(path: str) -> bool:
+    return os.path.basename(path) == "Chart.yaml" and shutil.which("helm") is not None
+
+
+def read_chart(path: str, *, max_bytes: int) -> tuple[list[Launch], list[Note]]:
+    chart = str(Path(path).parent)
+    rendered = _render(chart, path)
+    docs = load_yaml(rendered, f"{path} (helm template)")
+    sources = _sources(rendered)
+    launches, notes = read_manifests(docs, rendered)
+    rendered_lines = rendered.split("\n")
+    templates: dict[str, list[str]] = {}
+
+    def place(line: int) -> tuple[str, list[str]] | None:
+        source = _source_for(sources, line)
+        if source is None:
+            return None
+        if source not in templates:
+            templates[source] = _template_lines(Path(chart).parent / source, max_bytes)
+        return source, templates[source]
+
+    for launch in launches:
+        launch.segments = []  # rendered words: `lint --fix` does not edit templates
+        found = place(launch.pos.line)
+        if found is None:
+            continue
+        source, lines = found
+        launch.path = str(Path(chart).parent / source)
+        launch.pos = _mapped(launch.pos, rendered_lines, lines)
+        launch.token_pos = [_mapped(p, rendered_lines, lines) for p in launch.token_pos]
+        launch.label = f"{launch.label} ({source})"
+    mapped: list[Note] = []
+    for note in notes:
+        found = place(note.pos.line)
+        if found is None:
+            mapped.append(Note(path, Pos(1, 1), note.message))
+        else:
+            mapped.append(Note(str(Path(chart).parent / found[0]), _mapped(note.pos, rendered_lines, found[1]),
+                               note.message))
+    return launches, mapped
+
+
+def _render(chart: str, path: str) -> str:
+    helm = shutil.which("helm")
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", "/"), "LC_ALL": "C"}
+    try:
+        proc = subprocess.Popen([helm, "template", "--", chart], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, env=env)
+    except OSError as exc:
+        raise UsageError(f"helm template could not start: {exc.strerror}", location=path) from None
+    try:
+        out, err = proc.communicate(timeout=RENDER_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise UsageError(f"helm template took longer than {RENDER_TIMEOUT_S} s; not judged", location=path) from None
+    if proc.returncode != 0:
+        message = err.decode("utf-8", "replace").strip() or f"exit status {proc.returncode}"
+        raise UsageError(f"helm template failed: {excerpt(message, 400)}", location=path)
+    if len(out) > MAX_RENDERED_BYTES:
+        raise UsageError(f"helm template wrote more than {MAX_RENDERED_BYTES} bytes; not judged", location=path)
+    return out.decode("utf-8", "replace")
+
+
+def _sources(rendered: str) -> list[tuple[int, str]]:
+    """(line, template path relative to the chart's parent) of each `# Source:` comment."""
+    return [(n, line[len(_SOURCE):].strip()) for n, line in enumerate(rendered.split("\n"), 1)
+            if line.startswith(_SOURCE)]
+
+
+def _source_for(sources: list[tuple[int, str]], line: int) -> str | None:
+    found = None
+    for start, source in sources:
+        if start > line:
+            break
+        found = source
+    return found
+
+
+def _template_lines(path: Path, max_bytes: int) -> list[str]:
+    try:
+        return read_bounded(path, max_bytes=max_bytes, what="Helm template").split("\n")
+    except UsageError:
+        return []
+
+
+def _mapped(pos: Pos, rendered: list[str], template: list[str]) -> Pos:
+    text = rendered[pos.line - 1] if 0 < pos.line <= len(rendered) else ""
+    for n, line in enumerate(template, 1):
+        if line.strip() and line.strip() == text.strip():
+            return Pos(n, pos.col - (len(text) - len(text.lstrip())) + (len(line) - len(line.lstrip())))
+    return Pos(1, 1)
