@@ -143,7 +143,7 @@ def test_env_i_hides_the_callers_environment_from_the_checks(run_check):
 @pytest.mark.parametrize("command,word", [
     ("torchrun --nproc-per-node 4 sglang serve M", "torchrun"),
     ("sudo sglang serve M", "sudo"),
-    ("docker run img sglang serve M", "docker"),
+    ("docker ps sglang serve M", "docker"),
     ("nohup torchrun sglang serve M", "torchrun"),
     ("uv run --unknown-uv-option sglang serve M", "--unknown-uv-option"),
     ("uv sync", "uv"),

@@ -16,11 +16,13 @@ from h3doctor.engine.fixes import FixContext, apply_edits
 from h3doctor.engine.results import Change, CheckResult, Evaluation, Finding, FixStep
 from h3doctor.engine.ruleset import Rule, RuleSet, rule_set
 from h3doctor.engine.strategies import STRATEGIES
+from h3doctor.errors import UsageError
 from h3doctor.facts import HardwareFacts
 from h3doctor.sglang.argv import parse_command
 from h3doctor.sglang.flagtable import DEFAULT_SGLANG_VERSION, FlagTable
+from h3doctor.sglang.launch_forms import read_launch_form
 from h3doctor.sglang.platform import apply_platform_override
-from h3doctor.sglang.releases import Release
+from h3doctor.sglang.releases import Release, image_target
 from h3doctor.sglang.resolve import Resolver
 from h3doctor.sglang.server_args import config_for, diffusers_backend, family_of, server_args
 
@@ -146,6 +148,7 @@ def check(tokens: list[str], hw: HardwareFacts, rules: list[Rule], table: FlagTa
     `hold`: rule IDs whose findings are reported but never fixed (lint's suppressed and
     unselected rules): the corrected command leaves what they are about as it is."""
     rules = rule_set(rules)
+    hw, table, release = in_container(tokens, hw, table, env, release)
     result = fix_loop(tokens, hw, rules, table, env, intent, evaluations, release, hold)
     if result.fix_status != "no-fix":
         return result
@@ -153,6 +156,30 @@ def check(tokens: list[str], hw: HardwareFacts, rules: list[Rule], table: FlagTa
                            lambda argv: fix_loop(argv, hw, rules, table, env, intent, evaluations, release, hold),
                            lambda argv: _evaluate(argv, hw, rules, table, env, intent, evaluations, release))
     return replace(result, alternatives=offered) if offered else result
+
+
+def in_container(tokens: list[str], hw: HardwareFacts, table: FlagTable, env: dict[str, str],
+                 release: Release | None) -> tuple[HardwareFacts, FlagTable, Release | None]:
+    """A launch in a container (`docker run … IMAGE sglang …`) sees the GPUs the runtime grants
+    (at most the host's) and runs the image's sglang: its tag is the release unless the user named
+    one (option, recipe); the host's installed sglang is never the container's. The image's
+    Release is built here and handed on, with its own flag table."""
+    try:
+        run = read_launch_form(tokens).container
+    except UsageError:  # an unreadable launch is evaluate_launch's to report, the usual way
+        return hw, table, release
+    if run is None:
+        return hw, table, release
+    granted = run.gpu_count(env)
+    if granted is not None and (hw.gpu_count is None or granted < hw.gpu_count):
+        hw = replace(hw, gpu_count=granted, description=f"{hw.description}; {granted} granted to the container "
+                                                         f"({run.gpus.said if run.gpus else 'NVIDIA_VISIBLE_DEVICES'})")
+    if release is not None and release.source in ("option", "recipe"):
+        return hw, table, replace(release, image=run.image)
+    release = image_target(run.image)
+    if release.table_version != table.sglang_version:
+        table = release.table
+    return hw, table, release
 
 
 def fix_loop(tokens: list[str], hw: HardwareFacts, rules: list[Rule], table: FlagTable, env: dict[str, str],

@@ -118,7 +118,8 @@ def _release_context(ctx: dict[str, Any], cmd: ParsedCommand, family: FamilyMatc
     history, ~180 KB of data, for the one rule that says it)."""
     version = release.version
     ctx.update({"release.version": version, "release.source": release.source, "release.table": release.table_version,
-                "release.newer_than_verified": release.newer_than_verified,
+                "release.newer_than_verified": release.newer_than_verified, "release.named": release.named,
+                "release.image": release.image, "release.image_note": release.image_note,
                 "sglang_version": release.table_version})  # before the derivations: the memory model reads it
     first = release_facts()["first_h3"]
     ctx["release.first_h3"] = first

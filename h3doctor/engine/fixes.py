@@ -264,8 +264,9 @@ def _with_env(cmd: ParsedCommand, env_edits: list[Edit]) -> list[str]:
                 wrapper[i] = word
                 break
         else:
-            wrapper.insert(at, word)
-            slots = sorted([i + 1 if i >= at else i for i in slots] + [at])
+            new = ["-e", word] if cmd.form.env_as_option else [word]  # a container's: `-e VAR=value`
+            wrapper[at:at] = new
+            slots = sorted([i + len(new) if i >= at else i for i in slots] + [at + len(new) - 1])
     return wrapper
 
 

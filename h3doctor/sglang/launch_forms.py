@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass, field
 
 from h3doctor.errors import UsageError
+from h3doctor.sglang.container_run import ARGS_WORD, ContainerRun, is_container_run, read_container_run, read_shell_c
 from h3doctor.shellwords import is_assignment
 
 _PYTHON = re.compile(r"^python(\d+(\.\d+)?)?$")
@@ -86,6 +87,8 @@ class LaunchForm:
     env_unset: tuple[str, ...] = ()  # env -u NAME
     env_word_indices: tuple[int, ...] = ()  # where the VAR=value words are
     env_insert_at: int = 0  # where a new VAR=value word goes (after `env`'s options, else first)
+    container: ContainerRun | None = None  # `docker run … IMAGE` in front: what the container sees
+    env_as_option: bool = False  # a new VAR=value word is given as `-e VAR=value` (a container's)
 
     @property
     def program_given(self) -> bool:
@@ -93,6 +96,8 @@ class LaunchForm:
 
     def environment(self, base: dict[str, str]) -> dict[str, str]:
         """The environment the program starts with, from the environment h3doctor was given."""
+        if self.container is not None:  # the container sees its own environment, not the caller's
+            base = self.container.environment(base)
         env = {} if self.env_cleared else {k: v for k, v in base.items() if k not in self.env_unset}
         env.update(self.env)
         return env
@@ -258,6 +263,8 @@ def _names_sglang(tokens: list[str]) -> bool:
 def read_launch_form(tokens: list[str]) -> LaunchForm:
     """Find the wrapper, the program and the flags of a launch. Raises UsageError naming the
     first word that is neither a wrapper h3doctor knows nor sglang."""
+    if is_container_run(tokens):
+        return _container_form(tokens)
     r = _Reader(tokens)
     r.assignments()
     while r.wrapper():
@@ -283,3 +290,67 @@ def read_launch_form(tokens: list[str]) -> LaunchForm:
     if bare:  # sglang serve's flags (and model) alone
         return LaunchForm(prefix_len=r.i, entry="serve", launcher=BARE, **form)
     raise r.fail(tok)
+
+
+def _container_form(tokens: list[str]) -> LaunchForm:
+    """`docker|podman|nerdctl run [options] IMAGE COMMAND…`: everything up to the image is wrapper
+    (kept as typed); the command is read as a launch of its own, or, for `bash -lc SCRIPT -- ARGS…`,
+    the script's sglang command is the program and ARGS (its `"$@"`) are sglang's flags."""
+    run = read_container_run(tokens)
+    where = f"`{run.runtime} run … {run.image}`"
+    if run.entrypoint is not None:
+        raise UsageError(f"{where} with --entrypoint {run.entrypoint}: h3doctor reads the command after the image, "
+                         "not an entrypoint given as an option", hint=_HINT)
+    inner = tokens[run.command_start:]
+    if not inner:
+        raise UsageError(f"{where} runs the image's own command, which h3doctor cannot see: give the sglang "
+                         "command after the image", hint=_HINT)
+    if is_container_run(inner):
+        raise UsageError(f"{where} runs `{inner[0]} run` inside the container: not a launch form h3doctor knows",
+                         hint=_HINT)
+    at = run.command_start
+    sh = read_shell_c(inner)
+    if sh is not None:
+        return _script_form(tokens, run, sh, where)
+    form = read_launch_form(inner)
+    if not form.program_given:
+        raise UsageError(f"{where} {inner[0]}: not an sglang command", hint=_HINT)
+    uses_env = form.env_insert_at > 0
+    return LaunchForm(wrapper_len=at + form.wrapper_len, prefix_len=at + form.prefix_len, entry=form.entry,
+                      launcher=form.launcher, env=dict(form.env), env_cleared=form.env_cleared,
+                      env_unset=form.env_unset,
+                      env_word_indices=tuple(sorted(run.env_word_indices + tuple(at + k for k in form.env_word_indices))),
+                      env_insert_at=at + form.env_insert_at if uses_env else run.image_index,
+                      container=run, env_as_option=not uses_env)
+
+
+def _script_form(tokens: list[str], run: ContainerRun, sh, where: str) -> LaunchForm:
+    launches = [c for c in sh.commands if _names_sglang(list(c))]
+    if not launches:
+        raise UsageError(f"{where}: the `-c` script runs no sglang command", hint=_HINT)
+    command = list(launches[-1])
+    exported: dict[str, str] = {}
+    for c in sh.commands[: sh.commands.index(launches[-1])]:
+        if c and c[0] == "export":
+            for word in c[1:]:
+                name, eq, value = word.partition("=")
+                if eq and "$" not in word:
+                    exported[name] = value
+    if command.count(ARGS_WORD) != 1 or command[-1] != ARGS_WORD:
+        raise UsageError(f"{where}: the script's sglang command must end in \"$@\" with its flags given as the "
+                         "script's arguments (bash -lc '… exec sglang serve \"$@\"' -- FLAGS…); flags written "
+                         "inside the script are not read", hint=_HINT)
+    words = command[:-1]
+    if any("$" in w or "`" in w for w in words):
+        raise UsageError(f"{where}: the script's sglang command uses a shell expansion; its value is only known "
+                         "when it runs", hint=_HINT)
+    form = read_launch_form(words)
+    if form.prefix_len != len(words) or not form.program_given:
+        raise UsageError(f"{where}: the script's sglang command must end in \"$@\" with its flags given as the "
+                         "script's arguments; flags written inside the script are not read", hint=_HINT)
+    start = run.command_start + sh.args_start
+    env = {**exported, **form.env}
+    return LaunchForm(wrapper_len=start, prefix_len=start, entry=form.entry, launcher=form.launcher, env=env,
+                      env_cleared=form.env_cleared, env_unset=form.env_unset,
+                      env_word_indices=run.env_word_indices, env_insert_at=run.image_index, container=run,
+                      env_as_option=True)

@@ -13,11 +13,12 @@ from __future__ import annotations
 import functools
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from h3doctor.errors import UsageError
 from h3doctor.paths import installed_versions, package_dir
+from h3doctor.sglang.images import image_release, sglang_repositories
 from h3doctor.verified import NEWEST_VERIFIED
 
 if TYPE_CHECKING:
@@ -44,12 +45,17 @@ class Release:
 
     Release-keyed data is read for `table_version`, the release whose flag table and rules judge
     the launch; `version` is the release the user targets, which may be newer than any table.
-    Equal and hashable by (version, source, table_version): the loaded data is a cache, not state.
+    A launch in a container also carries its `image`, what the image's tag does not say
+    (`image_note`) and whether it is a dev build newer than every release (`unreleased`).
+    Equal and hashable by its fields (the release and the image): the loaded data is a cache, not state.
     """
 
     version: str  # the release the user targets (may be newer than any flag table)
-    source: str = "default"  # option | recipe | installed | default
+    source: str = "default"  # option | recipe | image | installed | default
     table_version: str = ""  # the flag table (and rules) it is judged with; empty: `version`
+    image: str | None = None  # the container image the launch runs in, as written
+    image_note: str | None = None  # what the image's tag does not say (`latest` moves; not sglang's image)
+    unreleased: bool = False  # a dev/nightly image: built after the newest release
 
     def __post_init__(self) -> None:
         if not self.table_version:
@@ -57,7 +63,12 @@ class Release:
 
     @property
     def newer_than_verified(self) -> bool:
-        return key(self.version) > key(self.table_version)
+        return self.unreleased or key(self.version) > key(self.table_version)
+
+    @property
+    def named(self) -> str:
+        """How messages name the release: `0.5.24`, or the dev image it comes from."""
+        return f"in {self.image}" if self.unreleased and self.image else self.version
 
     @functools.cached_property
     def table(self) -> FlagTable:
@@ -210,12 +221,37 @@ def installed_version() -> str | None:
     return installed_versions(("sglang",))["sglang"]
 
 
-def target(option: str | None, recipe: str | None, *, installed: str | None = None) -> Release:
-    """Option > recipe > installed sglang > the newest verified release."""
-    for source, raw in (("option", option), ("recipe", recipe), ("installed", installed)):
+def target(option: str | None, recipe: str | None, *, installed: str | None = None,
+           image: str | None = None) -> Release:
+    """Option > recipe > the container image's tag > installed sglang > the newest verified release.
+    A launch in a container never runs the host's sglang: with an image, `installed` is not read."""
+    for source, raw in (("option", option), ("recipe", recipe)):
         if raw:
-            return _target(str(raw), source)
+            return replace(_target(str(raw), source), image=image)
+    if image is not None:
+        return image_target(image)
+    if installed:
+        return _target(str(installed), "installed")
     return NEWEST
+
+
+def image_target(image: str) -> Release:
+    """The release a container image runs (sglang/images.py reads its tag)."""
+    found = image_release(image)
+    newest = NEWEST_VERIFIED
+    if found.kind == "release" and found.version:
+        return replace(_target(found.version, "image"), image=image)
+    if found.kind == "latest":
+        return Release(newest, "image", newest, image, f"the image tag `{found.tag or 'latest'}` of {image} "
+                       f"moves with each sglang release: judged as {newest}, the newest verified release; "
+                       "pin a release tag (e.g. lmsysorg/sglang:v" + newest + ")")
+    if found.kind == "dev":
+        return Release(newest, "image", newest, image, unreleased=True)
+    what = (f"the image {image} is not sglang's ({', '.join(sorted(sglang_repositories()))}), so its sglang release "
+            "is not known" if found.kind == "foreign" else
+            f"the tag of {image} names no sglang release h3doctor can read")
+    return Release(newest, "default", newest, image,
+                   f"cannot verify the release: {what}; judged as {newest}; give --sglang-version")
 
 
 def _target(raw: str, source: str) -> Release:
