@@ -32,7 +32,8 @@ def read_compose(doc: Document) -> tuple[list[Launch], list[Note]]:
         label = f"service {name}"
         base = ("services", name)
         parts = [(base + (key,), service[key]) for key in ("entrypoint", "command") if isinstance(service.get(key), (list, str))]
-        ctx = Context(doc, "compose", label, _environment(service.get("environment")), _gpus(service))
+        image = service.get("image") if isinstance(service.get("image"), str) and service.get("image") else None
+        ctx = Context(doc, "compose", label, _environment(service.get("environment")), _gpus(service), image)
         launches.extend(launches_from_parts(parts, ctx, notes))
     return launches, notes
 

@@ -105,7 +105,8 @@ def _read_object(doc: Document, obj: dict[str, Any], base: tuple, launches: list
                 value = container.get(key)
                 if isinstance(value, list):
                     parts.append((path + (key,), [_expand(str(v), env) for v in value]))
-            found = launches_from_parts(parts, Context(doc, "kubernetes", label, env, _gpus(container)), notes)
+            found = launches_from_parts(parts, Context(doc, "kubernetes", label, env, _gpus(container),
+                                                        _image(container.get("image"))), notes)
             launches.extend(found)
 
 
@@ -145,6 +146,10 @@ def _option(tokens: list[str], flag: str) -> str | None:
         if token.startswith(flag + "="):
             return token[len(flag) + 1:]
     return None
+
+
+def _image(value: Any) -> str | None:
+    return value if isinstance(value, str) and value.strip() else None
 
 
 def _env(items: Any) -> tuple[dict[str, str], list[str]]:

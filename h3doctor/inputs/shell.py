@@ -13,6 +13,7 @@ from __future__ import annotations
 import bisect
 import re
 
+from h3doctor.errors import UsageError
 from h3doctor.inputs.launch import (
     SCRIPT_ARGS,
     Launch,
@@ -24,6 +25,8 @@ from h3doctor.inputs.launch import (
     shell_commands,
 )
 from h3doctor.located import Pos
+from h3doctor.sglang.container_run import is_container_run
+from h3doctor.sglang.launch_forms import read_launch_form
 
 
 def is_shell_script(path: str, text: str) -> bool:
@@ -53,6 +56,11 @@ def read_script(path: str, text: str) -> tuple[list[Launch], list[Note]]:
                     name, eq, value = word.partition("=")
                     if eq:
                         exported[name] = value
+                continue
+            if is_container_run(texts):
+                launch = _container_launch(path, words, base, lines, exported, notes)
+                if launch is not None:
+                    launches.append(launch)
                 continue
             found = launch_start(texts)
             if found is None:
@@ -118,6 +126,26 @@ def _top_level_parts(line: str) -> list[tuple[int, str]]:
         i += 1
     parts.append((start, line[start:]))
     return [(o, p) for o, p in parts if p.strip()]
+
+
+def _container_launch(path: str, words, base: int, lines: _Lines, exported: dict[str, str],
+                      notes: list[Note]) -> Launch | None:
+    """`docker run … IMAGE sglang …` (or `bash -lc '… sglang serve "$@"' -- FLAGS`): every word is
+    the launch's (the corrected command keeps them); the container's environment comes from the
+    script's exports only through `-e NAME`; a container that runs no sglang is not a launch."""
+    texts = [w for w, _s, _e in words]
+    pos = lines.pos(base + words[0][1])
+    try:
+        form = read_launch_form(texts)
+    except UsageError as exc:
+        if any(mentions_sglang(t) for t in texts) or "sglang" in " ".join(texts):
+            notes.append(Note(path, pos, f"not understood ({exc.message}); this launch is not judged"))
+        return None
+    run = form.container
+    return Launch(path=path, kind="shell", label=f"line {pos.line}", tokens=texts, pos=pos,
+                  token_pos=[lines.pos(base + s) for _w, s, _e in words], env=dict(exported),
+                  segments=[Segment("text", None, 0, [(base + s, base + e) for _w, s, e in words])],
+                  gpu_count=run.gpu_count(exported) if run else None, image=run.image if run else None)
 
 
 _UNQUOTED_STOP = re.compile(r"['\"\\#\n]")  # what can start a quote, escape, comment or end the line

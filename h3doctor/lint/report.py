@@ -36,6 +36,8 @@ def record_dict(r: Record) -> dict[str, Any]:
         "cannot_verify": r.cannot_verify,
         "cannot_verify_why": r.cannot_verify_why if r.cannot_verify else None,
         "found_after_fix": r.found_after_fix,
+        "sglang_version": r.sglang_version,
+        "sglang_version_source": r.sglang_version_source,
         "suppressed": None if r.suppressed is None else {"kind": r.suppressed_by, "reason": r.suppressed},
         "fingerprint": r.fingerprint(),
     }
@@ -69,8 +71,10 @@ def build(run: LintRun, *, sglang_version: str) -> dict[str, Any]:
             results = [lr for lr in f.results if lr.launch is launch]
             launches.append({
                 "label": launch.label, "kind": launch.kind, "line": launch.pos.line, "col": launch.pos.col,
-                "argv": launch.tokens, "gpu_count": launch.gpu_count,
+                "argv": launch.tokens, "gpu_count": launch.gpu_count, "image": launch.image,
                 "results": [{"target": lr.target, "hardware": lr.hardware.description,
+                             "sglang_version": lr.result.evaluation.context.get("release.version"),
+                             "sglang_version_source": lr.result.evaluation.context.get("release.source"),
                              "verdict": "fail" if any(SEVERITY_RANK[x.severity] >= SEVERITY_RANK[run.fail_on]
                                                       for x in lr.result.evaluation.findings) else "pass",
                              "fix_status": lr.result.fix_status, "corrected_argv": lr.result.corrected_argv,

@@ -54,6 +54,8 @@ class Record:
     suppressed_by: str | None = None  # inSource | external
     found_after_fix: bool = False  # sglang reports it only once the launch's first findings are fixed
     cannot_verify_why: str | None = None  # with cannot_verify: what is not known
+    sglang_version: str | None = None  # the release the launch was judged for, and where that came from
+    sglang_version_source: str | None = None
 
     def fingerprint(self) -> str:
         """Stable while lines move: the file, rule, target, launch and message, not the position."""
@@ -98,6 +100,7 @@ class LintSession:
         self.cli_targets = cli_targets
         self.rules = load_rules(Path(rules_dir) if rules_dir else None)
         self.version = sglang_version or config.sglang_version or DEFAULT_SGLANG_VERSION
+        self.version_option = sglang_version  # the command line's: it wins over a launch's image
         self.fail_on = fail_on or config.fail_on
         self._tables: dict[str, FlagTable] = {}
         self._profiles: dict[tuple[str, int | None], HardwareFacts] = {}
@@ -134,16 +137,25 @@ class LintSession:
             self._profiles[key] = hw
         return self._profiles[key]
 
+    def release_for(self, launch: Launch) -> releases.ReleaseTarget:
+        """The command line's release > the launch's own (a recipe's) > its container image's tag >
+        the configuration's (or the newest verified)."""
+        if self.version_option or launch.sglang_version:
+            return releases.target(self.version_option, launch.sglang_version, image=launch.image)
+        if launch.image:
+            return releases.image_target(launch.image)
+        return releases.target(self.version, None)
+
     def check(self, launch: Launch, target: str, hold: frozenset[str] = frozenset()) -> tuple[HardwareFacts, CheckResult]:
         """One launch on one target; the findings of rules in `hold` are reported, never fixed."""
         hw = self.hardware(target, launch.gpu_count)
-        version = launch.sglang_version or self.version
+        release = self.release_for(launch)
         key = (tuple(launch.tokens), target, launch.gpu_count, tuple(sorted(launch.env.items())),
-               tuple(sorted((k, v) for k, v in launch.intent.items() if v is not None)), version, hold)
+               tuple(sorted((k, v) for k, v in launch.intent.items() if v is not None)), release, hold)
         result = self._memo.get(key)
         if result is None:
-            result = check(list(launch.tokens), hw, self.rules, self.table_for(version), dict(launch.env),
-                           dict(launch.intent), self._evaluations, release=releases.target(version, None), hold=hold)
+            result = check(list(launch.tokens), hw, self.rules, self.table_for(release.table_version), dict(launch.env),
+                           dict(launch.intent), self._evaluations, release=release, hold=hold)
             self._memo[key] = result
         self.checks += 1
         return hw, result
@@ -220,7 +232,9 @@ class LintSession:
                     pos = self.locator.locate(f, ev, launch, result)
                     rec = Record(rid, f.severity, f.message, launch.path, pos, target, hw.description or target,
                                  launch.label, launch.kind, f.rule, f.cannot_verify,
-                                 cannot_verify_why=f.unknown_why or None)
+                                 cannot_verify_why=f.unknown_why or None,
+                                 sglang_version=ev.context.get("release.version"),
+                                 sglang_version_source=ev.context.get("release.source"))
                     _apply_suppressions(rec, launch, inline)
                     records.append(rec)
                 # what sglang reports once the first errors are fixed: only while every earlier round

@@ -54,7 +54,8 @@ def build(findings: list[dict[str, Any]], rules: list[dict[str, Any]], *, help_u
             "partialFingerprints": {"h3doctor/v1": f["fingerprint"]},
             "properties": {"target": f.get("target"), "hardware": f.get("hardware"), "launch": f.get("launch"),
                            "catalog": f.get("catalog_refs", []), "cannotVerify": f.get("cannot_verify", False),
-                           "foundAfterFix": f.get("found_after_fix", False)},
+                           "foundAfterFix": f.get("found_after_fix", False),
+                           "sglangVersion": f.get("sglang_version"), "sglangVersionSource": f.get("sglang_version_source")},
         }
         if f["rule"] in index:
             result["ruleIndex"] = index[f["rule"]]

@@ -112,8 +112,9 @@ class GpuGrant:
         for f in fields:
             key, eq, val = f.partition("=")
             key = key.strip().lower()
-            if not eq:
-                continue
+            if not eq:  # docker refuses it too: `--gpus device=0,1` unquoted is the fields device=0 and 1
+                raise UsageError(f"`--gpus {excerpt(value)}`: docker reads {excerpt(f)!r} as a field of its own and "
+                                 "refuses it; quote a list of devices: --gpus '\"device=0,1\"'", hint=_HINT)
             if key == "count":
                 known = True
                 count = None if val == "all" else (int(val) if val.isdigit() else -1)

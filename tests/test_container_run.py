@@ -1,0 +1,351 @@
+"""Launches in containers: `docker|podman|nerdctl run … IMAGE COMMAND`, what the container sees
+(GPUs, environment), the cookbook's `bash -lc '… "$@"' -- FLAGS` form, and the image's tag as the
+sglang release — in check, lint's shell reader, Kubernetes and compose, and the JSON/SARIF reports."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+import textwrap
+from importlib import resources
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from h3doctor.errors import UsageError
+from h3doctor.lint.config import LintConfig
+from h3doctor.lint.session import LintSession
+from h3doctor.request import CheckRequest, run
+from h3doctor.sglang import container_run
+from h3doctor.sglang.container_run import read_container_run, read_env_file
+from h3doctor.sglang.images import image_release
+from h3doctor.sglang.launch_forms import read_launch_form
+
+REPO = Path(__file__).resolve().parents[1]
+
+# sglang's install guide ("Method 3: Using Docker"), the shape as published
+DOCS = ("docker run --gpus all --shm-size 32g -p 30000:30000 -v /hf:/root/.cache/huggingface "
+        '--env "HF_TOKEN=secret" --ipc=host {image} ')
+# the MiniMax-H3 cookbook's Docker path: the diffusion extra installed, the flags handed to the shell
+COOKBOOK = ("docker run --gpus all --shm-size 64g -p 30010:30010 -v /models:/mnt/models/MiniMax-H3 "
+            '--env "HF_TOKEN=secret" --ipc=host {image} bash -lc \'python -m pip install -e '
+            '"/sgl-workspace/sglang/python[diffusion]" && exec sglang serve "$@"\' -- ')
+H3 = "--model-path MiniMaxAI/MiniMax-H3 --num-gpus 4"
+
+
+def check(command: str, profile: str = "4xH200", **kw):
+    outcome = run(CheckRequest(tokens=shlex.split(command), profile=profile, **kw))
+    return outcome.result
+
+
+def ids(result) -> list[str]:
+    return [f.rule.id for f in result.evaluation.findings]
+
+
+# --- the runtimes' grammar --------------------------------------------------------------------
+
+def test_the_docs_launch_finds_the_image_and_the_command():
+    tokens = shlex.split(DOCS.format(image="lmsysorg/sglang:v0.5.23") + "sglang serve " + H3)
+    runc = read_container_run(tokens)
+    assert tokens[runc.image_index] == "lmsysorg/sglang:v0.5.23" and tokens[runc.command_start] == "sglang"
+    assert runc.environment({"HF_TOKEN": "caller's", "PATH": "/bin"}) == {"HF_TOKEN": "secret"}
+    form = read_launch_form(tokens)
+    assert form.container == runc and tokens[form.prefix_len:] == shlex.split(H3)
+
+
+@pytest.mark.parametrize("runtime", ["docker", "podman", "nerdctl", "/usr/bin/docker"])
+def test_short_clusters_attached_values_and_boolean_values(runtime):
+    tokens = [runtime, "run", "-it", "--rm=false", "-eA=1", "-p8080:80", "-dv", "/x:/y", "--name=h3",
+              "lmsysorg/sglang:v0.5.23", "sglang", "serve", "M"]
+    runc = read_container_run(tokens)
+    assert runc.image_index == 9 and runc.environment({}) == {"A": "1"}
+
+
+@pytest.mark.parametrize("tokens,word", [
+    (["docker", "run", "--frobnicate", "img", "sglang", "serve", "M"], "--frobnicate"),
+    (["docker", "run", "-Z", "img", "sglang", "serve", "M"], "-Z"),
+    (["docker", "run", "--env-host", "img", "sglang", "serve", "M"], "--env-host"),  # podman's, not docker's
+    (["nerdctl", "run", "--pod", "p", "img", "sglang", "serve", "M"], "--pod"),
+])
+def test_an_unknown_option_is_a_usage_error_naming_it(tokens, word):
+    with pytest.raises(UsageError) as exc:
+        read_launch_form(tokens)
+    assert f"`{os.path.basename(tokens[0])} run {word}`" in exc.value.message
+
+
+@pytest.mark.parametrize("tokens,says", [
+    (["docker", "run", "--gpus"], "needs a value"),
+    (["docker", "run", "--rm"], "names no image"),
+    (["docker", "run", "img"], "image's own command"),
+    (["docker", "run", "--entrypoint", "sglang", "img", "serve", "M"], "--entrypoint"),
+    (["docker", "run", "img", "bash", "-lc", "sglang serve --num-gpus 4"], "must end in"),
+    (["docker", "run", "img", "bash", "-lc", 'echo "$@"', "--", "--num-gpus", "4"], "runs no sglang"),
+    (["docker", "run", "img", "redis-server"], "redis-server"),
+])
+def test_what_is_not_read_says_why(tokens, says):
+    with pytest.raises(UsageError) as exc:
+        read_launch_form(tokens)
+    assert says in exc.value.message
+
+
+def test_podman_env_host_passes_the_callers_environment():
+    runc = read_container_run(["podman", "run", "--env-host", "-e", "B=2", "img", "sglang", "serve", "M"])
+    assert runc.environment({"A": "1"}) == {"A": "1", "B": "2"}
+
+
+# --- what the container sees ------------------------------------------------------------------
+
+@pytest.mark.parametrize("options,count", [
+    (["--gpus", "all"], None),
+    (["--gpus", "2"], 2),
+    (["--gpus", '"device=0,1"'], 2),  # the shell's '"device=0,1"': docker's CSV quoting
+    (["--gpus", '"device=GPU-3a23c669-1f69-c64e-cf85-44e9b07e7a2a"'], 1),
+    (["--gpus", "count=3,capabilities=compute"], 3),
+    (["--device", "nvidia.com/gpu=all"], None),
+    (["--device", "nvidia.com/gpu=0", "--device", "nvidia.com/gpu=1"], 2),
+    (["-e", "NVIDIA_VISIBLE_DEVICES=0,1,2"], 3),
+    (["-e", "NVIDIA_VISIBLE_DEVICES=none"], 0),
+    ([], None),
+])
+def test_the_gpu_grant(options, count):
+    runc = read_container_run(["docker", "run", *options, "img", "sglang", "serve", "M"])
+    assert runc.gpu_count({}) == count
+
+
+@pytest.mark.parametrize("value", ["some", "device=0,1"])  # docker reads device=0,1 as two CSV fields: `1` is no key
+def test_a_gpu_request_docker_refuses_is_a_usage_error(value):
+    with pytest.raises(UsageError, match="--gpus"):
+        read_container_run(["docker", "run", "--gpus", value, "img", "sglang", "serve", "M"])
+
+
+def test_the_grant_caps_the_gpus_and_the_fix_keeps_every_docker_word():
+    command = "docker run --gpus '\"device=0,1\"' --ipc=host lmsysorg/sglang:v0.5.23 sglang serve " + H3
+    result = check(command, "8xH200")
+    assert result.evaluation.hardware.gpu_count == 2 and "H3D109" in ids(result)
+    assert result.corrected_argv == shlex.split(command.replace("--num-gpus 4", "--num-gpus 2"))
+
+
+def test_the_environment_is_the_containers_not_the_callers(tmp_path, monkeypatch):
+    env_file = tmp_path / "h3.env"
+    env_file.write_text("# comment\n\nA=from-file\nB=from-file\nFROM_CALLER\n")
+    monkeypatch.setenv("FROM_CALLER", "caller")
+    monkeypatch.setenv("NOT_PASSED", "caller")
+    runc = read_container_run(["docker", "run", "--env-file", str(env_file), "-e", "B=option", "-e", "MISSING",
+                               "img", "sglang", "serve", "M"])
+    assert runc.environment(dict(os.environ)) == {"A": "from-file", "B": "option", "FROM_CALLER": "caller"}
+
+
+PLANS = "SGLANG_DIFFUSION_MINIMAX_H3_ADALN_GPU_PLANS"
+ADALN = "lmsysorg/sglang:v0.5.23 sglang serve " + H3 + " --minimax-h3-adaln-online"
+
+
+def test_the_container_environment_reaches_the_rules_and_the_fix_edits_it(monkeypatch, tmp_path):
+    monkeypatch.setenv(PLANS, "0")  # the caller's: the container does not see it
+    assert ids(check("docker run --gpus all " + ADALN)) == []
+    given = check(f"docker run --gpus all -e {PLANS}=0 " + ADALN)
+    assert "H3D512" in ids(given)
+    assert given.corrected_argv == shlex.split(f"docker run --gpus all -e {PLANS}=64 " + ADALN)
+    passed = check(f"docker run --gpus all -e {PLANS} " + ADALN)  # -e NAME: the caller's value
+    assert passed.corrected_argv == shlex.split(f"docker run --gpus all -e {PLANS}=64 " + ADALN)
+    env_file = tmp_path / "h3.env"
+    env_file.write_text(f"{PLANS}=0\n")
+    from_file = check(f"docker run --gpus all --env-file {env_file} " + ADALN)
+    assert from_file.corrected_argv == shlex.split(f"docker run --gpus all --env-file {env_file} -e {PLANS}=64 " + ADALN)
+
+
+def test_an_env_file_is_read_within_limits(tmp_path, monkeypatch):
+    with pytest.raises(UsageError):
+        read_env_file(str(tmp_path))  # a directory
+    big = tmp_path / "big.env"
+    big.write_text("A=" + "x" * 100 + "\n")
+    monkeypatch.setattr(container_run, "ENV_FILE_MAX_BYTES", 50)
+    with pytest.raises(UsageError):
+        read_env_file(str(big))
+    bad = tmp_path / "bad.env"
+    bad.write_text("NOT A LINE\n")
+    monkeypatch.setattr(container_run, "ENV_FILE_MAX_BYTES", 1 << 20)
+    with pytest.raises(UsageError, match="line 1"):
+        read_env_file(str(bad))
+
+
+# --- the cookbook's bash -lc form ------------------------------------------------------------
+
+def test_the_cookbook_form_reads_the_scripts_arguments_as_sglangs_flags():
+    tokens = shlex.split(COOKBOOK.format(image="lmsysorg/sglang:v0.5.23") + H3)
+    form = read_launch_form(tokens)
+    assert tokens[form.prefix_len:] == shlex.split(H3) and form.entry == "serve"
+
+
+def test_the_cookbook_form_on_an_older_image_fails_and_the_fix_keeps_the_script():
+    command = COOKBOOK.format(image="lmsysorg/sglang:v0.5.19-cu129") + H3 + " --enable-metrics"
+    result = check(command)
+    assert "H3D012" in ids(result) and result.evaluation.context["release.source"] == "image"
+    assert result.corrected_argv == shlex.split(command)[:-1]  # only --enable-metrics goes
+
+
+# --- the image tag is the release -------------------------------------------------------------
+
+@pytest.mark.parametrize("image,kind,version", [
+    ("lmsysorg/sglang:v0.5.19", "release", "0.5.19"),
+    ("lmsysorg/sglang:v0.5.19-cu129", "release", "0.5.19"),
+    ("lmsysorg/sglang:0.5.22-rocm700-mi30x", "release", "0.5.22"),
+    ("docker.io/lmsysorg/sglang:v0.5.21", "release", "0.5.21"),
+    ("registry.example.com:5000/lmsysorg/sglang:v0.5.20-cu129@sha256:" + "a" * 64, "release", "0.5.20"),
+    ("lmsysorg/sglang:latest", "latest", None),
+    ("lmsysorg/sglang", "latest", None),
+    ("lmsysorg/sglang:dev", "dev", None),
+    ("lmsysorg/sglang:nightly", "dev", None),
+    ("lmsysorg/sglang:dev-cu13-minimax", "dev", None),
+    ("lmsysorg/sglang:blackwell", "unmapped", None),
+    ("example.org/team/h3-server:0.5.19", "foreign", None),
+    ("sglang:v0.5.19", "foreign", None),
+])
+def test_image_tags(image, kind, version):
+    found = image_release(image)
+    assert (found.kind, found.version) == (kind, version)
+
+
+def test_a_digest_is_noted():
+    assert image_release("lmsysorg/sglang:v0.5.23@sha256:" + "b" * 64).digest == "sha256:" + "b" * 64
+
+
+@pytest.mark.parametrize("form", [DOCS, COOKBOOK])
+def test_the_release_from_the_tag_changes_the_verdict(form):
+    old = check(form.format(image="lmsysorg/sglang:v0.5.19-cu129")
+                + ("sglang serve " if form is DOCS else "") + H3 + " --enable-metrics")
+    new = check(form.format(image="lmsysorg/sglang:v0.5.23")
+                + ("sglang serve " if form is DOCS else "") + H3 + " --enable-metrics")
+    assert "H3D012" in ids(old) and old.evaluation.context["release.version"] == "0.5.19"
+    assert ids(new) == [] and new.evaluation.context["release.source"] == "image"
+
+
+def test_sglang_version_wins_over_the_image():
+    result = check(DOCS.format(image="lmsysorg/sglang:v0.5.19") + "sglang serve " + H3 + " --enable-metrics",
+                   sglang_version="0.5.23")
+    assert ids(result) == [] and result.evaluation.context["release.source"] == "option"
+
+
+@pytest.mark.parametrize("image,rule,says", [
+    ("lmsysorg/sglang:latest", "H3D922", "moves"),
+    ("lmsysorg/sglang:dev", "H3D920", "lmsysorg/sglang:dev"),
+    ("example.org/team/h3-server:1.0", "H3D922", "cannot verify"),
+    ("lmsysorg/sglang:blackwell", "H3D922", "cannot verify"),
+])
+def test_tags_that_do_not_pin_a_release(image, rule, says):
+    result = check(DOCS.format(image=image) + "sglang serve " + H3)
+    found = [f for f in result.evaluation.findings if f.rule.id == rule]
+    assert found and says in found[0].message and image in found[0].message
+    assert result.evaluation.context["release.version"] == "0.5.23"
+
+
+def test_a_foreign_image_with_sglang_version_is_judged_quietly():
+    result = check(DOCS.format(image="example.org/team/h3-server:1.0") + "sglang serve " + H3, sglang_version="0.5.23")
+    assert ids(result) == []
+
+
+# --- reports ----------------------------------------------------------------------------------
+
+def _cli(*args: str, cwd=None) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SGLANG_")}
+    return subprocess.run([sys.executable, "-m", "h3doctor", *args], capture_output=True, text=True, env=env,
+                          cwd=cwd or REPO, timeout=120)
+
+
+def test_the_json_report_says_the_release_came_from_the_image():
+    proc = _cli("check", "--profile", "4xH200", "--format", "json", "--",
+                *shlex.split(DOCS.format(image="lmsysorg/sglang:v0.5.19-cu129") + "sglang serve " + H3
+                             + " --enable-metrics"))
+    assert proc.returncode == 1, proc.stderr
+    data = json.loads(proc.stdout)
+    schema = json.loads(resources.files("h3doctor.schema").joinpath("report.schema.json").read_text())
+    jsonschema.validate(data, schema)
+    assert (data["sglang_version"], data["sglang_version_source"]) == ("0.5.19", "image")
+
+
+# --- lint: shell scripts, Kubernetes, compose -----------------------------------------------
+
+def _lint(path: Path, target: str = "4xH200") -> tuple[LintSession, object]:
+    session = LintSession(LintConfig(), cli_targets=(target,))
+    return session, session.run([str(path)])
+
+
+def _write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return path
+
+
+def test_a_shell_script_reads_docker_launches_and_passes_other_containers(tmp_path):
+    script = _write(tmp_path, "serve.sh", f"""\
+        #!/bin/bash
+        export HF_TOKEN=abc
+        docker ps
+        docker run redis
+        docker run --gpus 2 -e HF_TOKEN --ipc=host lmsysorg/sglang:v0.5.19-cu129 \\
+          sglang serve {H3} --enable-metrics
+        {COOKBOOK.format(image="lmsysorg/sglang:v0.5.23")}{H3} --enable-metrics
+        """)
+    _session, result = _lint(script, "8xH200")
+    launches = result.files[0].launches
+    assert [(la.pos.line, la.image, la.gpu_count) for la in launches] == [
+        (5, "lmsysorg/sglang:v0.5.19-cu129", 2), (7, "lmsysorg/sglang:v0.5.23", None)]
+    assert launches[0].env == {"HF_TOKEN": "abc"}
+    first = [r.rule for r in result.records if r.launch == "line 5"]
+    assert "H3D012" in first and "H3D910" in first  # 0.5.19 lacks the flag; 2 GPUs granted, 4 asked for
+    assert not [r for r in result.records if r.launch == "line 7" and r.severity == "error"]
+    rec = next(r for r in result.records if r.rule == "H3D012")
+    assert (rec.sglang_version, rec.sglang_version_source) == ("0.5.19", "image")
+
+
+K8S = """\
+    apiVersion: apps/v1
+    kind: Deployment
+    metadata: {{name: h3}}
+    spec:
+      template:
+        spec:
+          containers:
+            - name: server
+              image: {image}
+              command: ["sglang", "serve"]
+              args: ["--model-path", "MiniMaxAI/MiniMax-H3", "--num-gpus", "4", "--enable-metrics"]
+              resources: {{limits: {{nvidia.com/gpu: 4}}}}
+    """
+COMPOSE = """\
+    services:
+      h3:
+        image: {image}
+        command: ["sglang", "serve", "--model-path", "MiniMaxAI/MiniMax-H3", "--num-gpus", "4", "--enable-metrics"]
+        deploy:
+          resources:
+            reservations:
+              devices:
+                - {{driver: nvidia, count: 4, capabilities: [gpu]}}
+    """
+
+
+@pytest.mark.parametrize("name,text", [("deploy.yaml", K8S), ("compose.yaml", COMPOSE)])
+def test_kubernetes_and_compose_judge_the_images_release(tmp_path, name, text):
+    old = _write(tmp_path, name, text.format(image="lmsysorg/sglang:v0.5.19-cu129"))
+    _session, result = _lint(old, "H200")
+    rec = next(r for r in result.records if r.rule == "H3D012")
+    assert (rec.sglang_version, rec.sglang_version_source) == ("0.5.19", "image")
+    new = _write(tmp_path, name, text.format(image="lmsysorg/sglang:v0.5.23"))
+    _session, result = _lint(new, "H200")
+    assert [r.rule for r in result.records] == []
+    latest = _write(tmp_path, name, text.format(image="lmsysorg/sglang:latest"))
+    _session, result = _lint(latest, "H200")
+    assert [r.rule for r in result.records] == ["H3D922"]
+
+
+def test_lint_sarif_carries_the_release(tmp_path):
+    manifest = _write(tmp_path, "deploy.yaml", K8S.format(image="lmsysorg/sglang:v0.5.19-cu129"))
+    proc = _cli("lint", "--target", "H200", "--format", "sarif", str(manifest), cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    results = json.loads(proc.stdout)["runs"][0]["results"]
+    found = next(r for r in results if r["ruleId"] == "H3D012")
+    assert (found["properties"]["sglangVersion"], found["properties"]["sglangVersionSource"]) == ("0.5.19", "image")
