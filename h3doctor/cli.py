@@ -185,10 +185,11 @@ _OPTIONS_HINT = ("h3doctor's options go before `--`, the launch after it: "
 @app.command("init", help="Print the shell hook that checks every `sglang serve` and `sglang generate` before it "
                           "starts: eval \"$(h3doctor init bash)\" in ~/.bashrc, eval \"$(h3doctor init zsh)\" in "
                           "~/.zshrc, h3doctor init fish | source in config.fish.")
-def init_cmd(shell: Annotated[Shell, typer.Argument(help="bash, zsh or fish.")]) -> None:
+def init_cmd(shell: Annotated[Shell, typer.Argument(help="bash, zsh or fish.")],
+             wrap: Annotated[Optional[List[str]], typer.Option("--wrap", help="Also check `RUNTIME run … IMAGE sglang …` lines (docker, podman or nerdctl); other uses pass straight through.")] = None) -> None:
     from h3doctor.launch.hook import init_script
 
-    sys.stdout.write(init_script(shell.value))
+    sys.stdout.write(init_script(shell.value, tuple(wrap or ())))
 
 
 @app.command("rules", help="List the rules.")

@@ -379,3 +379,82 @@ def test_a_corrected_command_is_never_read_as_envs_options(shell, stub):
     proc = run_hook(shell, stub, FAILING)
     assert stub.calls() == [], proc.stderr
     assert proc.returncode == 127, proc.stderr
+
+
+# --- the other launch programs: python -m sglang…, uv run sglang …, and docker run (opt-in) ------
+
+ANY = {  # load the hook (with --wrap docker), then run the words given as one command
+    "bash": ["bash", "--norc", "--noprofile", "-c", 'eval "$(h3doctor init bash --wrap docker)" || exit 99; "$@"', "bash"],
+    "zsh": ["zsh", "-f", "-c", 'eval "$(h3doctor init zsh --wrap docker)" || exit 99; "$@"', "zsh"],
+    "fish": ["fish", "--no-config", "-c", "h3doctor init fish --wrap docker | source; or exit 99; $argv", "--"],
+}
+IMAGE_OLD = ["lmsysorg/sglang:v0.5.19-cu129"]
+IMAGE_NEW = ["lmsysorg/sglang:v0.5.23"]
+H3_FLAGS = ["--model-path", "MiniMaxAI/MiniMax-H3", "--num-gpus", "4"]
+
+
+def run_any(shell: str, stub: StubSglang, args: list[str]) -> subprocess.CompletedProcess:
+    for program in ("docker", "python3", "uv"):  # stand-ins that record their argv, as the sglang one does
+        target = stub.bin / program
+        if not target.exists():
+            target.write_bytes((stub.bin / "sglang").read_bytes())
+            target.chmod(0o755)
+    return subprocess.run([*ANY[shell], *args], capture_output=True, text=True, env=stub.env(H3DOCTOR_HOOK_ARGS=PROFILE),
+                          timeout=120, cwd=stub.bin.parent, stdin=subprocess.DEVNULL)
+
+
+@pytest.mark.parametrize("args", [
+    ["docker", "ps", "-a"],
+    ["docker", "run", "--rm", "redis"],
+    ["docker", "run", "--rm", "-it", "ubuntu", "bash", "-c", "echo sglang"],
+    ["docker", "images"],
+    ["python3", "-c", "print('sglang serve')"],
+    ["uv", "pip", "install", "sglang"],
+    ["uv", "run", "pytest"],
+])
+def test_other_commands_pass_straight_through_untouched(shell, stub, args):
+    proc = run_any(shell, stub, args)
+    assert proc.returncode == 0, proc.stderr
+    assert [c["argv"] for c in stub.calls()] == [args[1:]]
+    assert "h3doctor" not in proc.stderr
+
+
+@pytest.mark.parametrize("args", [
+    ["docker", "run", "--gpus", "all", *IMAGE_OLD, "sglang", "serve", *H3_FLAGS, "--enable-metrics"],
+    ["docker", "run", "--gpus", "all", *IMAGE_OLD, "bash", "-lc", 'exec sglang serve "$@"', "--", *H3_FLAGS,
+     "--enable-metrics"],
+    ["python3", "-m", "sglang.cli.main", "serve", *H3_FLAGS, "--ring-degree", "2", "--attention-backend", "sage_attn"],
+    ["uv", "run", "sglang", "serve", *H3_FLAGS, "--ring-degree", "2", "--attention-backend", "sage_attn"],
+])
+def test_the_other_launch_programs_are_checked_and_a_failing_one_does_not_start(shell, stub, args):
+    proc = run_any(shell, stub, args)
+    assert proc.returncode == 1 and stub.calls() == [], proc.stderr
+    assert "sglang was not started" in proc.stderr
+
+
+@pytest.mark.parametrize("args", [
+    ["docker", "run", "--gpus", "all", *IMAGE_NEW, "sglang", "serve", *H3_FLAGS, "--enable-metrics"],
+    ["docker", "run", "--gpus", "all", *IMAGE_NEW, "bash", "-lc", 'exec sglang serve "$@"', "--", *H3_FLAGS],
+    ["uv", "run", "sglang", "serve", *H3_FLAGS],
+])
+def test_a_clean_launch_of_another_program_starts_as_typed(shell, stub, args):
+    proc = run_any(shell, stub, args)
+    assert proc.returncode == 0, proc.stderr
+    assert [c["argv"] for c in stub.calls()] == [args[1:]]
+
+
+def test_docker_is_wrapped_only_when_asked(shell, stub):
+    script = {"bash": 'eval "$(h3doctor init bash)"; type docker >/dev/null 2>&1 && type docker | head -1',
+              "zsh": 'eval "$(h3doctor init zsh)"; whence -w docker',
+              "fish": "h3doctor init fish | source; functions -q docker; and echo function; or echo none"}[shell]
+    argv = {"bash": ["bash", "--norc", "--noprofile", "-c"], "zsh": ["zsh", "-f", "-c"],
+            "fish": ["fish", "--no-config", "-c"]}[shell]
+    proc = subprocess.run([*argv, script], capture_output=True, text=True, env=stub.env(), timeout=60,
+                          stdin=subprocess.DEVNULL)
+    assert "function" not in proc.stdout
+
+
+def test_wrap_names_a_runtime():
+    proc = subprocess.run([sys.executable, "-m", "h3doctor", "init", "bash", "--wrap", "kubectl"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "kubectl" in proc.stderr

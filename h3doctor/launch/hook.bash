@@ -1,7 +1,9 @@
 # h3doctor shell hook for bash. Load it with this line in ~/.bashrc:
 #   eval "$(h3doctor init bash)"
-# It defines a `sglang` function: `sglang serve` and `sglang generate` are checked by h3doctor and
-# start only when no finding reaches --fail-on; everything else passes straight through.
+# It defines `sglang`, `python`, `python3` and `uv` functions: `sglang serve|generate`, `python -m
+# sglang…` and `uv run sglang serve|generate …` are checked by h3doctor and start only when no
+# finding reaches --fail-on; everything else passes straight through. `h3doctor init bash --wrap
+# docker` adds a `docker` function: `docker run` lines whose command is sglang are checked too.
 # H3DOCTOR_DISABLE=1 switches it off; H3DOCTOR_HOOK_ARGS adds h3doctor options, separated by
 # spaces (e.g. "--profile 4xH200 --fail-on warning"). If h3doctor itself fails, sglang starts anyway;
 # if it is stopped or interrupted (Ctrl-Z, Ctrl-C, Ctrl-\) during the check, nothing starts.
@@ -9,23 +11,20 @@
 export H3DOCTOR_HOOK=bash
 export H3DOCTOR_HOOK_SHLVL="${SHLVL:-}"
 
-function sglang {
+function __h3doctor_off {
   case "${H3DOCTOR_DISABLE:-}" in
-    1|[Tt][Rr][Uu][Ee]|[Yy][Ee][Ss]|[Oo][Nn]) command sglang "$@"; return ;;
+    1|[Tt][Rr][Uu][Ee]|[Yy][Ee][Ss]|[Oo][Nn]) return 0 ;;
   esac
-  case "${1-}" in
-    serve|generate) ;;
-    *) command sglang "$@"; return ;;
-  esac
-  local __h3doctor_word
-  for __h3doctor_word in "$@"; do
-    case "$__h3doctor_word" in
-      -h|--help) command sglang "$@"; return ;;
-    esac
-  done
+  return 1
+}
+
+# __h3doctor_check PROGRAM ARGS…: check `PROGRAM ARGS…` and start what the answer says
+function __h3doctor_check {
+  local __h3doctor_prog="$1" __h3doctor_word
+  shift
   if ! command -v h3doctor >/dev/null 2>&1; then
     printf '%s\n' "h3doctor failed (not installed: no h3doctor on PATH); launching sglang anyway" >&2
-    command sglang "$@"; return
+    command "$__h3doctor_prog" "$@"; return
   fi
   local __h3doctor_file="" __h3doctor_rc=0
   local -a __h3doctor_opts=() __h3doctor_out=() __h3doctor_argv=()
@@ -35,5 +34,5 @@ function sglang {
     IFS=$' \t\n' read -r -a __h3doctor_opts <<< "$H3DOCTOR_HOOK_ARGS"
   fi
   command h3doctor check --hook ${__h3doctor_out[@]+"${__h3doctor_out[@]}"} \
-    ${__h3doctor_opts[@]+"${__h3doctor_opts[@]}"} -- sglang "$@" || __h3doctor_rc=$?
+    ${__h3doctor_opts[@]+"${__h3doctor_opts[@]}"} -- "$__h3doctor_prog" "$@" || __h3doctor_rc=$?
   # the rest of the function, what the exit status decides, is hook_decide.sh (shared with hook.zsh)

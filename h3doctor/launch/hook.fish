@@ -1,7 +1,9 @@
 # h3doctor shell hook for fish. Load it with this line in ~/.config/fish/config.fish:
 #   h3doctor init fish | source
-# It defines a `sglang` function: `sglang serve` and `sglang generate` are checked by h3doctor and
-# start only when no finding reaches --fail-on; everything else passes straight through.
+# It defines `sglang`, `python`, `python3` and `uv` functions: `sglang serve|generate`, `python -m
+# sglang…` and `uv run sglang serve|generate …` are checked by h3doctor and start only when no
+# finding reaches --fail-on; everything else passes straight through. `h3doctor init fish --wrap
+# docker` adds a `docker` function: `docker run` lines whose command is sglang are checked too.
 # H3DOCTOR_DISABLE=1 switches it off; H3DOCTOR_HOOK_ARGS adds h3doctor options, separated by
 # spaces (e.g. "--profile 4xH200 --fail-on warning"). If h3doctor itself fails, sglang starts anyway;
 # if it is stopped or interrupted (Ctrl-Z, Ctrl-C, Ctrl-\) during the check, nothing starts.
@@ -9,18 +11,70 @@
 set -gx H3DOCTOR_HOOK fish
 set -gx H3DOCTOR_HOOK_SHLVL "$SHLVL"
 
+function __h3doctor_off
+    contains -- (string lower -- "$H3DOCTOR_DISABLE") 1 true yes on
+end
+
+function __h3doctor_names_sglang --description 'some word starts sglang: sglang serve|generate, -m sglang…, a script'
+    set -l __h3doctor_prev ""
+    for __h3doctor_w in $argv
+        switch $__h3doctor_w
+            case serve generate
+                if test "$__h3doctor_prev" = sglang; or string match -q -- '*/sglang' "$__h3doctor_prev"
+                    return 0
+                end
+            case sglang 'sglang.*'
+                test "$__h3doctor_prev" = -m; and return 0
+            case -msglang '-msglang.*' '*sglang serve*' '*sglang generate*'
+                return 0
+        end
+        set __h3doctor_prev $__h3doctor_w
+    end
+    return 1
+end
+
 function sglang --description 'sglang; serve and generate are checked by h3doctor first'
-    if contains -- (string lower -- "$H3DOCTOR_DISABLE") 1 true yes on
+    if __h3doctor_off; or not contains -- "$argv[1]" serve generate; or contains -- --help $argv; or contains -- -h $argv
         command sglang $argv
         return $status
     end
-    if not contains -- "$argv[1]" serve generate; or contains -- --help $argv; or contains -- -h $argv
-        command sglang $argv
+    __h3doctor_check sglang $argv
+end
+
+function __h3doctor_python --description 'PROGRAM ARGS…: python -m sglang… is checked'
+    set -l __h3doctor_prog $argv[1]
+    set -e argv[1]
+    set -l __h3doctor_mod no
+    if test "$argv[1]" = -m; and string match -q -r -- '^sglang(\.|$)' "$argv[2]"
+        set __h3doctor_mod yes
+    else if string match -q -r -- '^-msglang(\.|$)' "$argv[1]"
+        set __h3doctor_mod yes
+    end
+    if test $__h3doctor_mod = no; or __h3doctor_off; or contains -- --help $argv; or contains -- -h $argv
+        command $__h3doctor_prog $argv
         return $status
     end
+    __h3doctor_check $__h3doctor_prog $argv
+end
+
+function python; __h3doctor_python python $argv; end
+function python3; __h3doctor_python python3 $argv; end
+
+function uv --description 'uv; uv run … sglang serve|generate … is checked by h3doctor first'
+    if test "$argv[1]" != run; or __h3doctor_off; or not __h3doctor_names_sglang $argv; or contains -- --help $argv; or contains -- -h $argv
+        command uv $argv
+        return $status
+    end
+    __h3doctor_check uv $argv
+end
+
+# __h3doctor_check PROGRAM ARGS…: check `PROGRAM ARGS…` and start what the answer says
+function __h3doctor_check
+    set -l __h3doctor_prog $argv[1]
+    set -e argv[1]
     if not command -q h3doctor
         echo "h3doctor failed (not installed: no h3doctor on PATH); launching sglang anyway" >&2
-        command sglang $argv
+        command $__h3doctor_prog $argv
         return $status
     end
     set -l __h3doctor_tmp /tmp
@@ -30,7 +84,7 @@ function sglang --description 'sglang; serve and generate are checked by h3docto
     test -n "$__h3doctor_file"; and set __h3doctor_out --argv-out $__h3doctor_file
     set -l __h3doctor_opts (string split -n -- ' ' "$H3DOCTOR_HOOK_ARGS")
     set -l __h3doctor_jobs (jobs -p 2>/dev/null)
-    command h3doctor check --hook $__h3doctor_out $__h3doctor_opts -- sglang $argv
+    command h3doctor check --hook $__h3doctor_out $__h3doctor_opts -- $__h3doctor_prog $argv
     set -l __h3doctor_rc $status
     # fish goes on with the function when Ctrl-Z stops h3doctor, with $status 0 (3.6) or 128+SIGTSTP:
     # a job that was not there before the check is h3doctor, stopped; nothing may start then
@@ -51,9 +105,9 @@ function sglang --description 'sglang; serve and generate are checked by h3docto
             command rm -f -- $__h3doctor_file
             if test (count $__h3doctor_argv) -eq 0
                 echo "h3doctor failed (no corrected command to run); launching sglang anyway" >&2
-            else if test "$__h3doctor_argv[1]" = sglang
+            else if test "$__h3doctor_argv[1]" = "$__h3doctor_prog"
                 set -e __h3doctor_argv[1]
-                command sglang $__h3doctor_argv
+                command $__h3doctor_prog $__h3doctor_argv
                 return $status
             else
                 command env -- $__h3doctor_argv
@@ -63,5 +117,5 @@ function sglang --description 'sglang; serve and generate are checked by h3docto
             echo "h3doctor failed (exit $__h3doctor_rc); launching sglang anyway" >&2
     end
     test -n "$__h3doctor_file"; and command rm -f -- $__h3doctor_file
-    command sglang $argv
+    command $__h3doctor_prog $argv
 end

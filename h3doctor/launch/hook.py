@@ -1,6 +1,8 @@
-"""The shell hook: `h3doctor init bash|zsh|fish` prints a `sglang` shell function that checks a
-launch before it starts (the scripts are the package data files hook.bash, hook.zsh, hook.fish; bash and zsh
-share the end of the function, hook_decide.sh).
+"""The shell hook: `h3doctor init bash|zsh|fish [--wrap docker]` prints shell functions that check a
+launch before it starts — `sglang`, `python`/`python3` (`-m sglang…`), `uv` (`uv run … sglang …`) and,
+opted into, `docker`/`podman`/`nerdctl` (`run … IMAGE sglang …`); every other use runs untouched. The
+scripts are the package data files hook.bash, hook.zsh, hook.fish; bash and zsh share the end of
+the check (hook_decide.sh) and the front functions (hook_front.sh); hook_wrap.sh/.fish is a runtime's.
 
 The protocol between the function and `h3doctor check --hook`: exit 0, launch the command as
 typed; exit 1, findings were printed, launch nothing; exit ACCEPTED, the user accepted the
@@ -42,13 +44,23 @@ _LOAD_LINES = {
 }
 
 
-def init_script(shell: str) -> str:
+WRAPPABLE = ("docker", "podman", "nerdctl")  # `init SHELL --wrap RUNTIME`: its `run … sglang …` lines are checked
+
+
+def init_script(shell: str, wrap: tuple[str, ...] = ()) -> str:
     if shell not in SHELLS:
         raise UsageError(f"no hook for shell {shell!r}; choose one of {', '.join(SHELLS)}")
+    for runtime in wrap:
+        if runtime not in WRAPPABLE:
+            raise UsageError(f"--wrap {runtime!r}: h3doctor wraps {', '.join(WRAPPABLE)}", location="--wrap")
     here = package_dir("h3doctor.launch")
     script = (here / f"hook.{shell}").read_text(encoding="utf-8")
-    if shell in ("bash", "zsh"):  # one text for what both do with h3doctor's answer
+    if shell in ("bash", "zsh"):  # one text for what both do with h3doctor's answer, and for which commands are launches
         script += (here / "hook_decide.sh").read_text(encoding="utf-8")
+        script += (here / "hook_front.sh").read_text(encoding="utf-8")
+    wrapper = (here / ("hook_wrap.fish" if shell == "fish" else "hook_wrap.sh")).read_text(encoding="utf-8")
+    for runtime in dict.fromkeys(wrap):
+        script += wrapper.replace("@RUNTIME@", runtime)
     statuses = [str(s) for s in interrupted_statuses()]
     stopped = str(128 + int(getattr(signal, "SIGTSTP", 20)))
     return (script.replace("@INTERRUPTED_CASE@", "|".join(statuses))

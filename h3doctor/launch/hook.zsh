@@ -1,7 +1,9 @@
 # h3doctor shell hook for zsh. Load it with this line in ~/.zshrc:
 #   eval "$(h3doctor init zsh)"
-# It defines a `sglang` function: `sglang serve` and `sglang generate` are checked by h3doctor and
-# start only when no finding reaches --fail-on; everything else passes straight through.
+# It defines `sglang`, `python`, `python3` and `uv` functions: `sglang serve|generate`, `python -m
+# sglang…` and `uv run sglang serve|generate …` are checked by h3doctor and start only when no
+# finding reaches --fail-on; everything else passes straight through. `h3doctor init zsh --wrap
+# docker` adds a `docker` function: `docker run` lines whose command is sglang are checked too.
 # H3DOCTOR_DISABLE=1 switches it off; H3DOCTOR_HOOK_ARGS adds h3doctor options, separated by
 # spaces (e.g. "--profile 4xH200 --fail-on warning"). If h3doctor itself fails, sglang starts anyway;
 # if it is stopped or interrupted (Ctrl-Z, Ctrl-C, Ctrl-\) during the check, nothing starts.
@@ -10,26 +12,27 @@
 export H3DOCTOR_HOOK=zsh
 export H3DOCTOR_HOOK_SHLVL="${SHLVL:-}"
 
-function sglang {
+function __h3doctor_off {
   emulate -L zsh
   case "${(L)H3DOCTOR_DISABLE:-}" in
-    1|true|yes|on) command sglang "$@"; return ;;
+    1|true|yes|on) return 0 ;;
   esac
-  case "${1-}" in
-    serve|generate) ;;
-    *) command sglang "$@"; return ;;
-  esac
-  if (( ${@[(Ie)--help]} || ${@[(Ie)-h]} )); then
-    command sglang "$@"; return
-  fi
+  return 1
+}
+
+# __h3doctor_check PROGRAM ARGS…: check `PROGRAM ARGS…` and start what the answer says
+function __h3doctor_check {
+  emulate -L zsh
+  local __h3doctor_prog="$1"
+  shift
   if ! command -v h3doctor >/dev/null 2>&1; then
     print -ru2 -- "h3doctor failed (not installed: no h3doctor on PATH); launching sglang anyway"
-    command sglang "$@"; return
+    command "$__h3doctor_prog" "$@"; return
   fi
   local __h3doctor_file="" __h3doctor_rc=0 __h3doctor_word
   local -a __h3doctor_opts __h3doctor_out __h3doctor_argv
   __h3doctor_file="$(command mktemp "${TMPDIR:-/tmp}/h3doctor.XXXXXX" 2>/dev/null)" || __h3doctor_file=""
   [[ -n "$__h3doctor_file" ]] && __h3doctor_out=(--argv-out "$__h3doctor_file")
   __h3doctor_opts=(${(s: :)H3DOCTOR_HOOK_ARGS})
-  command h3doctor check --hook "${__h3doctor_out[@]}" "${__h3doctor_opts[@]}" -- sglang "$@" || __h3doctor_rc=$?
+  command h3doctor check --hook "${__h3doctor_out[@]}" "${__h3doctor_opts[@]}" -- "$__h3doctor_prog" "$@" || __h3doctor_rc=$?
   # the rest of the function, what the exit status decides, is hook_decide.sh (shared with hook.bash)

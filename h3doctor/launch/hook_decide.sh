@@ -1,4 +1,4 @@
-# The end of the `sglang` function of hook.bash and hook.zsh (h3doctor init appends it to either):
+# The end of the `__h3doctor_check` function of hook.bash and hook.zsh (h3doctor init appends it to either):
 # what h3doctor's exit status decides. Written in the words both shells read alike (positional
 # parameters, not arrays, index the corrected command: bash counts from 0, zsh from 1).
   case "$__h3doctor_rc" in
@@ -19,13 +19,13 @@
         printf '%s\n' "h3doctor failed (no corrected command to run); launching sglang anyway" >&2
       else
         set -- "${__h3doctor_argv[@]}"
-        if [[ "$1" == sglang ]]; then
-          shift; command sglang "$@"; return
+        if [[ "$1" == "$__h3doctor_prog" ]]; then
+          shift; command "$__h3doctor_prog" "$@"; return
         fi
         command env -- "$@"; return
       fi ;;
     *) printf '%s\n' "h3doctor failed (exit $__h3doctor_rc); launching sglang anyway" >&2 ;;
   esac
   [[ -n "$__h3doctor_file" ]] && command rm -f -- "$__h3doctor_file"
-  command sglang "$@"
+  command "$__h3doctor_prog" "$@"
 }
