@@ -166,10 +166,15 @@ def test_an_env_file_is_read_within_limits(tmp_path, monkeypatch):
     with pytest.raises(UsageError):
         read_env_file(str(big))
     bad = tmp_path / "bad.env"
-    bad.write_text("NOT A LINE\n")
+    bad.write_text("SECRET CONTENT\n")
     monkeypatch.setattr(container_run, "ENV_FILE_MAX_BYTES", 1 << 20)
-    with pytest.raises(UsageError, match="line 1"):
+    with pytest.raises(UsageError, match="line 1") as exc:
         read_env_file(str(bad))
+    assert "SECRET" not in exc.value.message  # a pasted line may name any file: its content is never quoted
+    fifo = tmp_path / "fifo.env"
+    os.mkfifo(fifo)
+    with pytest.raises(UsageError, match="not a regular file"):
+        read_env_file(str(fifo))  # would wait for a writer forever
 
 
 # --- the cookbook's bash -lc form ------------------------------------------------------------
@@ -245,6 +250,15 @@ def test_tags_that_do_not_pin_a_release(image, rule, says):
 def test_a_foreign_image_with_sglang_version_is_judged_quietly():
     result = check(DOCS.format(image="example.org/team/h3-server:1.0") + "sglang serve " + H3, sglang_version="0.5.23")
     assert ids(result) == []
+
+
+def test_the_hooks_fast_path_answers_a_clean_container_launch():
+    from h3doctor.entry import hook_fast_path
+
+    words = shlex.split(DOCS.format(image="lmsysorg/sglang:v0.5.23") + "sglang serve " + H3)
+    assert hook_fast_path(["check", "--hook", "--profile", "4xH200", "--", *words]) == 0
+    failing = shlex.split(DOCS.format(image="lmsysorg/sglang:v0.5.19") + "sglang serve " + H3 + " --enable-metrics")
+    assert hook_fast_path(["check", "--hook", "--profile", "4xH200", "--", *failing]) is None  # the CLI reports it
 
 
 # --- reports ----------------------------------------------------------------------------------

@@ -25,12 +25,13 @@ container's environment (the NVIDIA runtime reads it).
 from __future__ import annotations
 
 import csv
+import functools
 import os
 import shlex
 from dataclasses import dataclass, field
 
 from h3doctor.errors import UsageError
-from h3doctor.safeload import LoadError, excerpt, read_bounded
+from h3doctor.safeload import excerpt, read_bounded
 
 RUNTIMES = ("docker", "podman", "nerdctl")
 ENV_FILE_MAX_BYTES = 1 << 20
@@ -278,11 +279,21 @@ def _cdi_grant(devices: list[str]) -> GpuGrant:
 def read_env_file(path: str) -> list[tuple[str, str | None]]:
     """An --env-file as docker reads it: `NAME=value` (the value verbatim, no quotes removed),
     `NAME` alone (the caller's value), `#` comments and blank lines skipped. Read through safeload:
-    a regular file (or pipe) under ENV_FILE_MAX_BYTES; anything else is a usage error naming it."""
+    a regular file under ENV_FILE_MAX_BYTES (no FIFO: a launch line from elsewhere could name one
+    that never ends); anything else is a usage error naming the file, never quoting its content (a
+    pasted line may name any file of this machine). Read once per file version and process: the
+    launch form is read many times in one check."""
     try:
-        text = read_bounded(path, max_bytes=ENV_FILE_MAX_BYTES, what="--env-file")
-    except LoadError:
-        raise
+        info = os.stat(path)
+        version = (info.st_mtime_ns, info.st_size, info.st_ino)
+    except (OSError, ValueError):
+        version = None
+    return list(_env_file(path, version, ENV_FILE_MAX_BYTES))
+
+
+@functools.lru_cache(maxsize=64)
+def _env_file(path: str, _version: object, max_bytes: int) -> tuple[tuple[str, str | None], ...]:
+    text = read_bounded(path, max_bytes=max_bytes, what="--env-file", pipes=False)
     out: list[tuple[str, str | None]] = []
     for number, line in enumerate(text.splitlines(), 1):
         line = line.lstrip()
@@ -290,10 +301,9 @@ def read_env_file(path: str) -> list[tuple[str, str | None]]:
             continue
         name, eq, value = line.partition("=")
         if not name or any(c.isspace() for c in name):
-            raise UsageError(f"--env-file: line {number}: {excerpt(line)!r} is not NAME=value",
-                             location=f"{path}:{number}")
+            raise UsageError(f"--env-file: line {number} is not NAME=value", location=f"{excerpt(path, 160)}:{number}")
         out.append((name, value if eq else None))
-    return out
+    return tuple(out)
 
 
 # --- `bash -lc SCRIPT [$0 [ARGS…]]`: the cookbook's form ------------------------------------------
