@@ -177,6 +177,13 @@ def test_an_env_file_is_read_within_limits(tmp_path, monkeypatch):
         read_env_file(str(fifo))  # would wait for a writer forever
 
 
+def test_the_docs_llm_launcher_in_a_container_is_corrected_inside_it():
+    command = DOCS.format(image="lmsysorg/sglang:v0.5.23") + "python3 -m sglang.launch_server " + H3
+    result = check(command)
+    assert "H3D040" in ids(result)
+    assert result.corrected_argv == shlex.split(command.replace("python3 -m sglang.launch_server", "sglang serve"))
+
+
 # --- the cookbook's bash -lc form ------------------------------------------------------------
 
 def test_the_cookbook_form_reads_the_scripts_arguments_as_sglangs_flags():
@@ -190,6 +197,12 @@ def test_the_cookbook_form_on_an_older_image_fails_and_the_fix_keeps_the_script(
     result = check(command)
     assert "H3D012" in ids(result) and result.evaluation.context["release.source"] == "image"
     assert result.corrected_argv == shlex.split(command)[:-1]  # only --enable-metrics goes
+
+
+def test_the_cookbook_launch_on_the_dev_image_is_judged_as_newest_with_a_warning():
+    result = check(COOKBOOK.format(image="lmsysorg/sglang:dev")
+                   + "--model-path /mnt/models/MiniMax-H3 --num-gpus 2 --model-variant fl2va", "2xH200")
+    assert result.evaluation.context["release.table"] == "0.5.23" and "H3D920" in ids(result)
 
 
 # --- the image tag is the release -------------------------------------------------------------

@@ -83,7 +83,8 @@ def status(env: Mapping[str, str]) -> dict[str, object]:
     elif disabled(env):
         reason = f"loaded by this {shell}, switched off by {DISABLE_VAR}={env.get(DISABLE_VAR)}"
     else:
-        reason = f"loaded by this {shell}: `sglang serve` and `sglang generate` are checked before they start"
+        reason = (f"loaded by this {shell}: `sglang serve|generate`, `python -m sglang…` and `uv run … sglang …` "
+                  "are checked before they start")
     return {"active": here and not disabled(env), "loaded": here, "shell": shell, "disabled": disabled(env),
             "hook_args": env.get("H3DOCTOR_HOOK_ARGS", ""), "reason": reason}
 
