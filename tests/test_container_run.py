@@ -293,6 +293,15 @@ def test_the_json_report_says_the_release_came_from_the_image():
     assert (data["sglang_version"], data["sglang_version_source"]) == ("0.5.19", "image")
 
 
+def test_check_sarif_carries_the_release():
+    proc = _cli("check", "--profile", "4xH200", "--format", "sarif", "--",
+                *shlex.split(DOCS.format(image="lmsysorg/sglang:v0.5.19-cu129") + "sglang serve " + H3
+                             + " --enable-metrics"))
+    assert proc.returncode == 1, proc.stderr
+    found = next(r for r in json.loads(proc.stdout)["runs"][0]["results"] if r["ruleId"] == "H3D012")
+    assert (found["properties"]["sglangVersion"], found["properties"]["sglangVersionSource"]) == ("0.5.19", "image")
+
+
 # --- lint: shell scripts, Kubernetes, compose -----------------------------------------------
 
 def _lint(path: Path, target: str = "4xH200") -> tuple[LintSession, object]:

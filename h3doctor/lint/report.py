@@ -113,7 +113,9 @@ def check_findings(result, *, target: str | None, launch=None, table=None) -> li
         pos = locator.locate(f, ev, launch, result) if locator else Pos(0, 0)
         rec = Record(f.rule.id, f.severity, f.message, launch.path if launch else "", pos, target,
                      ev.hardware.description or target, launch.label if launch else "command line",
-                     launch.kind if launch else None, f.rule, f.cannot_verify, cannot_verify_why=f.unknown_why or None)
+                     launch.kind if launch else None, f.rule, f.cannot_verify, cannot_verify_why=f.unknown_why or None,
+                     sglang_version=ev.context.get("release.version"),
+                     sglang_version_source=ev.context.get("release.source"))
         d = record_dict(rec)
         if launch is None:
             d["file"], d["line"], d["col"] = None, None, None
