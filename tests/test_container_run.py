@@ -85,6 +85,8 @@ def test_an_unknown_option_is_a_usage_error_naming_it(tokens, word):
     (["docker", "run", "img", "bash", "-lc", "sglang serve --num-gpus 4"], "must end in"),
     (["docker", "run", "img", "bash", "-lc", 'echo "$@"', "--", "--num-gpus", "4"], "runs no sglang"),
     (["docker", "run", "img", "redis-server"], "redis-server"),
+    (["docker", "run", "img", "FOO=1", "sglang", "serve", "M"], "-e NAME=value"),
+    (["docker", "run", "img", "exec", "sglang", "serve", "M"], "as a program"),
 ])
 def test_what_is_not_read_says_why(tokens, says):
     with pytest.raises(UsageError) as exc:

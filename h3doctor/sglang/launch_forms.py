@@ -308,6 +308,9 @@ def _container_form(tokens: list[str]) -> LaunchForm:
     if is_container_run(inner):
         raise UsageError(f"{where} runs `{inner[0]} run` inside the container: not a launch form h3doctor knows",
                          hint=_HINT)
+    if is_assignment(inner[0]) or inner[0] == "exec":  # no shell reads the container's command: it is exec'd
+        raise UsageError(f"{where} {inner[0]}: the runtime runs `{inner[0]}` as a program (there is no shell to read "
+                         "it); give the environment with -e NAME=value", hint=_HINT)
     at = run.command_start
     sh = read_shell_c(inner)
     if sh is not None:
