@@ -28,7 +28,7 @@ from h3doctor.sglang.launch_forms import read_launch_form
 REPO = Path(__file__).resolve().parents[1]
 
 # sglang's install guide ("Method 3: Using Docker"), the shape as published
-DOCS = ("docker run --gpus all --shm-size 32g -p 30000:30000 -v /hf:/root/.cache/huggingface "
+DOCS = ("docker run --gpus all --shm-size 32g -p 30000:30000 -v hf-cache:/cache/huggingface "
         '--env "HF_TOKEN=secret" --ipc=host {image} ')
 # the MiniMax-H3 cookbook's Docker path: the diffusion extra installed, the flags handed to the shell
 COOKBOOK = ("docker run --gpus all --shm-size 64g -p 30010:30010 -v /models:/mnt/models/MiniMax-H3 "
