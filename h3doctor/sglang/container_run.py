@@ -293,7 +293,7 @@ def read_env_file(path: str) -> list[tuple[str, str | None]]:
 
 @functools.lru_cache(maxsize=64)
 def _env_file(path: str, _version: object, max_bytes: int) -> tuple[tuple[str, str | None], ...]:
-    text = read_bounded(path, max_bytes=max_bytes, what="--env-file", pipes=False)
+    text = read_bounded(path, max_bytes=max_bytes, what="--env-file")  # a FIFO is refused, never waited on
     out: list[tuple[str, str | None]] = []
     for number, line in enumerate(text.splitlines(), 1):
         line = line.lstrip()
