@@ -137,7 +137,7 @@ class LintSession:
             self._profiles[key] = hw
         return self._profiles[key]
 
-    def release_for(self, launch: Launch) -> releases.ReleaseTarget:
+    def release_for(self, launch: Launch) -> releases.Release:
         """The command line's release > the launch's own (a recipe's) > its container image's tag >
         the configuration's (or the newest verified)."""
         if self.version_option or launch.sglang_version:
