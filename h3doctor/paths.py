@@ -143,6 +143,12 @@ def replace_file(directory: Path, name: str, text: str, *, mode: int) -> None:
     """A new file (`mode`) in `directory`, renamed over `name`: the rename replaces whatever has
     the name (a file, a link, a FIFO) without opening it, and a reader never sees half a file.
     OSError propagates; the temporary file is removed."""
+    _write_and_rename(Path(directory), name, text, mode, durable=False)
+
+
+def _write_and_rename(directory: Path, name: str, text: str, mode: int, *, durable: bool) -> None:
+    """`text` into a new temporary file in `directory` (`mode`; flushed to disk when `durable`),
+    renamed over `name`; the temporary file is removed on any failure."""
     import os
     import tempfile
 
@@ -150,8 +156,11 @@ def replace_file(directory: Path, name: str, text: str, *, mode: int) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
             fh.write(text)
+            if durable:
+                fh.flush()
+                os.fsync(fh.fileno())
         os.chmod(tmp, mode)
-        os.replace(tmp, Path(directory) / name)
+        os.replace(tmp, directory / name)
     except BaseException:
         try:
             os.unlink(tmp)
@@ -168,7 +177,6 @@ def write_atomic(path: Path, text: str) -> None:
     propagates; the temporary file is removed."""
     import os
     import stat
-    import tempfile
 
     target = Path(os.path.realpath(path))
     try:
@@ -188,17 +196,4 @@ def write_atomic(path: Path, text: str) -> None:
         os.umask(umask)
         mode = 0o666 & ~umask
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    _write_and_rename(target.parent, target.name, text, mode, durable=True)

@@ -59,17 +59,7 @@ DEFAULT_TIMEOUT_S = 30.0
 # PYTHONSTARTUP, PYTHONUSERBASE, LD_PRELOAD, LD_LIBRARY_PATH, DYLD_*, PATH, BASH_ENV, ...) can make
 # Python or the loader run a file the input's author chose, so the child never gets it: nobody has
 # decided to launch anything yet. The report names what was held back (`probe_env_not_applied`).
-LAUNCH_ENV_APPLIED = (
-    "SGLANG_DIFFUSION_PLATFORM_OVERRIDE",
-    "CUDA_VISIBLE_DEVICES",
-    "CUDA_DEVICE_ORDER",
-    "HIP_VISIBLE_DEVICES",
-    "ROCR_VISIBLE_DEVICES",
-    "ZE_AFFINITY_MASK",
-    "ASCEND_RT_VISIBLE_DEVICES",
-    "MUSA_VISIBLE_DEVICES",
-    "PYTORCH_NVML_BASED_CUDA_CHECK",
-)
+LAUNCH_ENV_APPLIED = probe_cache.PLATFORM_ENV
 
 
 def child_environment(base: Mapping[str, str], launch: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:

@@ -31,20 +31,21 @@ CACHE_FORMAT = 1
 DEFAULT_MAX_AGE_S = 600.0
 KEEP_FILES = 16
 MAX_ENTRY_BYTES = 1 << 20
-KEY_ENV = (
+# what sglang's platform detection (and torch's device enumeration) reads: the only variables a
+# launch's own environment may set for the probe child (host/probe.py), each traced there
+PLATFORM_ENV = (
     "SGLANG_DIFFUSION_PLATFORM_OVERRIDE",
     "CUDA_VISIBLE_DEVICES",
     "CUDA_DEVICE_ORDER",
-    "NVIDIA_VISIBLE_DEVICES",
     "HIP_VISIBLE_DEVICES",
     "ROCR_VISIBLE_DEVICES",
     "ZE_AFFINITY_MASK",
     "ASCEND_RT_VISIBLE_DEVICES",
     "MUSA_VISIBLE_DEVICES",
     "PYTORCH_NVML_BASED_CUDA_CHECK",
-    "PYTHONPATH",
-    "LD_LIBRARY_PATH",
 )
+# the key: those, plus what changes which GPUs and libraries the child's own environment finds
+KEY_ENV = (*PLATFORM_ENV, "NVIDIA_VISIBLE_DEVICES", "PYTHONPATH", "LD_LIBRARY_PATH")
 KEY_DISTRIBUTIONS = ("torch", "nvidia-ml-py", "amdsmi")
 
 
