@@ -132,10 +132,26 @@ def read_bounded_bytes(path: Any, *, max_bytes: int, what: str, follow: bool = T
     return data
 
 
+def read_head(path: Any, *, max_bytes: int, what: str) -> bytes:
+    """At most the first `max_bytes` bytes of a regular file of any size (`open_regular`'s rules):
+    enough to tell what a file is (its `#!` line) without reading it."""
+    where = excerpt(os.fspath(path) if not isinstance(path, str) else path, 160)
+    fh, _size_now = open_regular(path, what=what)
+    try:
+        with fh:
+            return fh.read(max_bytes)
+    except OSError as exc:
+        raise LoadError(f"cannot read {what}: {exc.strerror or type(exc).__name__}", location=where) from None
+
+
 def read_bounded(path: Any, *, max_bytes: int, what: str, follow: bool = True) -> str:
     """The text of a regular file of at most `max_bytes` bytes, as UTF-8 (`open_regular`'s rules:
     a FIFO, a device or a directory is refused at once, never waited on)."""
-    data = read_bounded_bytes(path, max_bytes=max_bytes, what=what, follow=follow)
+    return decode_text(read_bounded_bytes(path, max_bytes=max_bytes, what=what, follow=follow), path, what=what)
+
+
+def decode_text(data: bytes, path: Any, *, what: str) -> str:
+    """`data` (read from `path`) as UTF-8, or a LoadError at the line of the first bad byte."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -3,11 +3,15 @@
 Kinds: `recipe` (h3doctor's own), `sglang-config` (sglang's `--config` file), `kubernetes`,
 `compose`, `skypilot` (a task YAML with `run:`), `shell`, `slurm` (a shell script with `#SBATCH` lines), `dockerfile` (Dockerfile /
 Containerfile, by name), `helm` (a chart's `Chart.yaml`, rendered when `helm` is on PATH). A kind can be forced (per-path `kind:` in `.h3doctor.yaml`); otherwise it is
-recognised from the content (and the name, for shell scripts and compose files).
+recognised from the content (and the name, for shell scripts and compose files). A file whose
+name says no kind (an extensionless Docker entrypoint) is a shell script when its `#!` line runs
+a POSIX shell: only its first bytes are read to tell, and anything else — binaries, text without
+such a line — is left alone.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 from h3doctor.inputs.compose import is_compose, read_compose
@@ -17,17 +21,18 @@ from h3doctor.inputs.kubernetes import is_manifest, read_manifests
 from h3doctor.inputs.launch import Launch, Note
 from h3doctor.inputs.recipe import RECIPE_KEYS, recipe_from, recipe_launch
 from h3doctor.inputs.sglang_config import read_config
-from h3doctor.inputs.shell import is_shell_script, read_script
+from h3doctor.inputs.shell import is_shell_script, read_script, shebang_shell
 from h3doctor.inputs.skypilot import read_task
 from h3doctor.inputs.slurm import is_batch_script, read_batch_script
 from h3doctor.inputs.sniff import Shape, claimed_kind, first_shape, mentions_sglang
 from h3doctor.errors import UsageError
 from h3doctor.located import MAX_INPUT_BYTES, Pos, load_json, load_yaml
-from h3doctor.safeload import LoadError, read_bounded
+from h3doctor.safeload import LoadError, decode_text, read_bounded, read_bounded_bytes, read_head
 
 KINDS = ("recipe", "sglang-config", "kubernetes", "compose", "skypilot", "shell", "slurm", "dockerfile", "helm")
 _DATA_SUFFIXES = (".yaml", ".yml", ".json")
 _SCRIPT_SUFFIXES = (".sh", ".bash", ".sbatch", ".slurm")
+_SHEBANG_BYTES = 256  # the longest `#!` line a kernel reads (Linux since 5.1)
 
 
 @dataclass
@@ -40,13 +45,57 @@ class InputFile:
 
 
 def candidate(path: str) -> bool:
-    """Worth opening when a directory is walked."""
-    return path.endswith(_DATA_SUFFIXES + _SCRIPT_SUFFIXES) or is_dockerfile_name(path)
+    """Worth opening when a directory is walked: a known suffix or name, or an extensionless file
+    whose first line is a shell's `#!` (read bounded; a FIFO, a device or an unreadable file is not)."""
+    if _named_kind(path):
+        return True
+    if "." in os.path.basename(path):
+        return False
+    try:
+        return _shell_shebang(path)
+    except LoadError:  # walked past quietly; named, it is reported
+        return False
+
+
+def _named_kind(path: str) -> bool:
+    return path.endswith(_DATA_SUFFIXES + _SCRIPT_SUFFIXES) or is_dockerfile_name(path) or is_chart(path)
+
+
+def _shell_shebang(path: str) -> bool:
+    """Raises LoadError for a file that cannot be read (a FIFO, a device, no permission)."""
+    head = read_head(path, max_bytes=_SHEBANG_BYTES, what="input")
+    first = head.split(b"\n", 1)[0]
+    if b"\0" in head or not first.startswith(b"#!"):
+        return False
+    try:
+        return shebang_shell(first.decode("utf-8"))
+    except UnicodeDecodeError:
+        return False
+
+
+def _sniffed_script(path: str, max_bytes: int) -> str | None:
+    """The text of a file that is a shell script by its `#!` line alone, or None where it is not
+    text (a binary payload after the line, as in a self-extracting archive) and does not mention
+    sglang; one that does is unreadable (cannot verify), never skipped."""
+    data = read_bounded_bytes(path, max_bytes=max_bytes, what="input")
+    if b"sglang" not in data.lower():
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    return decode_text(data, path, what="input")
 
 
 def read_input(path: str, *, known_fields: set[str], kind: str | None = None,
                max_bytes: int = MAX_INPUT_BYTES) -> InputFile:
     """Raises LoadError for a file that cannot be read as its kind (malformed, too large, hostile)."""
+    if kind is None and not _named_kind(path):  # its first line decides, whether walked or named
+        text = _sniffed_script(path, max_bytes) if _shell_shebang(path) else None
+        if text is None:
+            return InputFile(path, None)
+        if is_batch_script(text):
+            return InputFile(path, "slurm", *read_batch_script(path, text), text)
+        return InputFile(path, "shell", *read_script(path, text), text)
     text = read_bounded(path, max_bytes=max_bytes, what="input")
     if kind == "helm" or (kind is None and is_chart(path)):
         launches, notes = read_chart(path, max_bytes=max_bytes)

@@ -6,11 +6,17 @@ A launch that uses `$VAR`, `$(...)` or backticks is reported as not understood (
 only known when the script runs), not guessed at. The one exception is a whole word `"$@"`, the
 Docker entrypoint idiom `exec sglang serve ... "$@"`: the launch is judged on its own words and a
 note says the script's arguments are not known.
+
+A script written with CRLF line ends (a Windows checkout) is read as its LF twin — the text git
+commits under `core.autocrlf` and the container runs — so `\\<CR><LF>` continues the line and the
+findings, lines and columns are the LF file's; word offsets are given back in the file's own text,
+so `--fix` edits it where it stands and keeps its line ends.
 """
 
 from __future__ import annotations
 
 import bisect
+import os
 import re
 
 from h3doctor.errors import UsageError
@@ -29,9 +35,25 @@ from h3doctor.sglang.container_run import is_container_run
 from h3doctor.sglang.launch_forms import read_launch_form
 
 
+# the POSIX family whose syntax the reader models; not csh/tcsh or fish, whose syntax differs
+_SHELLS = re.compile(r"(?:ba|da|z|k|mk|a)?sh")
+
+
+def shebang_shell(first_line: str) -> bool:
+    """Whether a first line `#!...` runs a POSIX-family shell: `#!/bin/bash`, `#!/bin/sh -eu`,
+    `#!/usr/bin/env bash`, `#!/usr/bin/env -S zsh -e` (not `#!/usr/bin/env python3`, `#!/usr/bin/fish`)."""
+    if not first_line.startswith("#!"):
+        return False
+    words = first_line[2:].split()
+    if words and os.path.basename(words[0]) == "env":  # env's own options and NAME=value words
+        words = [w for w in words[1:] if not w.startswith("-") and "=" not in w]
+    if words and os.path.basename(words[0]) == "busybox":
+        words = words[1:]
+    return bool(words) and _SHELLS.fullmatch(os.path.basename(words[0])) is not None
+
+
 def is_shell_script(path: str, text: str) -> bool:
-    first = text.split("\n", 1)[0]
-    return path.endswith((".sh", ".bash")) or (first.startswith("#!") and any(s in first for s in ("sh", "bash")))
+    return path.endswith((".sh", ".bash")) or shebang_shell(text.split("\n", 1)[0])
 
 
 class _Lines:
@@ -44,6 +66,23 @@ class _Lines:
 
 
 def read_script(path: str, text: str) -> tuple[list[Launch], list[Note]]:
+    if "\r\n" not in text:
+        return _read_lf(path, text)
+    lf = text.replace("\r\n", "\n")
+    launches, notes = _read_lf(path, lf)  # lines and columns are the same in both texts
+    # the LF text's offset of each LF that had a CR before it
+    crlf_ends = [m.start() - n for n, m in enumerate(re.finditer("\r\n", text))]
+
+    def in_file(offset: int) -> int:  # each CR removed before `offset` moves it one on
+        return offset + bisect.bisect_left(crlf_ends, offset)
+
+    for launch in launches:
+        for seg in launch.segments:
+            seg.spans = [(in_file(s), in_file(e)) for s, e in seg.spans]
+    return launches, notes
+
+
+def _read_lf(path: str, text: str) -> tuple[list[Launch], list[Note]]:
     lines = _Lines(text)
     launches: list[Launch] = []
     notes: list[Note] = []
