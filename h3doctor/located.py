@@ -42,7 +42,8 @@ class Scalar:
     pos: Pos
     style: str | None  # None (plain), "'", '"', "|", ">"
     single_line: bool
-    raw_lines: tuple[str, ...] = ()  # for block scalars: the source lines of the value
+    raw_lines: tuple[str, ...] = ()  # the source lines of the value (block scalars: below the header;
+    # multi-line flow scalars: from the scalar's first character, its opening quote, to its end)
     indent: int = 0
     end: Pos | None = None  # where the scalar's source text ends
 
@@ -56,6 +57,7 @@ class Document:
     values: dict[tuple, Pos] = field(default_factory=dict)
     keys: dict[tuple, Pos] = field(default_factory=dict)
     scalars: dict[tuple, Scalar] = field(default_factory=dict)
+    _aligned: dict[tuple, list[int] | None] = field(default_factory=dict, repr=False, compare=False)
 
     def pos(self, path: tuple) -> Pos:
         """Where the value at `path` starts; the nearest located ancestor if it has no place of its own."""
@@ -83,7 +85,51 @@ class Document:
                 rest -= len(scalar.raw_lines[line]) + 1
                 line += 1
             return Pos(scalar.pos.line + 1 + line, scalar.indent + 1 + rest)
+        if scalar.raw_lines:  # a plain or quoted string over several lines: folded, maybe escaped
+            path = tuple(path)
+            if path not in self._aligned:
+                self._aligned[path] = _align(self._value(path), scalar)
+            at = self._aligned[path]
+            if at is not None and 0 <= offset < len(at):
+                return _source_pos(scalar, at[offset])
         return scalar.pos
+
+    def _value(self, path: tuple) -> str:
+        value = self.data
+        for key in path:
+            value = value[key]
+        return value if isinstance(value, str) else ""
+
+
+def _align(value: str, scalar: Scalar) -> list[int] | None:
+    """The offset in the scalar's source (its raw lines joined by LF) of each character of its
+    value. YAML folds a multi-line flow scalar (a line break and the indentation after it become
+    one space, or nothing after an escaping `\\`), drops one quote of `''` and reads `\\` escapes:
+    every other character of the value is the next one like it in the source, so the first match
+    in order is its place; a blank of the value that the source does not have there is the folded
+    line break. None when the value is not found in the source that way."""
+    source = "\n".join(scalar.raw_lines)
+    at, i = [], 1 if scalar.style in ("'", '"') else 0
+    for c in value:
+        if c in " \t\n":
+            at.append(i)
+            if i < len(source) and source[i] == c:
+                i += 1
+            continue
+        j = source.find(c, i)
+        if j < 0:
+            return None
+        at.append(j)
+        i = j + 1
+    return at
+
+
+def _source_pos(scalar: Scalar, offset: int) -> Pos:
+    line, col = 0, offset
+    while line < len(scalar.raw_lines) - 1 and col > len(scalar.raw_lines[line]):
+        col -= len(scalar.raw_lines[line]) + 1
+        line += 1
+    return Pos(scalar.pos.line + line, (scalar.pos.col if line == 0 else 1) + col)
 
 
 def load_file(path: str, *, max_bytes: int = MAX_INPUT_BYTES, multi: bool = False, what: str = "input") -> list[Document]:
@@ -211,4 +257,10 @@ class _Builder:
             body = [ln for ln in raw if ln.strip()]
             indent = min((len(ln) - len(ln.lstrip(" ")) for ln in body), default=0)
             return Scalar(_pos(start), style, False, tuple(ln[indent:] for ln in raw), indent, _pos(end))
-        return Scalar(_pos(start), style, start.line == end.line, end=_pos(end))
+        if start.line == end.line:
+            return Scalar(_pos(start), style, True, end=_pos(end))
+        raw = list(self.lines[start.line:end.line + 1])
+        if raw:
+            raw[-1] = raw[-1][:end.column] if len(raw) > 1 else raw[-1]
+            raw[0] = raw[0][start.column:]
+        return Scalar(_pos(start), style, False, tuple(raw), end=_pos(end))
