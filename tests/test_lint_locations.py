@@ -1,9 +1,11 @@
 """lint on a repository shaped like real ones (tests/fixtures/repo: recipes as a string, a list, a
-README paste with `\\` line ends, a folded string and CRLF; an sglang --config file; Kubernetes;
-compose; a Docker entrypoint script; and YAML that is not a launch: a workflow, mkdocs,
-CloudFormation, a Helm chart, an integer-keyed table): every finding at the word it is about,
-the diff `git apply` takes, the file's layout and line ends kept, no placeholder left unfilled,
-"cannot verify" said in every format.
+README paste with `\\` line ends (also saved with CRLF), a folded string, a double-quoted string
+continued with `\\`, a CRLF list; an sglang --config file; Kubernetes; compose; a Docker entrypoint
+script, an extensionless one and a CRLF one with continuations; and what is not a launch: a
+workflow with `on:`, mkdocs with `!!python/name:`, CloudFormation with `!Sub`/`!Ref`, a Helm chart,
+an integer-keyed table, a Makefile, a Python script without an extension): every finding at the
+word it is about, the diff `git apply` takes, the file's layout and line ends kept, a CRLF file read
+as its LF twin, no placeholder left unfilled, "cannot verify" said in every format.
 
 The expected findings are tests/fixtures/repo-findings.json. After a deliberate change, regenerate
 it with `python tests/test_lint_locations.py --regenerate` and review the diff; the test only
@@ -91,7 +93,7 @@ def _at(report: dict, file: str, rule: str) -> tuple[int, int]:
 
 def _word_at(repo: Path, file: str, line: int, col: int) -> str:
     text = (repo / file).read_text(encoding="utf-8").splitlines()[line - 1]
-    return re.split(r"[\s\"',:\]]", text[col - 1:])[0]
+    return re.split(r"[\s\"',:\]]", text[col - 1:].lstrip("\"'"))[0]  # a quoted item: at its quote
 
 
 @pytest.mark.parametrize("file, rule, word", [
@@ -106,6 +108,10 @@ def _word_at(repo: Path, file: str, line: int, col: int) -> str:
     ("deploy/k8s/deployment.yaml", "H3D021", "--tp"),
     ("deploy/compose.yaml", "H3D228", "--ulysses-degree"),  # a compose string
     ("scripts/entrypoint.sh", "H3D021", "--tp"),  # a script's continued line
+    ("scripts/serve-crlf.sh", "H3D021", "--tp"),  # the same with CRLF line ends
+    ("docker/entrypoint", "H3D020", "--ulysses_degree"),  # a script without an extension
+    ("recipes/paste-crlf.yaml", "H3D021", "--tp"),  # a README paste saved with CRLF
+    ("recipes/quoted.yaml", "H3D228", "--ulysses-degree"),  # a double-quoted string continued with `\`
     ("configs/server.yaml", "H3D032", "warmup"),  # an sglang --config file: the key
 ])
 def test_a_finding_points_at_its_word_in_every_input_kind(tmp_path, monkeypatch, file, rule, word):
@@ -113,6 +119,65 @@ def test_a_finding_points_at_its_word_in_every_input_kind(tmp_path, monkeypatch,
     _code, out = _lint(repo, monkeypatch, format="json")
     line, col = _at(json.loads(out), file, rule)
     assert _word_at(repo, file, line, col) == word
+
+
+# the commonest mistakes after `sglang serve MiniMaxAI/MiniMax-H3 --num-gpus 4`, and the word each is about
+MISTAKES = {
+    "H3D020": (["--ulysses_degree", "4"], "--ulysses_degree"),  # a typo: sglang's "unrecognized arguments"
+    "H3D021": (["--ulysses-degree", "4", "--tp", "1"], "--tp"),  # an abbreviation
+    "H3D228": (["--ulysses-degree", "2"], "--ulysses-degree"),  # a value its fix changes
+    "H3D405": (["--ulysses-degree", "4", "--model-variant", "hybrid"], "--model-variant"),  # no automatic fix
+}
+HEAD = ["sglang", "serve", "MiniMaxAI/MiniMax-H3", "--num-gpus", "4"]
+
+
+def _item(word: str) -> str:
+    return f'"{word}"' if word.isdigit() else word
+
+
+def _continued(words: list[str], indent: str) -> str:
+    """`words` as a README writes them: the command on one line, each flag on its own, `\\` line ends."""
+    lines, line = [], words[:3]
+    for w in words[3:]:
+        if w.startswith("--"):
+            lines.append(" ".join(line))
+            line = []
+        line.append(w)
+    lines.append(" ".join(line))
+    return (" \\\n" + indent + "  ").join(lines) + "\n"
+
+
+K8S = ("apiVersion: v1\nkind: Pod\nmetadata: {name: h3}\nspec:\n  containers:\n  - name: server\n"
+       "    image: lmsysorg/sglang:v0.5.23\n    resources: {limits: {nvidia.com/gpu: 4}}\n")
+KINDS = {
+    "recipe string": ("r.yaml", lambda w: "profile: 4xH200\ncommand: " + " ".join(w) + "\n"),
+    "recipe list": ("r.yaml", lambda w: "profile: 4xH200\ncommand:\n" + "".join(f"  - {_item(x)}\n" for x in w)),
+    "recipe block scalar": ("r.yaml", lambda w: "profile: 4xH200\ncommand: |\n  " + _continued(w, "  ")),
+    "recipe quoted string": ("r.yaml", lambda w: 'profile: 4xH200\ncommand: "' + _continued(w, "").rstrip() + '"\n'),
+    "recipe plain lines": ("r.yaml", lambda w: "profile: 4xH200\ncommand: " + _continued(w, "").replace(" \\\n", "\n")),
+    "kubernetes args": ("pod.yaml", lambda w: K8S + '    command: ["sglang", "serve"]\n    args:\n'
+                        + "".join(f"    - {_item(x)}\n" for x in w[2:])),
+    "kubernetes sh -c": ("pod.yaml", lambda w: K8S + '    command: ["sh", "-c"]\n    args:\n    - |\n      '
+                         + _continued(w, "      ")),
+    "compose string": ("compose.yaml", lambda w: "services:\n  h3:\n    image: lmsysorg/sglang:v0.5.23\n"
+                       "    command: " + " ".join(w) + "\n"),
+    "compose list": ("compose.yaml", lambda w: "services:\n  h3:\n    image: lmsysorg/sglang:v0.5.23\n"
+                     "    command: [" + ", ".join(f'"{x}"' for x in w) + "]\n"),
+    "shell script": ("serve.sh", lambda w: "#!/bin/sh\nset -e\nexec " + _continued(w, "")),
+}
+
+
+@pytest.mark.parametrize("rule", sorted(MISTAKES))
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_each_common_mistake_points_at_its_word_in_each_input_kind(tmp_path, monkeypatch, kind, rule):
+    name, render = KINDS[kind]
+    words, expected = MISTAKES[rule]
+    (tmp_path / name).write_text(render(HEAD + words), encoding="utf-8")
+    _code, out = _lint(tmp_path, monkeypatch, name, format="json", no_config=True, targets=("4xH200",))
+    report = json.loads(out)
+    assert report["files"][0]["kind"] == kind.split()[0]
+    line, col = _at(report, name, rule)
+    assert _word_at(tmp_path, name, line, col) == expected, (line, col)
 
 
 def test_a_finding_met_only_while_fixing_points_at_the_word_it_came_from(tmp_path, monkeypatch):
@@ -181,15 +246,94 @@ def test_a_launch_after_a_command_with_an_expansion_is_read(tmp_path, monkeypatc
 def test_the_diff_applies_with_git_and_the_fix_keeps_line_ends(tmp_path, monkeypatch):
     repo = _copy(tmp_path)
     code, diff = _lint(repo, monkeypatch, diff=True)
-    assert code == 1 and "a/./" not in diff and "--- a/recipes/crlf.yaml" in diff
+    assert code == 1 and "a/./" not in diff
+    changed = set(re.findall(r"^--- a/(\S+)", diff, re.M))
+    assert {"recipes/crlf.yaml", "recipes/paste-crlf.yaml", "recipes/quoted.yaml", "recipes/readme-paste.yaml",
+            "scripts/serve-crlf.sh", "docker/entrypoint", "deploy/k8s/deployment.yaml"} <= changed
     patch = tmp_path / "fix.diff"
     patch.write_bytes(_only_diff(diff).encode())
     proc = subprocess.run(["git", "apply", "--check", "-v", str(patch)], cwd=repo, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    _lint(repo, monkeypatch, fix=True)
-    crlf = (repo / "recipes" / "crlf.yaml").read_bytes()
-    assert crlf.count(b"\r\n") == crlf.count(b"\n") and b'- "4"\r\n' in crlf.split(b"--ulysses-degree")[1]
+    # the diff, applied by git, is what --fix --unsafe-fixes writes (--diff shows safe and unsafe fixes)
+    applied = tmp_path / "applied"
+    shutil.copytree(repo, applied)
+    subprocess.run(["git", "apply", str(patch)], cwd=applied, check=True, capture_output=True)
+    _lint(repo, monkeypatch, fix=True, unsafe_fixes=True)
+    for name in changed:
+        assert (applied / name).read_bytes() == (repo / name).read_bytes() != (FIXTURE / name).read_bytes(), name
+    for name in ("recipes/crlf.yaml", "recipes/paste-crlf.yaml", "scripts/serve-crlf.sh"):
+        crlf = (repo / name).read_bytes()
+        assert crlf.count(b"\r\n") == crlf.count(b"\n") > 3, name  # still CRLF throughout
+    assert b'- "4"\r\n' in (repo / "recipes" / "crlf.yaml").read_bytes().split(b"--ulysses-degree")[1]
     assert _render(["."], diff=True)[1].count("--- a/") == 0  # fixed: nothing left to change
+
+
+def test_the_fixture_repository_holds_every_file_kind(tmp_path, monkeypatch):
+    repo = _copy(tmp_path)
+    hidden = ".github/workflows/ci.yml"
+    _code, out = _lint(repo, monkeypatch, ".", hidden, format="json")
+    kinds = {f["path"]: f["kind"] for f in json.loads(out)["files"]}
+    assert {k for k in kinds.values() if k} == {"recipe", "sglang-config", "kubernetes", "compose", "shell"}
+    # what is not a launch is there, read and skipped: each with what used to fail lint
+    for name, mark in ((hidden, "\non: "), ("mkdocs.yml", "!!python/name:"), ("infra/stack.yaml", "!Sub "),
+                       ("infra/stack.yaml", "!Ref "), ("docs/errors.yaml", "404: "), ("deploy/chart/Chart.yaml", "apiVersion: v2"),
+                       ("Makefile", "sglang serve"), ("scripts/warmup", "#!/usr/bin/env python3")):
+        assert mark in (repo / name).read_text(encoding="utf-8"), name
+        if "." in Path(name).name:  # YAML: read to its first document, skipped
+            assert name in kinds and kinds[name] is None, name
+        else:  # no extension and no shell's #! line: not even an input file
+            assert name not in kinds, name
+    assert kinds["deploy/chart/templates/deployment.yaml"] == "kubernetes"  # a template: the H3DL002 note
+    assert kinds["docker/entrypoint"] == "shell" and "." not in Path("docker/entrypoint").name
+    assert (FIXTURE / "docker" / "entrypoint").stat().st_mode & 0o111  # executable: pre-commit's identify reads its #!
+    for name in ("recipes/crlf.yaml", "recipes/paste-crlf.yaml", "scripts/serve-crlf.sh"):
+        assert b"\r\n" in (FIXTURE / name).read_bytes(), name
+
+
+# --- a CRLF file reads as its LF twin ----------------------------------------------------------
+
+CRLF_TWINS = {
+    "serve.sh": "#!/bin/sh\nexport SGLANG_CACHE=/cache\nexec sglang serve MiniMaxAI/MiniMax-H3 \\\n  --num-gpus 4 \\\n"
+                "  --ulysses_degree 4 \\\n  --tp 1 \\\n  \"$@\"\n",
+    "entrypoint": "#!/usr/bin/env bash\nexec sglang serve MiniMaxAI/MiniMax-H3 --num-gpus 4 \\\n  --tp 1 \\\n"
+                  "  --ulysses_degree 4\n",
+    "block.yaml": "profile: 4xH200\ncommand: |\n  sglang serve MiniMaxAI/MiniMax-H3 \\\n    --num-gpus 4 \\\n"
+                  "    --ulysses_degree 4 \\\n    --tp 1\n",
+    "quoted.yaml": 'profile: 4xH200\ncommand: "sglang serve MiniMaxAI/MiniMax-H3 \\\n  --num-gpus 4 \\\n  --tp 1 \\\n'
+                   '  --ulysses-degree 2"\n',
+    "pod.yaml": K8S + '    command: ["sh", "-c"]\n    args:\n    - |\n      exec sglang serve MiniMaxAI/MiniMax-H3 \\\n'
+                "        --num-gpus 4 \\\n        --ulysses_degree 4 \\\n        --tp 1\n",
+    "compose.yaml": "services:\n  h3:\n    image: lmsysorg/sglang:v0.5.23\n    command: >-\n"
+                    "      sglang serve MiniMaxAI/MiniMax-H3\n      --num-gpus 4\n      --ulysses-degree 2 --tp 1\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(CRLF_TWINS))
+def test_a_crlf_file_reads_and_fixes_as_its_lf_twin(tmp_path, monkeypatch, name):
+    texts = {"lf": CRLF_TWINS[name], "crlf": CRLF_TWINS[name].replace("\n", "\r\n")}
+    found = {}
+    for twin, text in texts.items():
+        (tmp_path / twin).mkdir()
+        (tmp_path / twin / name).write_bytes(text.encode())
+        _code, out = _lint(tmp_path / twin, monkeypatch, name, format="json", no_config=True, targets=("4xH200",))
+        found[twin] = [(f["rule"], f["line"], f["col"], f["message"]) for f in json.loads(out)["findings"]]
+    assert found["crlf"] == found["lf"] and any(r in ("H3D020", "H3D021", "H3D228") for r, *_ in found["lf"])
+    assert not any("\\r" in message or "\r" in message for *_, message in found["crlf"])
+    for twin in texts:
+        _lint(tmp_path / twin, monkeypatch, name, fix=True, unsafe_fixes=True, no_config=True, targets=("4xH200",))
+    fixed = {twin: (tmp_path / twin / name).read_bytes() for twin in texts}
+    assert fixed["lf"] != texts["lf"].encode()  # something was fixed
+    assert fixed["crlf"] == fixed["lf"].replace(b"\n", b"\r\n")  # the same edit, CRLF kept on every line
+    assert _render([name], diff=True, no_config=True, targets=("4xH200",))[1] == ""  # a second fix changes nothing
+
+
+def test_a_script_with_mixed_line_ends_keeps_each_lines_end(tmp_path, monkeypatch):
+    text = ("#!/bin/sh\r\nsglang serve MiniMaxAI/MiniMax-H3 \\\n  --num-gpus 4 \\\r\n  --ulysses_degree 4 \\\n"
+            "  --tp 1\r\n")
+    (tmp_path / "serve.sh").write_bytes(text.encode())
+    _lint(tmp_path, monkeypatch, "serve.sh", fix=True, no_config=True, targets=("4xH200",))
+    after = (tmp_path / "serve.sh").read_bytes().decode()
+    assert after == text.replace("--ulysses_degree", "--ulysses-degree").replace("--tp 1", "--tp-size 1")
 
 
 def _only_diff(text: str) -> str:
