@@ -203,6 +203,29 @@ def test_the_pre_commit_hook_sends_launch_kinds_and_honours_exclude():
     assert "--force-exclude" in hook["entry"].split()
 
 
+def test_the_pre_commit_hook_sends_an_extensionless_entrypoint_and_lint_reads_it(tmp_path):
+    from identify.identify import tags_from_path  # what pre-commit selects files by
+
+    [hook] = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+    script = write(tmp_path / "docker" / "entrypoint", f'#!/usr/bin/env bash\nexec {SAGE} "$@"\n')
+    script.chmod(0o755)
+    assert "shell" in tags_from_path(str(script)) & set(hook["types_or"])  # by its #! line
+    workflow = write(tmp_path / ".github" / "workflows" / "ci.yml", "on: [push]\njobs: {}\n")
+    assert "yaml" in tags_from_path(str(workflow))  # sent too: lint skips it
+    # identify reads the #! line of executable files only (git's mode): a plain-mode script is not sent
+    plain = write(tmp_path / "docker" / "plain", f"#!/bin/sh\nexec {SAGE}\n")
+    assert not tags_from_path(str(plain)) & set(hook["types_or"])
+    # pre-commit runs the entry with the staged names
+    entry = hook["entry"].split()
+    assert entry[:2] == ["h3doctor", "lint"]
+    code, out, err = run(*entry[1:], "--target", "4xH200", "--format", "json", "docker/entrypoint",
+                         ".github/workflows/ci.yml", cwd=tmp_path)
+    report = json.loads(out)
+    assert code == 1, err
+    assert {(f["rule"], f["file"]) for f in findings(out) if f["severity"] == "error"} == {("H3D305", "docker/entrypoint")}
+    assert [f["kind"] for f in report["files"]] == ["shell", None]
+
+
 # --- the GitHub Action ---------------------------------------------------------------------------
 
 def _action() -> dict:

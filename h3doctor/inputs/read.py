@@ -65,7 +65,7 @@ def _shell_shebang(path: str) -> bool:
     """Raises LoadError for a file that cannot be read (a FIFO, a device, no permission)."""
     head = read_head(path, max_bytes=_SHEBANG_BYTES, what="input")
     first = head.split(b"\n", 1)[0]
-    if b"\0" in head or not first.startswith(b"#!"):
+    if not first.startswith(b"#!"):  # a binary payload after the line is _sniffed_script's to judge
         return False
     try:
         return shebang_shell(first.decode("utf-8"))
