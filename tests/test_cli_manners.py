@@ -122,3 +122,17 @@ def test_an_unknown_option_in_front_of_the_launch_is_a_usage_error_not_an_empty_
     proc = _h3doctor("check", "--bogus-opt", "--profile", "4xH200", "--", *LAUNCH)
     assert proc.returncode == 2 and "no such option: --bogus-opt" in proc.stderr
     assert "Nearest launch" not in proc.stdout
+
+
+def test_through_the_real_bash_hook_a_misspelt_option_launches_anyway(tmp_path):
+    # end to end: H3DOCTOR_HOOK_ARGS with a typo must not block every launch (it did: the typo was
+    # read as an sglang flag), it is an h3doctor failure, said, and sglang starts as typed
+    from launch_helpers import StubSglang
+
+    stub = StubSglang(tmp_path)
+    script = 'eval "$(h3doctor init bash)" || exit 99; sglang "$@"'
+    proc = subprocess.run(["bash", "--norc", "--noprofile", "-c", script, "bash", *LAUNCH[1:]], capture_output=True,
+                          text=True, env=stub.env(H3DOCTOR_HOOK_ARGS="--profle 4xH200", STUB_EXIT="7"), timeout=120,
+                          cwd=tmp_path, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 7 and [c["argv"] for c in stub.calls()] == [LAUNCH[1:]]
+    assert "did you mean --profile?" in proc.stderr and "h3doctor failed (exit 2); launching sglang anyway" in proc.stderr

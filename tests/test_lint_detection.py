@@ -73,6 +73,24 @@ def test_a_repository_of_unrelated_yaml_beside_a_launch_fails_only_for_the_launc
     assert len(report["files"]) == len(NOT_LAUNCHES) + 1
 
 
+def test_a_file_is_judged_by_its_first_document_and_not_read_past_it(tmp_path):
+    # what follows the first document — a YAML error, a Python tag, a command naming sglang — is
+    # never read when that document is not a launch's (a workflow, a Helm values file)
+    path = write(tmp_path, "values.yaml", """\
+        replicas: 2
+        ---
+        command: !!python/object/apply:os.system ["sglang serve MiniMaxAI/MiniMax-H3 --bogus"]
+        ---
+        [unclosed: {
+        """)
+    code, report = lint_json("--no-config", "--target", "4xH200", str(path), cwd=tmp_path)
+    assert code == 0 and report["findings"] == [] and report["files"][0]["kind"] is None
+    # a first document that is a launch input makes the whole file one, read strictly
+    path.write_text(path.read_text().replace("replicas: 2", "command: sglang serve MiniMaxAI/MiniMax-H3"))
+    code, report = lint_json("--no-config", "--target", "4xH200", str(path), cwd=tmp_path)
+    assert code == 1 and [f["rule"] for f in active(report)] == ["H3DL003"]
+
+
 def test_a_launch_input_with_a_yaml_error_is_still_an_error(tmp_path):
     bad = write(tmp_path, "recipe.yaml", "command: !Sub sglang serve MiniMaxAI/MiniMax-H3\n")
     code, report = lint_json("--no-config", "--target", "4xH200", str(bad), cwd=tmp_path)

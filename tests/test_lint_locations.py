@@ -209,6 +209,9 @@ def test_a_readme_paste_is_one_command_and_is_fixed_in_its_layout(tmp_path, monk
      "profile: 4xH200\ncommand: >-\n  sglang serve MiniMaxAI/MiniMax-H3\n  --num-gpus 4\n  --ulysses-degree 4\n"),
     ("quoted.yaml", 'profile: 4xH200\ncommand: "sglang serve MiniMaxAI/MiniMax-H3\n  --num-gpus 4\n  --ulysses-degree 2"\n',
      'profile: 4xH200\ncommand: "sglang serve MiniMaxAI/MiniMax-H3\n  --num-gpus 4\n  --ulysses-degree 4"\n'),
+    ("quoted-continued.yaml", 'profile: 4xH200\ncommand: "sglang serve MiniMaxAI/MiniMax-H3 \\\n  --num-gpus 4 \\\n'
+     '  --ulysses-degree 2"\n',  # YAML's escaped line breaks: kept, not collapsed onto one line
+     'profile: 4xH200\ncommand: "sglang serve MiniMaxAI/MiniMax-H3 \\\n  --num-gpus 4 \\\n  --ulysses-degree 4"\n'),
     ("continued.yaml", "profile: 4xH200\ncommand: |\n  sglang serve MiniMaxAI/MiniMax-H3 \\\n    --num-gpus 4 \\\n"
      "    --ulysses-degree 4 \\\n    --zzzz-no-such-flag\n",  # dropped from the last line: its `\` goes too
      "profile: 4xH200\ncommand: |\n  sglang serve MiniMaxAI/MiniMax-H3 \\\n    --num-gpus 4 \\\n    --ulysses-degree 4\n"),
@@ -363,9 +366,17 @@ def test_no_placeholder_is_left_in_any_lint_format(tmp_path, monkeypatch, fmt):
                                   "command: sglang serve FastVideo/FastVideo-FastH3-Omni-8-Step-V1 --num-gpus 4\n")
     write("steps.yaml").write_text("profile: 4xH200\ncommand: sglang generate --model-path FastVideo/FastVideo-FastH3-Omni-8-Step-V1"
                                    " --num-gpus 4 --num-inference-steps 30 --prompt cat\n")
-    code, out = _lint(tmp_path, monkeypatch, "old.yaml", "omni.yaml", "steps.yaml", format=fmt, no_config=True)
+    write("zero.yaml").write_text("profile: 4xH200\ncommand: sglang generate --model-path MiniMaxAI/MiniMax-H3"
+                                  " --num-gpus 4 --num-inference-steps 0 --prompt cat\n")
+    names = ["old.yaml", "omni.yaml", "steps.yaml", "zero.yaml"]
+    code, out = _lint(tmp_path, monkeypatch, *names, format=fmt, no_config=True)
     assert code == 1
+    # the findings whose texts held {release.needs_at_least}, {release.model_since},
+    # {derived.sampling_exact_steps} and {derived.sampling_default_steps} are there, filled
+    assert all(rule in out for rule in ("H3D003", "H3D004", "H3D805", "H3D803"))
     assert _placeholders(out) == []  # SARIF: the rule help texts too
+    if fmt == "text":
+        assert "needs at least 0.5.17" in out and "the first release that does is 0.5.23" in out
 
 
 @pytest.mark.parametrize("fmt", ["text", "json", "sarif", "github"])
@@ -373,11 +384,19 @@ def test_no_placeholder_is_left_in_check_output(cli, fmt):
     for args in (["--sglang-version", "0.5.16", "--", "sglang", "serve", "MiniMaxAI/MiniMax-H3", "--num-gpus", "4"],
                  ["--sglang-version", "0.5.22", "--", "sglang", "serve", "FastVideo/FastVideo-FastH3-Omni-8-Step-V1"],
                  ["--", "sglang", "generate", "--model-path", "FastVideo/FastVideo-FastH3-Omni-8-Step-V1",
-                  "--num-inference-steps", "30", "--prompt", "cat"]):
+                  "--num-inference-steps", "30", "--prompt", "cat"],
+                 ["--", "sglang", "generate", "--model-path", "MiniMaxAI/MiniMax-H3", "--task", "t2va",
+                  "--num-inference-steps", "0", "--prompt", "cat"]):
         code, data, err = cli("check", "--profile", "4xH200", *(["--format", fmt] if fmt != "json" else []), *args,
                               json_output=fmt == "json")
         assert code == 1, err
         assert _placeholders(data if isinstance(data, str) else json.dumps(data)) == []
+        if fmt == "json":  # the texts that held the placeholders, filled
+            texts = {f["rule"]: f["message"] + " " + (f.get("fix_note") or "") for f in data["findings"]}
+            expected = {"0.5.16": ("H3D003", "needs at least 0.5.17"), "0.5.22": ("H3D004", "first release that does is 0.5.23"),
+                        "30": ("H3D805", "--num-inference-steps 8"), "0": ("H3D803", "default step count (50)")}
+            rule, words = next(v for k, v in expected.items() if k in args)
+            assert words in texts[rule], texts
 
 
 def test_every_rule_help_is_rendered_generically(rules):
