@@ -81,7 +81,7 @@ def test_a_file_is_judged_by_its_first_document_and_not_read_past_it(tmp_path):
         ---
         command: !!python/object/apply:os.system ["sglang serve MiniMaxAI/MiniMax-H3 --bogus"]
         ---
-        [unclosed: {
+        bad: [unclosed, {
         """)
     code, report = lint_json("--no-config", "--target", "4xH200", str(path), cwd=tmp_path)
     assert code == 0 and report["findings"] == [] and report["files"][0]["kind"] is None
