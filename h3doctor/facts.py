@@ -10,10 +10,10 @@ of None means *unknown*, and rules that need it report "cannot verify" instead o
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
 from typing import Any
 
 from h3doctor.errors import UsageError
+from h3doctor.record import field, fields_of, record
 from h3doctor.safeload import excerpt
 
 PLATFORMS = ("cuda", "rocm", "mps", "cpu", "xpu", "npu", "musa")
@@ -34,7 +34,7 @@ _PROFILE_KEYS: dict[str, tuple[type, ...]] = {
 }
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class HardwareFacts:
     """What h3doctor knows of the machine a launch runs on: from a profile, or the probe. None is
     "unknown" (rules then say they cannot verify)."""
@@ -73,7 +73,7 @@ class HardwareFacts:
     def as_dict(self) -> dict[str, Any]:
         # not dataclasses.asdict: its recursive deep copy is a measurable share of a check, and
         # the only container field (`sources`, str -> str) needs a shallow copy
-        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        data = {name: getattr(self, name) for name in fields_of(self)}
         data["sources"] = dict(self.sources)
         data["probe_env_not_applied"] = list(self.probe_env_not_applied)
         data["cc_major"] = self.cc_major

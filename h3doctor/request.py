@@ -9,16 +9,16 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from h3doctor.engine.results import CheckResult
 from h3doctor.errors import UsageError
+from h3doctor.record import field, record
 from h3doctor.safeload import excerpt
 
 
-@dataclass
+@record
 class CheckRequest:
     """One `h3doctor check`, as the command line (or the hook) asks for it."""
     tokens: list[str]
@@ -30,7 +30,7 @@ class CheckRequest:
     intent: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Outcome:
     """A check's result with the launch it judged and the environment that launch starts in."""
     result: CheckResult
@@ -105,7 +105,6 @@ def _hardware(profile: str | None, tokens: list[str], env: dict[str, str], use_c
     from h3doctor.sglang.launch_forms import read_launch_form
 
     return facts_for_check(read_launch_form(tokens).environment(env), use_cache=use_cache)
-
 
 
 def _check_request(intent: dict[str, Any]) -> None:

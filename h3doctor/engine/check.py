@@ -6,7 +6,6 @@ Pure: no printing, no exit codes. The CLI renders what this returns.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from h3doctor.engine.alternatives import alternatives
@@ -18,6 +17,7 @@ from h3doctor.engine.ruleset import Rule, RuleSet, rule_set
 from h3doctor.engine.strategies import STRATEGIES
 from h3doctor.errors import UsageError
 from h3doctor.facts import HardwareFacts
+from h3doctor.record import replace
 from h3doctor.sglang.argv import parse_command
 from h3doctor.sglang.flagtable import DEFAULT_SGLANG_VERSION, FlagTable
 from h3doctor.sglang.launch_forms import read_launch_form

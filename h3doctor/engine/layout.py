@@ -9,10 +9,10 @@ the DiT really runs FlashAttention and never on VDN; MPS runs one GPU.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any
 
 from h3doctor.engine.fixes import Edit, FixContext
+from h3doctor.record import record
 from h3doctor.sglang.flagtable import DEFAULT_SGLANG_VERSION
 from h3doctor.sglang.releases import has_data_parallel
 from h3doctor.sglang.resolve import H3_ATTENTION_HEADS, H3_PACKED_ALIGNMENT
@@ -22,7 +22,7 @@ FIELDS = (("tp_size", "--tp-size"), ("dp_size", "--dp-size"), ("ulysses_degree",
           ("ring_degree", "--ring-degree"), ("sp_degree", "--sp-degree"))
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Layout:
     """A parallel layout: GPUs, and how they split into data, tensor, Ulysses and ring parallelism."""
     num_gpus: int

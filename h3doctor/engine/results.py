@@ -6,18 +6,18 @@ Frozen records: renderers (h3doctor/output/) only read them. The fix loop's chan
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from h3doctor.engine.ruleset import Rule
 from h3doctor.facts import HardwareFacts
+from h3doctor.record import field, record
 from h3doctor.shellwords import join, join_excerpt
 from h3doctor.sglang.argv import ParsedCommand
 from h3doctor.sglang.configfile import ConfigLoad
 from h3doctor.sglang.families import FamilyMatch
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Finding:
     """One failing rule on one launch: sglang's message (rendered), how severe, when sglang would
     stop."""
@@ -36,7 +36,7 @@ class Finding:
         return bool(self.unknown_facts)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Evaluation:
     """One pass of every applicable rule over one command: the parse, the family, the context the
     conditions read, the findings."""
@@ -49,7 +49,7 @@ class Evaluation:
     effective: dict[str, Any]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Alternative:
     """A corrected command that gives something up: what a rule file's `alternatives:` offer when
     the fix loop finds no change of flags alone (engine/alternatives.py). Never applied on its own."""
@@ -66,7 +66,7 @@ class Alternative:
         return join(self.argv)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Change:
     """One run of tokens a fix replaced: `removed` (as the user wrote them) by `added`."""
 
@@ -94,7 +94,7 @@ class Change:
         return text
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class FixStep:
     """One round of the fix loop: the finding it fixed and every token change it made."""
 
@@ -106,7 +106,7 @@ class FixStep:
     evaluation: Evaluation | None = field(default=None, repr=False, compare=False)  # that command's evaluation
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CheckResult:
     """A whole check: the first evaluation, and what the fix loop made of it (the corrected command,
     or why there is none)."""

@@ -5,18 +5,17 @@ A malformed rule file is a RuleFileError naming the file and the line (exit 2).
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import hashlib
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from h3doctor.engine.conditions import Compiled, compile_condition, paths_of, placeholders
 from h3doctor.errors import RuleFileError, UsageError
 from h3doctor.paths import package_dir, read_cache_entry, trusted_cache_dir, write_cache_entry
+from h3doctor.record import field, record, replace
 from h3doctor.sglang.releases import in_range
 from h3doctor.sglang.releases import key as release_key
 
@@ -31,8 +30,7 @@ GPU_MEMORY_VERDICTS = ("derived.memory.load_over", "derived.memory.warmup_over",
 _OVERRIDABLE = ("message", "why", "stage", "sglang_stage", "order", "severity")
 
 
-
-@dataclass(frozen=True)
+@record(frozen=True)
 class Rule:
     """One validated rule file (rules/H3D*.yaml), as the engine reads it."""
     id: str
@@ -76,17 +74,17 @@ class Rule:
         resolved = self
         for entry in self.releases:
             if version_in_range(version, entry["versions"]):
-                resolved = dataclasses.replace(self, **{k: entry[k] for k in _OVERRIDABLE if k in entry})
+                resolved = replace(self, **{k: entry[k] for k in _OVERRIDABLE if k in entry})
                 break
         where = self.where_by_release.get(version, self.where)
         if where != resolved.where:
-            resolved = dataclasses.replace(resolved, where=where)
+            resolved = replace(resolved, where=where)
         return resolved
     # with `fix: none` (or a fix that finds no edit): what the user can choose instead, each
     # {gives_up, fix, when?}; engine/alternatives.py applies and re-checks them
     alternatives: tuple[dict[str, Any], ...] = ()
     # release -> the sglang file:line of this check there (flagdata/where-X.json, merged at load)
-    where_by_release: dict[str, str] = dataclasses.field(default_factory=dict)
+    where_by_release: dict[str, str] = field(default_factory=dict)
 
     def where_spans(self) -> list[tuple[str, str]]:
         """(release span, file:line) per run of releases with the same line, oldest first."""

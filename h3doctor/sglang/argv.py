@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import bisect
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
+from h3doctor.record import field, record
 from h3doctor.sglang.flagtable import FlagAction, FlagTable
 from h3doctor.sglang.launch_forms import BARE, LLM_LAUNCH_SERVER, LaunchForm, read_launch_form
 
@@ -49,7 +49,7 @@ DYNAMIC_MAPS: tuple[tuple[str, tuple[str, ...], str | None, str], ...] = (
 )
 
 
-@dataclass
+@record
 class Occurrence:
     """One flag as typed: tokens args[start:end]."""
 
@@ -64,7 +64,7 @@ class Occurrence:
     action_nargs_many: bool = False  # the flag takes several words (nargs + or *)
 
 
-@dataclass
+@record
 class ParseProblem:
     """A problem sglang's dispatcher or parser would report (catalog A1-A6) or hide (abbrev)."""
 
@@ -76,7 +76,7 @@ class ParseProblem:
     suggestion: str | None = None
 
 
-@dataclass
+@record
 class ParsedCommand:
     """A launch command as sglang's argument parser sees it: the entry point, every occurrence of a
     flag, the values, the problems."""

@@ -10,16 +10,16 @@ from __future__ import annotations
 import copy
 import os
 from collections import OrderedDict
-from dataclasses import dataclass, field
 from typing import Any
 
 from h3doctor.errors import UsageError
+from h3doctor.record import field, record
 from h3doctor.safeload import LimitExceeded, excerpt, load_json, load_yaml, read_bounded
 
 MAX_CONFIG_BYTES = 4 << 20
 
 
-@dataclass
+@record
 class ConfigLoad:
     """An sglang `--config` file as sglang would load it, with what it would refuse or ignore."""
     path: str

@@ -28,9 +28,9 @@ import csv
 import functools
 import os
 import shlex
-from dataclasses import dataclass, field
 
 from h3doctor.errors import UsageError
+from h3doctor.record import field, record
 from h3doctor.safeload import excerpt, read_bounded
 
 RUNTIMES = ("docker", "podman", "nerdctl")
@@ -88,7 +88,7 @@ _SHELLS = ("bash", "sh", "dash", "zsh", "ash")
 _HINT = "the container forms h3doctor reads are listed in the README (Launch forms)"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class GpuGrant:
     """What the runtime gives the container: `all`, a count, or named devices."""
 
@@ -130,7 +130,7 @@ class GpuGrant:
         return GpuGrant(said, count)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ContainerRun:
     runtime: str  # docker | podman | nerdctl
     image: str
@@ -308,7 +308,7 @@ def _env_file(path: str, _version: object, max_bytes: int) -> tuple[tuple[str, s
 
 # --- `bash -lc SCRIPT [$0 [ARGS…]]`: the cookbook's form ------------------------------------------
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ShellC:
     """A shell started with a script: `sh -c SCRIPT [NAME [ARGS…]]`. The script's `"$@"` is ARGS
     (`$0` is NAME: the cookbook's `--`). `args_start` indexes the words given to read_shell_c."""

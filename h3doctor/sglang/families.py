@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import functools
 import os
-from dataclasses import dataclass
 
 from h3doctor.errors import UsageError
+from h3doctor.record import record
 from h3doctor.safeload import LimitExceeded, excerpt, load_json, read_bounded
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Family:
     """One MiniMax-H3 model family sglang registers (base, FastH3, FastH3 Omni, VDN)."""
     key: str  # h3 | fh3 | fh3o | vdn
@@ -50,7 +50,7 @@ _REGISTERED = sorted(
 _PIPELINES = {"minimaxh3pipeline": "h3", "fasth3pipeline": "fh3", "vdnh3pipeline": "vdn"}
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class FamilyMatch:
     """Which family a launch builds, and how sglang reaches it (or why it is not an H3 launch)."""
     family: Family | None

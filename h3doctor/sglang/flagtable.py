@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import functools
 import json
-from dataclasses import dataclass
 from typing import Any
 
 from h3doctor.errors import UsageError
 from h3doctor.paths import package_dir
+from h3doctor.record import record
 from h3doctor.safeload import excerpt
 from h3doctor.verified import NEWEST_VERIFIED as DEFAULT_SGLANG_VERSION
 
@@ -20,7 +20,7 @@ __all__ = ["DEFAULT_SGLANG_VERSION", "ENTRY_POINTS", "FlagAction", "FlagTable", 
 ENTRY_POINTS = ("serve", "generate", "launch_server")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class FlagAction:
     """One argparse action of sglang's parser."""
 

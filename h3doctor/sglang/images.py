@@ -24,12 +24,12 @@ from __future__ import annotations
 import functools
 import json
 import re
-from dataclasses import dataclass
 
 from h3doctor.paths import package_dir
+from h3doctor.record import record
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ImageRelease:
     image: str  # as written
     repository: str  # without the registry host and the tag: lmsysorg/sglang

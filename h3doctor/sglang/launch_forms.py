@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
 
 from h3doctor.errors import UsageError
+from h3doctor.record import field, record
 from h3doctor.sglang.container_run import ARGS_WORD, ContainerRun, is_container_run, read_container_run, read_shell_c
 from h3doctor.shellwords import is_assignment
 
@@ -73,7 +73,7 @@ _HINT = ("give the sglang command after `--`, e.g. h3doctor check -- sglang serv
          "the launch forms h3doctor reads are listed in the README (Launch forms)")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class LaunchForm:
     """Where the parts of a launch command are: tokens[:wrapper_len] is the wrapper (kept as
     typed), tokens[wrapper_len:prefix_len] the program words, tokens[prefix_len:] sglang's flags."""

@@ -34,12 +34,12 @@ from __future__ import annotations
 import copy
 import json
 import math
-from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
 from h3doctor.facts import HardwareFacts
 from h3doctor.paths import package_dir
+from h3doctor.record import field, record
 
 COMPONENTS = ("transformer", "text_encoder", "video_vae", "audio_vae")
 QUANTIZED_DIT = ("fp8", "convrot_int8")  # the --quantization methods whose DiT bytes are modelled
@@ -68,7 +68,7 @@ def constants(release: str) -> dict[str, Any]:
     return merged
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class MemoryModel:
     """How far h3doctor's memory model holds for one release (memorydata/memory-<release>.json)."""
 
@@ -114,7 +114,7 @@ def _values(release: str, section: str) -> dict[str, Any]:
     return _flat(constants(release)[section])
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Workload:
     """One forward's shape: the startup warmup for `serve`, or a request."""
 
@@ -135,7 +135,7 @@ class Workload:
         return patches * (5 * n + 2) + int(80 * self.seconds) + 500
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Budget:
     """The memory model's answer for one resolved launch: per-GPU bytes at load and at the peak
     stage, and the host's share."""

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from h3doctor.facts import PLATFORMS, HardwareFacts
+from h3doctor.record import replace
 
 
 def apply_platform_override(facts: HardwareFacts, env: dict[str, str]) -> HardwareFacts:

@@ -13,11 +13,11 @@ from __future__ import annotations
 import functools
 import json
 import re
-from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from h3doctor.errors import UsageError
 from h3doctor.paths import installed_versions, package_dir
+from h3doctor.record import record, replace
 from h3doctor.sglang.images import image_release, sglang_repositories
 from h3doctor.verified import NEWEST_VERIFIED
 
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 _RELEASE = re.compile(r"^(\d+)\.(\d+)\.(\d+)")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Release:
     """The sglang release one check is judged against, built once per check and handed to the
     resolver, every derivation and the outputs. What the release knows is read from its data on

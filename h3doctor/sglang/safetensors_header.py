@@ -13,10 +13,10 @@ import functools
 import os
 import struct
 from collections import deque
-from dataclasses import dataclass
 from pathlib import Path
 
 from h3doctor.errors import UsageError
+from h3doctor.record import record
 from h3doctor.safeload import LimitExceeded, excerpt, load_json, open_regular
 
 MAX_HEADER_BYTES = 64 << 20
@@ -111,7 +111,7 @@ def _file_formats(path: str, _mtime_ns: int, _size: int) -> frozenset[str]:
     return frozenset(formats)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Checkpoint:
     """What the headers of a local checkpoint say: `formats` from every file that could be read
     (None: the path is not a local .safetensors file or folder), `unread` the files (or the rest

@@ -18,13 +18,14 @@ from __future__ import annotations
 import copy
 import json
 import re
-from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping
+
+from h3doctor.record import record
 
 PREFIX = "derived."
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Derivation:
     name: str  # the function's name: what a failure report calls it
     module: str  # the derivations module it lives in (named for what it computes)
