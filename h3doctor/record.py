@@ -82,26 +82,30 @@ def _build(cls: type, frozen: bool) -> type:
     post_init = getattr(cls, "__post_init__", None) is not None
     qualname = cls.__qualname__
 
+    nameset = frozenset(names)
+
     def __init__(self, *args, **kwargs):
-        if len(args) > len(names):
-            raise TypeError(f"{qualname}.__init__() takes {len(names) + 1} positional arguments "
-                            f"but {len(args) + 1} were given")
-        values = self.__dict__
-        for name, value in zip(names, args):
-            if name in kwargs:
-                raise TypeError(f"{qualname}.__init__() got multiple values for argument {name!r}")
-            values[name] = value
-        for name in names[len(args):]:
-            if name in kwargs:
-                values[name] = kwargs.pop(name)
-            elif name in defaults:
-                values[name] = defaults[name]
-            elif name in factories:
-                values[name] = factories[name]()
-            else:
-                raise TypeError(f"{qualname}.__init__() missing 1 required positional argument: {name!r}")
-        if kwargs:
-            raise TypeError(f"{qualname}.__init__() got an unexpected keyword argument {next(iter(kwargs))!r}")
+        if args:
+            if len(args) > len(names):
+                raise TypeError(f"{qualname}.__init__() takes {len(names) + 1} positional arguments "
+                                f"but {len(args) + 1} were given")
+            for name, value in zip(names, args):
+                if name in kwargs:
+                    raise TypeError(f"{qualname}.__init__() got multiple values for argument {name!r}")
+                kwargs[name] = value
+        if kwargs.keys() != nameset:  # some fields left to their defaults (or a wrong name)
+            for name in kwargs.keys() - nameset:
+                raise TypeError(f"{qualname}.__init__() got an unexpected keyword argument {name!r}")
+            for name in names:
+                if name in kwargs:
+                    continue
+                if name in defaults:
+                    kwargs[name] = defaults[name]
+                elif name in factories:
+                    kwargs[name] = factories[name]()
+                else:
+                    raise TypeError(f"{qualname}.__init__() missing 1 required positional argument: {name!r}")
+        self.__dict__.update(kwargs)
         if post_init:
             self.__post_init__()
 

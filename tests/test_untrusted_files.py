@@ -319,6 +319,61 @@ def test_a_rules_cache_written_for_other_rules_is_not_used(cache):
     assert len(list(folder.glob("rules-*.json"))) == 2
 
 
+def _indexed(folder: Path, rules: Path, monkeypatch) -> Path:
+    """The rules loaded once with every file counted as settled: the status index is written."""
+    monkeypatch.setattr(ruleset, "_SETTLED_NS", 0)
+    ruleset.load_rules(rules)
+    [index] = folder.glob("ruleindex-*.json")
+    return index
+
+
+def test_the_rules_index_is_written_only_once_the_files_are_settled(cache, monkeypatch):
+    folder, rules = cache
+    ruleset.load_rules(rules)  # the files were just copied: they may still change unseen in this tick
+    assert list(folder.glob("ruleindex-*.json")) == [] and len(list(folder.glob("rules-*.json"))) == 1
+    index = _indexed(folder, rules, monkeypatch)
+    assert json.loads(index.read_text())["digest"] in _rules_entry(folder).name
+
+
+def test_a_rule_file_edited_to_the_same_size_and_time_is_not_read_from_the_index(cache, monkeypatch):
+    folder, rules = cache
+    _indexed(folder, rules, monkeypatch)
+    first = sorted(rules.glob("*.yaml"))[0]
+    before = first.stat()
+    text = first.read_text()
+    message = yaml.safe_load(text)["message"]
+    edited = text.replace(message, message[::-1], 1)
+    assert len(edited) == len(text) and edited != text
+    first.write_text(edited)
+    os.utime(first, ns=(before.st_atime_ns, before.st_mtime_ns))  # size and modification time as before
+    assert ruleset.load_rules(rules)[0].message == message[::-1]  # the change time told them apart
+
+
+@pytest.mark.parametrize("damage", ["not json", "another digest", "a link", "a fifo"])
+def test_a_damaged_or_planted_rules_index_is_a_miss(cache, monkeypatch, tmp_path, damage):
+    folder, rules = cache
+    genuine = [r.message for r in ruleset.load_rules(rules, use_cache=False)]
+    index = _indexed(folder, rules, monkeypatch)
+    # a valid entry for other rules under its own name, for the index to point at
+    forged = _forged_rules_entry(_rules_entry(folder), "forged")
+    other = folder / ("rules-" + "f" * 32 + ".json")
+    other.write_text(forged.replace(json.loads(forged.partition("\n")[0])["digest"], "f" * 32, 1))
+    data = json.loads(index.read_text())
+    index.unlink()
+    if damage == "not json":
+        index.write_text("{")
+    elif damage == "another digest":
+        index.write_text(json.dumps({**data, "digest": "f" * 32}))
+    elif damage == "a link":
+        target = tmp_path / "elsewhere.json"
+        target.write_text(json.dumps({**data, "digest": "f" * 32}))
+        index.symlink_to(target)
+    else:
+        os.mkfifo(index)
+    assert [r.message for r in ruleset.load_rules(rules)] == genuine
+    assert stat.S_ISREG(index.lstat().st_mode) and json.loads(index.read_text()) == data  # rewritten in place
+
+
 def test_a_rules_cache_for_another_schema_or_format_is_not_used(cache):
     folder, rules = cache
     genuine = ruleset.load_rules(rules)

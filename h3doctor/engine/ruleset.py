@@ -211,7 +211,7 @@ def _declared() -> frozenset[str]:
     return declared_paths() | {f"events.{e}" for e in EVENTS}
 
 
-def _rule_from(data: dict[str, Any], path: Path) -> Rule:
+def _rule_from(data: dict[str, Any], path: Path | str) -> Rule:
     applies = data.get("applies_to", {})
     fix = data["fix"]
     return Rule(
@@ -245,7 +245,13 @@ def _digest(files: list[Path], schema_text: str) -> str:
     return h.hexdigest()[:32]
 
 
-CACHE_FORMAT = 3  # 3: a header line, then the rules (the hash covers the bytes as written)
+CACHE_FORMAT = 4  # 3: a header line, then the rules (the hash covers the bytes as written); 4: with their lines
+INDEX_FORMAT = 1
+_SCHEMA_FILE = "rule.schema.json"
+# a rule, where or schema file changed less than this long before an index entry would be
+# written may change again within the file system's timestamp tick, unseen by its status: no
+# index entry then (git's "racily clean" rule); the bytes are digested again on the next launch
+_SETTLED_NS = 2_000_000_000
 
 
 def load_rules(directory: Path | None = None, *, use_cache: bool = True) -> "RuleSet":
@@ -253,27 +259,97 @@ def load_rules(directory: Path | None = None, *, use_cache: bool = True) -> "Rul
     validated rules are cached under a digest of the schema and every file's bytes: an edited,
     added or removed rule file is validated again.
 
+    Reading and hashing every file on each launch is itself ~15% of a check, so a second, small
+    entry (`ruleindex-<digest>.json`) maps the files' status (name, size, modification and change
+    time, inode) to that digest: while no file changes, a launch reads only the index and the rules
+    entry. The index is written only once every file is older than the file system's timestamp
+    tick can hide (`_SETTLED_NS`); a file changed in any way changes its change time.
+
     The cache is a file in the user's cache directory, so it is not trusted: an entry counts
     only when its digest, its content hash and its rule IDs (one per rule file) all match;
     anything else is a miss and is rebuilt, never a verdict."""
     directory = directory or rules_dir()
-    try:
-        files = sorted(directory.glob("*.yaml")) if directory.is_dir() else None
+    try:  # the names `directory.glob("*.yaml")` finds, in its order, without a Path per file
+        names = sorted(n for n in os.listdir(directory) if n.endswith(".yaml")) if os.path.isdir(directory) else None
     except (OSError, ValueError) as exc:
         raise RuleFileError(f"cannot read the rules directory ({type(exc).__name__})", location=str(directory)[:200]) from None
-    if files is None:
+    if names is None:
         raise RuleFileError("rules directory not found", location=str(directory)[:200])
-    schema_text = package_dir("h3doctor.schema").joinpath("rule.schema.json").read_text(encoding="utf-8")
+    schema_path = package_dir("h3doctor.schema").joinpath(_SCHEMA_FILE)
     lines = where_files()
-    digest = _digest(files + lines, schema_text + "\n".join(sorted(_declared())))  # a renamed derivation re-validates
+    declared = "\n".join(sorted(_declared()))  # a renamed derivation re-validates
     folder = trusted_cache_dir(os.environ) if use_cache else None
+    ids = [n[:-5] for n in names]
+    status = None
+    if folder is not None:
+        here = str(directory)
+        status = _status_key([os.path.join(here, n) for n in names] + [str(p) for p in (*lines, schema_path)], declared)
+    if status is not None:
+        rules = _read_indexed(folder, status, ids)
+        if rules is not None:
+            return RuleSet(rules)
+    files = [directory / n for n in names]
+    schema_text = package_dir("h3doctor.schema").joinpath(_SCHEMA_FILE).read_text(encoding="utf-8")
+    digest = _digest(files + lines, schema_text + declared)
     name = f"rules-{digest}.json"
-    rules = _read_cache(folder, name, digest, [p.stem for p in files]) if folder is not None else None
+    where = _where_lines(lines)
+    rules = _read_cache(folder, name, digest, ids) if folder is not None else None
     if rules is None:
         rules = _validate_all(files, json.loads(schema_text))
         if folder is not None:
-            _write_cache(folder, name, digest, rules)
-    return RuleSet(_with_where_lines(rules, lines))
+            _write_cache(folder, name, digest, rules, where)
+    if status is not None and status[1]:
+        _write_index(folder, status[0], digest)
+    return RuleSet(_with_where_lines(rules, where))
+
+
+def _status_key(files: list[str], declared: str) -> tuple[str, bool] | None:
+    """(a digest of every file's status and the declared paths, whether every file is settled),
+    or None when a file cannot be looked at (the content digest then says what it can)."""
+    import time
+
+    h = hashlib.sha256(f"{INDEX_FORMAT}\0{CACHE_FORMAT}\0{declared}\0".encode())
+    settled_before = time.time_ns() - _SETTLED_NS
+    settled = True
+    for path in files:
+        try:
+            st = os.stat(path)
+        except (OSError, ValueError):
+            return None
+        h.update(f"{path}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ctime_ns}\0{st.st_ino}\0{st.st_dev}\0".encode())
+        settled = settled and max(st.st_mtime_ns, st.st_ctime_ns) < settled_before
+    return h.hexdigest()[:32], settled
+
+
+def _read_indexed(folder: Path, status: tuple[str, bool], ids: list[str]) -> list[Rule] | None:
+    """The rules the index entry for these files' status names, if it and that entry are sound."""
+    from h3doctor.safeload import load_json
+
+    name = f"ruleindex-{status[0]}.json"
+    try:
+        if not os.path.lexists(folder / name):
+            return None
+        index = load_json(read_cache_entry(folder, name, max_bytes=4096, what="rules cache index"), origin=name)
+    except (OSError, UsageError, ValueError, RecursionError):
+        return None
+    if not isinstance(index, dict) or index.get("format") != INDEX_FORMAT or index.get("status") != status[0]:
+        return None
+    digest = index.get("digest")
+    if not isinstance(digest, str) or index.get("content_sha256") != _index_hash(status[0], digest):
+        return None  # damaged: the rules are digested again
+    return _read_cache(folder, f"rules-{digest}.json", digest, ids, with_where=True)
+
+
+def _index_hash(status: str, digest: str) -> str:
+    return hashlib.sha256(f"{INDEX_FORMAT}\0{status}\0{digest}".encode()).hexdigest()
+
+
+def _write_index(folder: Path, status: str, digest: str) -> None:
+    entry = {"format": INDEX_FORMAT, "status": status, "digest": digest, "content_sha256": _index_hash(status, digest)}
+    try:
+        write_cache_entry(folder, f"ruleindex-{status}.json", json.dumps(entry))
+    except OSError:
+        pass  # a read-only or full cache directory only costs speed
 
 
 def where_files() -> list[Path]:
@@ -282,22 +358,28 @@ def where_files() -> list[Path]:
     return sorted(Path(str(package_dir("h3doctor.sglang.flagdata"))).glob("where-*.json"))
 
 
-def _with_where_lines(rules: list[Rule], files: list[Path]) -> list[Rule]:
-    """Each rule with its line per release: the lines derived from the previous release (`where`)
-    and the ones a person recorded (`reviewed`)."""
+def _where_lines(files: list[Path]) -> dict[str, dict[str, str]]:
+    """rule ID -> release -> its sglang line there: the lines derived from the previous release
+    (`where`) and the ones a person recorded (`reviewed`)."""
     by_rule: dict[str, dict[str, str]] = {}
     for path in files:
         data = json.loads(path.read_text(encoding="utf-8"))
         for rule_id, text in {**data["where"], **data["reviewed"]}.items():
             by_rule.setdefault(rule_id, {})[data["sglang_version"]] = text
+    return by_rule
+
+
+def _with_where_lines(rules: list[Rule], by_rule: dict[str, dict[str, str]]) -> list[Rule]:
+    """Each rule with its line per release."""
     for rule in rules:  # just built by this load, so nobody holds them yet (replace() costs ~20 ms)
         object.__setattr__(rule, "where_by_release", by_rule.get(rule.id, {}))
     return rules
 
 
-def _read_cache(folder: Path, name: str, digest: str, ids: list[str]) -> list[Rule] | None:
+def _read_cache(folder: Path, name: str, digest: str, ids: list[str], *, with_where: bool = False) -> list[Rule] | None:
     """The cached rules if the entry is a regular file (no link, no FIFO: `paths.read_cache_entry`)
-    for this digest, undamaged and for these rule IDs; else None."""
+    for this digest, undamaged and for these rule IDs; else None. `with_where`: each with its
+    sglang line per release as the entry recorded it (the where files are part of the digest)."""
     from h3doctor.safeload import load_json
 
     path = folder / name
@@ -318,7 +400,14 @@ def _read_cache(folder: Path, name: str, digest: str, ids: list[str]) -> list[Ru
             return None
         if [e.get("data", {}).get("id") if isinstance(e, dict) else None for e in entries] != ids:
             return None  # a rule missing, added or renamed: a rule set that is not this one
-        return [_rule_from(e["data"], Path(e["path"])) for e in entries]
+        rules = [_rule_from(e["data"], e["path"]) for e in entries]
+        if with_where:
+            wheres = [e["where"] for e in entries]
+            if not all(isinstance(w, dict) and all(isinstance(v, str) for v in w.values()) for w in wheres):
+                return None
+            for rule, where in zip(rules, wheres):
+                object.__setattr__(rule, "where_by_release", where)
+        return rules
     except (OSError, UsageError, KeyError, TypeError, ValueError, AttributeError, RecursionError):
         return None  # a damaged entry is rebuilt
 
@@ -339,8 +428,8 @@ def _validate_all(files: list[Path], schema: dict[str, Any]) -> list[Rule]:
     return rules
 
 
-def _write_cache(folder: Path, name: str, digest: str, rules: list[Rule]) -> None:
-    body = json.dumps([{"path": r.path, "data": r.raw} for r in rules])
+def _write_cache(folder: Path, name: str, digest: str, rules: list[Rule], where: dict[str, dict[str, str]]) -> None:
+    body = json.dumps([{"path": r.path, "data": r.raw, "where": where.get(r.id, {})} for r in rules])
     header = {"format": CACHE_FORMAT, "digest": digest, "content_sha256": hashlib.sha256(body.encode()).hexdigest()}
     try:
         write_cache_entry(folder, name, json.dumps(header) + "\n" + body)
