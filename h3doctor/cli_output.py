@@ -49,9 +49,10 @@ def write_report(command: str, name: str, report, out, output_file: str | None) 
     """The report in its format, to --output-file or else `out` (the same text either way; a
     terminal gets the text format's colours)."""
     from h3doctor.output.formats import render
+    from h3doctor.record import replace
 
     styled = output_file is None and (out.isatty() or bool(os.environ.get("FORCE_COLOR")))
-    text = render(command, name, report._replace(styled=styled))
+    text = render(command, name, replace(report, styled=styled))
     if output_file:
         write_file(output_file, text, "report")
     else:

@@ -96,8 +96,9 @@ def check_fast_path(argv: list[str]) -> int | None:
             write_report("check", format_name, report, out, output_file)
         else:  # rendered whole first: a failure to write it is reported here, never a second copy
             from h3doctor.output.formats import render
+            from h3doctor.record import replace
 
-            text = render("check", format_name, report._replace(styled=out.isatty() or bool(os.environ.get("FORCE_COLOR"))))
+            text = render("check", format_name, replace(report, styled=out.isatty() or bool(os.environ.get("FORCE_COLOR"))))
     except KeyboardInterrupt:
         return 130
     except Exception:  # noqa: BLE001 - every error is the full CLI's to report, the same way as always

@@ -10,11 +10,13 @@ of None means *unknown*, and rules that need it report "cannot verify" instead o
 
 from __future__ import annotations
 
-from typing import Any
-
 from h3doctor.errors import UsageError
 from h3doctor.record import field, fields_of, record
 from h3doctor.safeload import excerpt
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 PLATFORMS = ("cuda", "rocm", "mps", "cpu", "xpu", "npu", "musa")
 

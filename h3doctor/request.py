@@ -10,12 +10,15 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 from h3doctor.engine.results import CheckResult
 from h3doctor.errors import UsageError
 from h3doctor.record import field, record
 from h3doctor.safeload import excerpt
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 @record

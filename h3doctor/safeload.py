@@ -29,9 +29,12 @@ import os
 import re
 import reprlib
 import stat
-from typing import Any
 
 from h3doctor.errors import UsageError
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_DEPTH = 64
 # Values (after alias expansion). Building each costs PyYAML ~10 us in Python even with libyaml,

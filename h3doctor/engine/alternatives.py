@@ -14,7 +14,7 @@ no-fix, so nothing that runs a corrected command (`--exec --apply-fixes`) picks 
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from h3doctor.engine.conditions import evaluate
 from h3doctor.engine.fixes import FixContext, apply_edits

@@ -6,8 +6,6 @@ Pure: no printing, no exit codes. The CLI renders what this returns.
 
 from __future__ import annotations
 
-from typing import Any
-
 from h3doctor.engine.alternatives import alternatives
 from h3doctor.engine.conditions import render
 from h3doctor.engine.context import build_context
@@ -25,6 +23,10 @@ from h3doctor.sglang.platform import apply_platform_override
 from h3doctor.sglang.releases import Release, image_target
 from h3doctor.sglang.resolve import Resolver
 from h3doctor.sglang.server_args import config_for, diffusers_backend, family_of, server_args
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_FIX_ROUNDS = 16
 _NEWEST = DEFAULT_SGLANG_VERSION  # the newest release whose rules are verified

@@ -12,7 +12,11 @@ and a rule whose condition is UNKNOWN yields a "cannot verify" finding instead o
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 UNKNOWN = None  # three-valued: True / False / None (unknown)
 
@@ -108,7 +112,7 @@ def evaluate(cond: Mapping[str, Any], context: Mapping[str, Any], unknowns: set[
     return _compare(cond["op"], left, right)
 
 
-Compiled = Callable[[Mapping[str, Any], "set[str] | None"], "bool | None"]
+Compiled = Callable[[Mapping[str, object], "set[str] | None"], "bool | None"]
 
 
 def compile_condition(cond: Mapping[str, Any]) -> Compiled:

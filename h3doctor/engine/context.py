@@ -8,8 +8,6 @@ Roots: `args.*` (the resolved server args), `events.*` (what the adjust phase re
 
 from __future__ import annotations
 
-from typing import Any, Callable
-
 from h3doctor.engine.derivations import derive_all
 from h3doctor.engine.strategies import PARSE_KIND
 from h3doctor.sglang.argv import ParsedCommand
@@ -21,6 +19,10 @@ from h3doctor.sglang.releases import key as release_key
 from h3doctor.sglang.releases import model_versions, needs_at_least
 from h3doctor.sglang.resolve import Resolver
 from h3doctor.sglang.sampling import request_intent
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
+if TYPE_CHECKING:
+    from typing import Any, Callable
 
 RELEVANT_ENV = (
     "SGLANG_DIFFUSION_PLATFORM_OVERRIDE", "SGLANG_CACHE_DIT_ENABLED", "SGLANG_DIFFUSION_MINIMAX_H3_ADALN_GPU_PLANS",

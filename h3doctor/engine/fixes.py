@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import bisect
 import json
-from typing import Any, Callable
+from collections.abc import Callable
 
 from h3doctor.engine.conditions import evaluate
 from h3doctor.sglang.argv import Occurrence, ParsedCommand
 from h3doctor.sglang.flagtable import FlagTable
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 Strategy = Callable[["FixContext"], list["Edit"]]
 

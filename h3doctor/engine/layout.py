@@ -9,13 +9,16 @@ the DiT really runs FlashAttention and never on VDN; MPS runs one GPU.
 from __future__ import annotations
 
 import math
-from typing import Any
 
 from h3doctor.engine.fixes import Edit, FixContext
 from h3doctor.record import record
 from h3doctor.sglang.flagtable import DEFAULT_SGLANG_VERSION
 from h3doctor.sglang.releases import has_data_parallel
 from h3doctor.sglang.resolve import H3_ATTENTION_HEADS, H3_PACKED_ALIGNMENT
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 TP_SIZES = (1, 2, 4, 8)
 FIELDS = (("tp_size", "--tp-size"), ("dp_size", "--dp-size"), ("ulysses_degree", "--ulysses-degree"),

@@ -6,8 +6,6 @@ Frozen records: renderers (h3doctor/output/) only read them. The fix loop's chan
 
 from __future__ import annotations
 
-from typing import Any
-
 from h3doctor.engine.ruleset import Rule
 from h3doctor.facts import HardwareFacts
 from h3doctor.record import field, record
@@ -15,6 +13,10 @@ from h3doctor.shellwords import join, join_excerpt
 from h3doctor.sglang.argv import ParsedCommand
 from h3doctor.sglang.configfile import ConfigLoad
 from h3doctor.sglang.families import FamilyMatch
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 @record(frozen=True)

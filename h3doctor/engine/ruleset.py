@@ -10,7 +10,6 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 from h3doctor.engine.conditions import Compiled, compile_condition, paths_of, placeholders
 from h3doctor.errors import RuleFileError, UsageError
@@ -18,6 +17,10 @@ from h3doctor.paths import package_dir, read_cache_entry, trusted_cache_dir, wri
 from h3doctor.record import field, record, replace
 from h3doctor.sglang.releases import in_range
 from h3doctor.sglang.releases import key as release_key
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 RULES_DIR_ENV = "H3DOCTOR_RULES_DIR"
 MAX_RULE_FILE_BYTES = 256 * 1024

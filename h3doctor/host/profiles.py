@@ -8,12 +8,15 @@ A profile is a mapping of fact names to values, turned into `HardwareFacts` by
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from h3doctor.errors import UsageError
 from h3doctor.facts import HardwareFacts, facts_from_mapping
 from h3doctor.paths import package_dir
 from h3doctor.safeload import excerpt, load_json, load_yaml, read_bounded
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_PROFILE_BYTES = 1 << 20
 _BUILTIN = "h3doctor.host.builtin_profiles"

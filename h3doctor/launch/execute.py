@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Mapping, MutableMapping
 
 from h3doctor.errors import UsageError
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
+if TYPE_CHECKING:
+    from typing import Mapping, MutableMapping
 
 _COERCED = ("C.UTF-8", "C.utf8", "UTF-8")  # what CPython sets LC_CTYPE to in the C locale (PEP 538)
 COMMAND_NOT_FOUND = 127  # as a shell reports a program it cannot find

@@ -16,13 +16,17 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable
-from typing import Any, NamedTuple
-
 from h3doctor.errors import UsageError
 from h3doctor.output.json_text import json_text
+from h3doctor.record import record
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 
-class Report(NamedTuple):
+@record(frozen=True)
+class Report:
     """What a command hands its format writers."""
 
     data: Any  # the command's JSON object: exactly what `json` writes

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from h3doctor import __version__
 from h3doctor.engine.results import Alternative, CheckResult, Finding, FixStep
 from h3doctor.engine.ruleset import SEVERITY_RANK as _RANK
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 SCHEMA_VERSION = 1
 STAGE_TITLES = {
@@ -132,8 +134,6 @@ def build(result: CheckResult, fail_on: str = "error") -> dict[str, Any]:
         "effective_config": effective_config(result),
         "hardware": ev.hardware.as_dict(),
     }
-
-
 
 
 def failing(result: CheckResult, fail_on: str) -> list[Finding]:

@@ -7,11 +7,11 @@ context, and the headroom (or the overflow) against the GPU's free memory.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from h3doctor.output.markup import escape
 
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
 if TYPE_CHECKING:  # Rich styles a terminal's report only (output/markup.py)
+    from typing import Any
     from rich.console import Console
 
 WIDTH = 48

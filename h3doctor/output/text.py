@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, TextIO
 
 from h3doctor.engine.results import CheckResult
 from h3doctor.output import memory_bar
@@ -11,7 +10,9 @@ from h3doctor.output.json_report import changes_by_rule, stage_title
 from h3doctor.output.markup import escape as _markup_escape
 from h3doctor.shellwords import join, safe_text
 
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
 if TYPE_CHECKING:  # Rich styles a terminal's report only (output/markup.py)
+    from typing import Any, TextIO
     from rich.console import Console
 
 TEXT_LIMIT = 2000  # a message or note shown longer than this is an excerpt (the JSON report has it whole)

@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import bisect
 import re
-from typing import Any
 
 from h3doctor.record import field, record
 from h3doctor.sglang.flagtable import FlagAction, FlagTable
 from h3doctor.sglang.launch_forms import BARE, LLM_LAUNCH_SERVER, LaunchForm, read_launch_form
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 _NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
 

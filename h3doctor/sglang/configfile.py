@@ -10,11 +10,14 @@ from __future__ import annotations
 import copy
 import os
 from collections import OrderedDict
-from typing import Any
 
 from h3doctor.errors import UsageError
 from h3doctor.record import field, record
 from h3doctor.safeload import LimitExceeded, excerpt, load_json, load_yaml, read_bounded
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_CONFIG_BYTES = 4 << 20
 

@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import functools
 import json
-from typing import Any
 
 from h3doctor.errors import UsageError
 from h3doctor.paths import package_dir
 from h3doctor.record import record
 from h3doctor.safeload import excerpt
 from h3doctor.verified import NEWEST_VERIFIED as DEFAULT_SGLANG_VERSION
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["DEFAULT_SGLANG_VERSION", "ENTRY_POINTS", "FlagAction", "FlagTable", "load_flag_table"]
 ENTRY_POINTS = ("serve", "generate", "launch_server")

@@ -35,11 +35,14 @@ import copy
 import json
 import math
 from functools import lru_cache
-from typing import Any
 
 from h3doctor.facts import HardwareFacts
 from h3doctor.paths import package_dir
 from h3doctor.record import field, record
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 COMPONENTS = ("transformer", "text_encoder", "video_vae", "audio_vae")
 QUANTIZED_DIT = ("fp8", "convrot_int8")  # the --quantization methods whose DiT bytes are modelled

@@ -13,7 +13,6 @@ from __future__ import annotations
 import functools
 import json
 import re
-from typing import TYPE_CHECKING, Any
 
 from h3doctor.errors import UsageError
 from h3doctor.paths import installed_versions, package_dir
@@ -21,7 +20,9 @@ from h3doctor.record import record, replace
 from h3doctor.sglang.images import image_release, sglang_repositories
 from h3doctor.verified import NEWEST_VERIFIED
 
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
 if TYPE_CHECKING:
+    from typing import Any
     from h3doctor.sglang.flagtable import FlagTable
     from h3doctor.sglang.memory import MemoryModel
 

@@ -8,7 +8,10 @@ text_encoder, video_vae and audio_vae.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
+if TYPE_CHECKING:
+    from typing import Any, Iterable
+
 
 RESIDENT = "resident"
 COMPONENT_OFFLOAD = "component-offload"

@@ -9,7 +9,6 @@ find every problem. The result is a flat mapping that rule conditions read.
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from h3doctor.errors import UsageError
 from h3doctor.facts import HardwareFacts
@@ -26,6 +25,10 @@ from h3doctor.sglang.residency import (
     normalize_cpu_offload,
     normalize_layerwise,
 )
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 ATTENTION_BACKENDS = (
     "fa2", "fa", "sliding_tile_attn", "torch_sdpa", "torch_cudnn_sdpa", "dynamic_cudnn_sdpa", "sage_attn",

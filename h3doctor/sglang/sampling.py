@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import functools
 import json
-from typing import Any
 
 from h3doctor.paths import package_dir
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 @functools.lru_cache(maxsize=1)

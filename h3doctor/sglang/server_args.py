@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import copy
 import functools
-from typing import Any
 
 from h3doctor.sglang.argv import ParsedCommand
 from h3doctor.sglang.configfile import ConfigLoad, coerce, load_config
 from h3doctor.sglang.families import FamilyMatch, match_family
 from h3doctor.sglang.flagtable import FlagTable
 from h3doctor.sglang.resolve import parse_component_backend_map
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def config_for(cmd: ParsedCommand, table: FlagTable) -> ConfigLoad | None:

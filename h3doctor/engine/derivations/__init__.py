@@ -7,8 +7,6 @@ before it checks); the checks stay in rules/. Import order is run order.
 
 from __future__ import annotations
 
-from typing import Any
-
 from h3doctor.engine.derivations import (  # noqa: F401 - importing a module registers its derivations
     core,
     config_values,
@@ -27,6 +25,10 @@ from h3doctor.engine.derivations import (  # noqa: F401 - importing a module reg
     sampling,
 )
 from h3doctor.engine.derivations.registry import declared_paths, run  # noqa: F401 - declared_paths: for rule loading
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def derive_all(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:

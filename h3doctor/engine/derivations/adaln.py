@@ -4,10 +4,12 @@ budget, and the plan widths the served tasks need.
 
 from __future__ import annotations
 
-from typing import Any
-
 from h3doctor.engine.derivations.common import lower_text
 from h3doctor.engine.derivations.registry import derives
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 ADALN_GPU_PLANS_DEFAULT = 64  # envs.py:46

@@ -5,9 +5,11 @@ launcher's backend probe raises on this platform (catalog M11).
 
 from __future__ import annotations
 
-from typing import Any
-
 from h3doctor.engine.derivations.registry import derives
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 # M11: get_attn_backend(128, bf16, selected=T, packed_varlen) in the H3 hook (minimax_h3.py:322-330),
 # by platform (platforms/cuda.py:133-565, 818-846; rocm.py:102-196; npu.py:110-175; mps.py:90-101).

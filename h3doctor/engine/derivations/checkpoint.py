@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from h3doctor.engine.derivations.registry import derives
 from h3doctor.sglang.safetensors_header import checkpoint_formats
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 @derives("transformer_weights_formats", "transformer_weights_unread", "transformer_weights_unread_text")

@@ -3,9 +3,11 @@ sglang's words for false, and the target release."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from h3doctor.sglang.flagtable import DEFAULT_SGLANG_VERSION
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 FALSE_WORDS = {"false", "0", "no", "n", "f", "off"}  # runtime/utils/common.py:296-301 (get_bool_env_var)
 

@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Callable
 
 from h3doctor.engine.derivations.registry import derives
 from h3doctor.sglang.residency import COMPONENT_OFFLOAD, LAYERWISE_OFFLOAD, SNAPSHOT_OFFLOAD
 from h3doctor.sglang.resolve import ATTENTION_BACKENDS
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
+if TYPE_CHECKING:
+    from typing import Any, Callable
 
 ATTENTION_ROLES = ("cross", "self")  # configs/attention_roles.py:15-17
 WEIGHT_SUFFIXES = (".safetensors", ".gguf", ".bin", ".pt", ".pth", ".ckpt")  # runtime/weights/source.py:20

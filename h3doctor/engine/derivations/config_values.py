@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import functools
 import json
-from typing import Any
 
 from h3doctor.engine.derivations.common import FALSE_WORDS
 from h3doctor.engine.derivations.registry import derives
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 RETIRED_ARGS = {  # server_args.py:3814-3825, in sglang's order
     "decoder_tp": "decoder_sp for decoder/VAE parallel decode",

@@ -5,8 +5,6 @@ first: later derivations read them.
 
 from __future__ import annotations
 
-from typing import Any
-
 from h3doctor.engine.derivations.registry import derives
 from h3doctor.sglang.residency import H3_COMPONENTS, LAYERWISE_OFFLOAD
 from h3doctor.sglang.resolve import (
@@ -14,6 +12,10 @@ from h3doctor.sglang.resolve import (
     dit_runtime_backend,
     suggest_backend,
 )
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 @derives("config_class", "transformer_backend", "transformer_backend_valid", "dit_backend", "fa_really_runs",

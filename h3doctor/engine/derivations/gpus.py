@@ -5,10 +5,12 @@ divisibility checks.
 
 from __future__ import annotations
 
-from typing import Any
-
 from h3doctor.engine.derivations.common import is_int
 from h3doctor.engine.derivations.registry import derives
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 PERFORMANCE_MODES = ("manual", "auto", "speed", "memory")  # server_args/auto_tune.py:627-636
 

@@ -13,11 +13,14 @@ platform the model does not cover, no GPU memory figure, a release with no memor
 from __future__ import annotations
 
 import itertools
-from typing import Any
 
 from h3doctor.engine.derivations.registry import derives
 from h3doctor.sglang.memory import COMPONENTS, Budget, MemoryModel, budget, constants
 from h3doctor.sglang.residency import H3_COMPONENTS, canonical_mode, normalize_layerwise
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 _PLATFORMS = ("cuda", "rocm")
 _LAYERWISE_NAME = {"transformer": "dit", "text_encoder": "text_encoder", "video_vae": "vae"}

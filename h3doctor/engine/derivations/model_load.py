@@ -9,12 +9,15 @@ from __future__ import annotations
 import difflib
 import posixpath
 import re
-from typing import Any
 
 from h3doctor.engine.derivations.common import lower_text
 from h3doctor.engine.derivations.registry import derives
 from h3doctor.sglang.residency import LAYERWISE_OFFLOAD, normalize_layerwise
 from h3doctor.sglang.resolve import H3_PACKED_ALIGNMENT, H3_TP_DIMENSIONS
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 TP_DIMENSIONS = tuple(H3_TP_DIMENSIONS.items())  # in sglang's order and with sglang's names

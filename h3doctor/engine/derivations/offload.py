@@ -5,14 +5,16 @@ layerwise offload.
 
 from __future__ import annotations
 
-from typing import Any
-
 from h3doctor.engine.derivations.registry import derives
 from h3doctor.sglang.residency import (
     LAYERWISE_OFFLOAD,
     SNAPSHOT_OFFLOAD,
     canonical_mode,
 )
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 RESIDENCY_POLICIES = ("leading", "strided")  # server_args.py:3970-3980
 RESIDENCY_LIFETIMES = ("forward", "permanent")  # server_args.py:3995-4004

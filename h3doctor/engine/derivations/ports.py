@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from h3doctor.engine.derivations.common import is_int
 from h3doctor.engine.derivations.registry import derives
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 PORT_STEP, ATTEMPTS = 42, 100  # settle_port's port_inc and max_attempts
 

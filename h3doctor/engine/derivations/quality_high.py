@@ -5,12 +5,14 @@ offload.
 
 from __future__ import annotations
 
-from typing import Any
-
 from h3doctor.engine.derivations.common import release_version
 from h3doctor.engine.derivations.registry import derives
 from h3doctor.sglang.releases import quality_high_audited
 from h3doctor.sglang.residency import LAYERWISE_OFFLOAD, canonical_mode, normalize_layerwise
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class _SetRepr:

@@ -18,9 +18,12 @@ from __future__ import annotations
 import copy
 import json
 import re
-from typing import Any, Callable, Iterable, Mapping
 
 from h3doctor.record import record
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Iterable, Mapping
 
 PREFIX = "derived."
 

@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import urllib.parse
 from pathlib import Path
-from typing import Any
 
 from h3doctor.engine.derivations.common import is_int
 from h3doctor.engine.derivations.registry import derives
 from h3doctor.sglang import sampling
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 _ABSENT = "==SUPPRESS=="
 # video_adapter.py `supported_tasks` (every release 0.5.17-0.5.23)

@@ -4,9 +4,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from h3doctor.engine.derivations.registry import derives
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def _float_or_none(value: Any) -> float | None:

@@ -6,10 +6,13 @@ the form sglang computes them (file:line next to each).
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from h3doctor.engine.derivations.common import is_int
 from h3doctor.engine.derivations.registry import derives
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 WARMUP_MODES = ("off", "request", "server")  # server_args.py:1560-1565
 ROLE_ALIASES = {"denoising": "denoiser"}  # runtime/disaggregation/roles.py:6
