@@ -3,23 +3,57 @@
 from __future__ import annotations
 
 import functools
+import os
 import sys
 from collections.abc import Mapping
-from pathlib import Path
+
+TYPE_CHECKING = False  # pathlib is not imported on the check's path (start-up: benchmarks/README.md)
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
-def package_dir(package: str) -> Path:
-    """The directory of one of h3doctor's own packages, where its data files are shipped.
+def package_path(package: str, *names: str) -> str:
+    """The directory of one of h3doctor's own packages, where its data files are shipped, or a
+    file in it (`names`), as text: the check's path reads its data without importing pathlib.
 
     importlib.resources would be the general tool, but on the check's hot path (the shell hook
     runs one check per launch) its import costs ~10 ms and each files() call more; h3doctor is
     always installed as plain files (a wheel unpacked by pip, or an editable checkout), where
     files() returns exactly this directory."""
-    import importlib
-
     if package != "h3doctor" and not package.startswith("h3doctor."):
         raise ValueError(f"not an h3doctor package: {package!r}")
-    return Path(importlib.import_module(package).__file__).parent
+    __import__(package)  # importlib.import_module without importing importlib
+    return os.path.join(os.path.dirname(sys.modules[package].__file__), *names)
+
+
+def package_dir(package: str) -> Path:
+    """`package_path(package)` as a Path."""
+    from pathlib import Path
+
+    return Path(package_path(package))
+
+
+def package_names(package: str) -> list[str]:
+    """The names of the files shipped in one of h3doctor's packages."""
+    return os.listdir(package_path(package))
+
+
+def read_package_text(package: str, name: str) -> str:
+    """A data file h3doctor ships (UTF-8): h3doctor's own, never a file someone else wrote."""
+    return read_shipped_text(package_path(package, name))
+
+
+def read_shipped_text(path: str | Path) -> str:
+    """A file h3doctor ships, by its path (UTF-8)."""
+    with open(path, encoding="utf-8") as fh:
+        return fh.read()
+
+
+def path_text(text: str) -> str:
+    """`str(Path(text))` without pathlib: repeated and trailing slashes and `.` parts dropped
+    (a leading `//` kept, as POSIX allows)."""
+    lead = "//" if text.startswith("//") and not text.startswith("///") else "/" if text.startswith("/") else ""
+    return lead + "/".join(p for p in text.split("/") if p and p != ".") or "."
 
 
 def installed_versions(names: tuple[str, ...]) -> dict[str, str | None]:
@@ -58,43 +92,45 @@ def _dist_index(path: tuple[str, ...]) -> dict[str, str]:
     return found
 
 
-def cache_dir(env: Mapping[str, str]) -> Path:
+def cache_dir(env: Mapping[str, str]) -> str:
     """$H3DOCTOR_CACHE_DIR, else the platform's user cache directory for h3doctor."""
     override = env.get("H3DOCTOR_CACHE_DIR")
     if override:
-        return Path(override)
+        return path_text(override) if sys.platform != "win32" else override
     return user_cache_dir()
 
 
-def user_cache_dir() -> Path:
+def user_cache_dir() -> str:
     """Where platformdirs' `user_cache_dir("h3doctor")` points (tests/test_reliability.py compares
     the two), without importing platformdirs: its import pulls tempfile and random in, ~8 ms on the
     path of every check (the rules cache) and every hook launch. XDG_CACHE_HOME counts only as an
     absolute path, as the XDG specification and platformdirs have it (on macOS as well)."""
-    import os
-
     if sys.platform == "win32":  # platformdirs asks the shell for this folder; the variable holds the same
+        from pathlib import Path
+
         local = os.environ.get("LOCALAPPDATA") or str(Path.home() / "AppData" / "Local")
-        return Path(local) / "h3doctor" / "h3doctor" / "Cache"
+        return str(Path(local) / "h3doctor" / "h3doctor" / "Cache")
     xdg = os.environ.get("XDG_CACHE_HOME", "")
     if os.path.isabs(xdg):  # honoured on macOS too
-        return Path(xdg) / "h3doctor"
+        return path_text(os.path.join(xdg, "h3doctor"))
+    home = os.path.expanduser("~")  # Path.home(): $HOME, else the password database
+    if home == "~":
+        raise RuntimeError("Could not determine home directory.")
     if sys.platform == "darwin":
-        return Path.home() / "Library" / "Caches" / "h3doctor"
-    return Path.home() / ".cache" / "h3doctor"
+        return path_text(os.path.join(home, "Library", "Caches", "h3doctor"))
+    return path_text(os.path.join(home, ".cache", "h3doctor"))
 
 
 _UNTRUSTED_SAID: set[str] = set()
 
 
-def trusted_cache_dir(env: Mapping[str, str], *, create: bool = True) -> Path | None:
+def trusted_cache_dir(env: Mapping[str, str], *, create: bool = True) -> str | None:
     """The cache directory if h3doctor may trust what it finds there, else None (said once per
     directory on stderr; the check then runs uncached).
 
     Whoever can write the directory can plant entries (a forged probe, rules rewritten with a
     matching content hash) or links, so it must be a directory owned by this user and not
     writable by group or others. h3doctor creates it 0700."""
-    import os
     import stat
 
     directory = cache_dir(env)
@@ -125,31 +161,30 @@ def trusted_cache_dir(env: Mapping[str, str], *, create: bool = True) -> Path | 
     return None
 
 
-def read_cache_entry(directory: Path, name: str, *, max_bytes: int, what: str) -> str:
+def read_cache_entry(directory: str | Path, name: str, *, max_bytes: int, what: str) -> str:
     """One entry of a trusted cache directory: a regular file, its last component not a link,
     opened without waiting (safeload.read_bounded, follow=False). LoadError otherwise."""
     from h3doctor.safeload import read_bounded
 
-    return read_bounded(directory / name, max_bytes=max_bytes, what=what, follow=False)
+    return read_bounded(os.path.join(directory, name), max_bytes=max_bytes, what=what, follow=False)
 
 
-def write_cache_entry(directory: Path, name: str, text: str) -> None:
+def write_cache_entry(directory: str | Path, name: str, text: str) -> None:
     """Put one cache entry in place (`replace_file`, 0600): a link planted under its name is
     replaced, its target is never opened or written; a FIFO is replaced, never waited on."""
     replace_file(directory, name, text, mode=0o600)
 
 
-def replace_file(directory: Path, name: str, text: str, *, mode: int) -> None:
+def replace_file(directory: str | Path, name: str, text: str, *, mode: int) -> None:
     """A new file (`mode`) in `directory`, renamed over `name`: the rename replaces whatever has
     the name (a file, a link, a FIFO) without opening it, and a reader never sees half a file.
     OSError propagates; the temporary file is removed."""
-    _write_and_rename(Path(directory), name, text, mode, durable=False)
+    _write_and_rename(os.fspath(directory), name, text, mode, durable=False)
 
 
-def _write_and_rename(directory: Path, name: str, text: str, mode: int, *, durable: bool) -> None:
+def _write_and_rename(directory: str, name: str, text: str, mode: int, *, durable: bool) -> None:
     """`text` into a new temporary file in `directory` (`mode`; flushed to disk when `durable`),
     renamed over `name`; the temporary file is removed on any failure."""
-    import os
     import tempfile
 
     fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory)
@@ -160,7 +195,7 @@ def _write_and_rename(directory: Path, name: str, text: str, mode: int, *, durab
                 fh.flush()
                 os.fsync(fh.fileno())
         os.chmod(tmp, mode)
-        os.replace(tmp, directory / name)
+        os.replace(tmp, os.path.join(directory, name))
     except BaseException:
         try:
             os.unlink(tmp)
@@ -175,8 +210,8 @@ def write_atomic(path: Path, text: str) -> None:
     through (its target is replaced, not the link); a device or a pipe (`/dev/full`,
     `/dev/stdout`) is written into, never replaced; the file keeps its permissions. OSError
     propagates; the temporary file is removed."""
-    import os
     import stat
+    from pathlib import Path
 
     target = Path(os.path.realpath(path))
     try:
@@ -196,4 +231,4 @@ def write_atomic(path: Path, text: str) -> None:
         os.umask(umask)
         mode = 0o666 & ~umask
     target.parent.mkdir(parents=True, exist_ok=True)
-    _write_and_rename(target.parent, target.name, text, mode, durable=True)
+    _write_and_rename(str(target.parent), target.name, text, mode, durable=True)

@@ -7,9 +7,6 @@ the hardware and the planned requests; options given on the command line win ove
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
 
 from h3doctor.engine.results import CheckResult
 from h3doctor.errors import UsageError
@@ -72,21 +69,29 @@ def run(request: CheckRequest) -> Outcome:
         installed = None if request.sglang_version or recipe_version else releases.installed_version()
         target = releases.target(request.sglang_version, recipe_version, installed=installed)
         table = load_flag_table(target.table_version)
-    rules = load_rules(Path(request.rules_dir) if request.rules_dir else None)
+    rules = load_rules(request.rules_dir or None)
     # rules not verified for the release are not run; rule H3D921 names them ("cannot verify")
     with _located(recipe, "command"):  # a launch h3doctor cannot read points at the recipe's command
         return Outcome(check(tokens, hw, rules, table, env, intent, release=target), tokens, env)
 
 
-@contextmanager
-def _located(recipe: Any, key: str, flag: str | None = None) -> Iterator[None]:
+class _located:
     """An error about a value the recipe gave (no such profile, unknown release) points at its
-    line; one about an option's value names the option."""
-    try:
-        yield
-    except UsageError as exc:
+    line; one about an option's value names the option. (A class, not contextlib's decorator:
+    contextlib is not imported on the check's path.)"""
+
+    def __init__(self, recipe: Any, key: str, flag: str | None = None) -> None:
+        self.recipe, self.key, self.flag = recipe, key, flag
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type | None, exc: BaseException | None, tb: object) -> bool:
+        if not isinstance(exc, UsageError):
+            return False
+        recipe, key, flag = self.recipe, self.key, self.flag
         if exc.location is not None or (recipe is None and flag is None):
-            raise
+            return False
         if recipe is None:
             raise UsageError(exc.message, location=flag, hint=exc.hint) from None
         where = recipe.doc.pos((key,)) if recipe.doc is not None else None

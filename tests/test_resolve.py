@@ -95,3 +95,23 @@ def test_family_matching(run_check):  # 1.5
     for path, key in cases.items():
         result = run_check(f"sglang serve {path}")
         assert result.evaluation.family.family.key == key, path
+
+
+def test_the_backend_suggestion_skips_difflib_only_where_difflib_finds_nothing():
+    """suggest_backend answers "fa" without difflib when no backend passes difflib's quick_ratio
+    bound; the answer is difflib's own for names near and far from a backend."""
+    import difflib
+
+    from h3doctor.sglang.resolve import ATTENTION_BACKENDS, BACKEND_ALIASES, _may_be_close, suggest_backend
+
+    words = ["none", "None", "", "fa3", "flash_attn", "sage_atn", "torch_sdp", "sdpa2", "xx", "video_sparse_attn",
+             "sparse", "aiter", "ait", "fa4", "sage-attn", "TORCH_SDPA", "flashinfer", "sliding_tile_attn"]
+    for word in words + [b[:-1] for b in ATTENTION_BACKENDS] + [b + "x" for b in ATTENTION_BACKENDS]:
+        key = str(word).strip().lower().replace("-", "_")
+        if key in BACKEND_ALIASES or key in ATTENTION_BACKENDS:
+            continue
+        close = difflib.get_close_matches(key, ATTENTION_BACKENDS, n=1, cutoff=0.8)
+        assert suggest_backend(word) == (close[0] if close else "fa"), word
+        for b in ATTENTION_BACKENDS:
+            assert _may_be_close(key, b, 0.8) == (difflib.SequenceMatcher(None, key, b).quick_ratio() >= 0.8)
+    assert suggest_backend(None) == "fa"

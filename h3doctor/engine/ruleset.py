@@ -9,17 +9,18 @@ import functools
 import hashlib
 import json
 import os
-from pathlib import Path
 
 from h3doctor.engine.conditions import Compiled, compile_condition, paths_of, placeholders
 from h3doctor.errors import RuleFileError, UsageError
-from h3doctor.paths import package_dir, read_cache_entry, trusted_cache_dir, write_cache_entry
+from h3doctor.paths import (package_path, path_text, read_cache_entry, read_package_text, read_shipped_text,
+                            trusted_cache_dir, write_cache_entry)
 from h3doctor.record import field, record, replace
 from h3doctor.sglang.releases import in_range
 from h3doctor.sglang.releases import key as release_key
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any
 
 RULES_DIR_ENV = "H3DOCTOR_RULES_DIR"
@@ -137,13 +138,20 @@ version_in_range = functools.lru_cache(maxsize=4096)(in_range)
 
 def rules_dir() -> Path:
     """--rules-dir / $H3DOCTOR_RULES_DIR, then the wheel's copy, then the checkout's `rules/`."""
+    from pathlib import Path
+
+    return Path(_rules_dir_text())
+
+
+def _rules_dir_text() -> str:
+    """`rules_dir()` as text (pathlib is not imported on the check's path)."""
     override = os.environ.get(RULES_DIR_ENV)
     if override:
-        return Path(override)
-    packaged = package_dir("h3doctor").joinpath("_rules")
-    if packaged.is_dir():
-        return Path(str(packaged))
-    return Path(__file__).resolve().parents[2] / "rules"
+        return path_text(override)
+    packaged = package_path("h3doctor", "_rules")
+    if os.path.isdir(packaged):
+        return packaged
+    return os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__)))), "rules")
 
 
 def _load_file(path: Path, validator: Any) -> Rule:
@@ -244,7 +252,7 @@ def _digest(files: list[Path], schema_text: str) -> str:
             data = read_bounded_bytes(path, max_bytes=MAX_RULE_FILE_BYTES, what="rule file")
         except UsageError as exc:
             raise RuleFileError(exc.message, location=exc.location) from None
-        h.update(path.name.encode() + b"\0" + data + b"\0")
+        h.update(os.path.basename(path).encode() + b"\0" + data + b"\0")
     return h.hexdigest()[:32]
 
 
@@ -257,7 +265,7 @@ _SCHEMA_FILE = "rule.schema.json"
 _SETTLED_NS = 2_000_000_000
 
 
-def load_rules(directory: Path | None = None, *, use_cache: bool = True) -> "RuleSet":
+def load_rules(directory: Path | str | None = None, *, use_cache: bool = True) -> "RuleSet":
     """Load and validate every rule file. Validation is the slow part (jsonschema), so the
     validated rules are cached under a digest of the schema and every file's bytes: an edited,
     added or removed rule file is validated again.
@@ -271,29 +279,31 @@ def load_rules(directory: Path | None = None, *, use_cache: bool = True) -> "Rul
     The cache is a file in the user's cache directory, so it is not trusted: an entry counts
     only when its digest, its content hash and its rule IDs (one per rule file) all match;
     anything else is a miss and is rebuilt, never a verdict."""
-    directory = directory or rules_dir()
+    directory = path_text(os.fspath(directory)) if directory else _rules_dir_text()
     try:  # the names `directory.glob("*.yaml")` finds, in its order, without a Path per file
         names = sorted(n for n in os.listdir(directory) if n.endswith(".yaml")) if os.path.isdir(directory) else None
     except (OSError, ValueError) as exc:
         raise RuleFileError(f"cannot read the rules directory ({type(exc).__name__})", location=str(directory)[:200]) from None
     if names is None:
         raise RuleFileError("rules directory not found", location=str(directory)[:200])
-    schema_path = package_dir("h3doctor.schema").joinpath(_SCHEMA_FILE)
+    schema_path = package_path("h3doctor.schema", _SCHEMA_FILE)
     lines = where_files()
     declared = "\n".join(sorted(_declared()))  # a renamed derivation re-validates
     folder = trusted_cache_dir(os.environ) if use_cache else None
     ids = [n[:-5] for n in names]
     status = None
     if folder is not None:
-        here = str(directory)
-        status = _status_key([os.path.join(here, n) for n in names] + [str(p) for p in (*lines, schema_path)], declared)
+        status = _status_key([os.path.join(directory, n) for n in names] + [os.fspath(p) for p in lines] + [schema_path],
+                             declared)
     if status is not None:
         rules = _read_indexed(folder, status, ids)
         if rules is not None:
             return RuleSet(rules)
-    files = [directory / n for n in names]
-    schema_text = package_dir("h3doctor.schema").joinpath(_SCHEMA_FILE).read_text(encoding="utf-8")
-    digest = _digest(files + lines, schema_text + declared)
+    from pathlib import Path  # a miss: the files are read and validated
+
+    files = [Path(directory, n) for n in names]
+    schema_text = read_package_text("h3doctor.schema", _SCHEMA_FILE)
+    digest = _digest(files + lines, f"{CACHE_FORMAT}\n{schema_text}{declared}")  # another format: another name
     name = f"rules-{digest}.json"
     where = _where_lines(lines)
     rules = _read_cache(folder, name, digest, ids) if folder is not None else None
@@ -330,7 +340,7 @@ def _read_indexed(folder: Path, status: tuple[str, bool], ids: list[str]) -> lis
 
     name = f"ruleindex-{status[0]}.json"
     try:
-        if not os.path.lexists(folder / name):
+        if not os.path.lexists(os.path.join(folder, name)):
             return None
         index = load_json(read_cache_entry(folder, name, max_bytes=4096, what="rules cache index"), origin=name)
     except (OSError, UsageError, ValueError, RecursionError):
@@ -355,10 +365,11 @@ def _write_index(folder: Path, status: str, digest: str) -> None:
         pass  # a read-only or full cache directory only costs speed
 
 
-def where_files() -> list[Path]:
+def where_files() -> list[str]:
     """The per-release sglang lines of the rules (flagdata/where-X.Y.Z.json, written by
     tools/release.py): inputs of the rules' digest beside the rule files."""
-    return sorted(Path(str(package_dir("h3doctor.sglang.flagdata"))).glob("where-*.json"))
+    folder = package_path("h3doctor.sglang.flagdata")
+    return [os.path.join(folder, n) for n in sorted(os.listdir(folder)) if n.startswith("where-") and n.endswith(".json")]
 
 
 def _where_lines(files: list[Path]) -> dict[str, dict[str, str]]:
@@ -366,7 +377,7 @@ def _where_lines(files: list[Path]) -> dict[str, dict[str, str]]:
     (`where`) and the ones a person recorded (`reviewed`)."""
     by_rule: dict[str, dict[str, str]] = {}
     for path in files:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_shipped_text(path))
         for rule_id, text in {**data["where"], **data["reviewed"]}.items():
             by_rule.setdefault(rule_id, {})[data["sglang_version"]] = text
     return by_rule
@@ -385,7 +396,7 @@ def _read_cache(folder: Path, name: str, digest: str, ids: list[str], *, with_wh
     sglang line per release as the entry recorded it (the where files are part of the digest)."""
     from h3doctor.safeload import load_json
 
-    path = folder / name
+    path = os.path.join(folder, name)
     try:
         if not os.path.lexists(path):
             return None

@@ -104,7 +104,7 @@ def entry_name(parts: dict[str, Any]) -> str:
 
 def path_for(env: dict[str, str], parts: dict[str, Any]) -> Path:
     """Where the entry for this key lives (whether the directory is trusted is asked on use)."""
-    return cache_dir(env) / entry_name(parts)
+    return Path(cache_dir(env)) / entry_name(parts)
 
 
 def load(env: dict[str, str], parts: dict[str, Any], now: float | None = None) -> tuple[dict[str, Any] | None, str]:
@@ -117,6 +117,7 @@ def load(env: dict[str, str], parts: dict[str, Any], now: float | None = None) -
     from h3doctor.safeload import load_json
 
     folder = trusted_cache_dir(env)
+    folder = Path(folder) if folder is not None else None
     if folder is None:
         return None, "no cache directory h3doctor can trust"
     path = folder / entry_name(parts)
@@ -213,6 +214,7 @@ def store(env: dict[str, str], parts: dict[str, Any], observations: dict[str, An
     """Write atomically; a cache that cannot be written is not an error."""
     entry = {"key": parts, "created": time.time(), "observations": observations, "run": run}
     folder = trusted_cache_dir(env)
+    folder = Path(folder) if folder is not None else None
     if folder is None:
         return None
     try:

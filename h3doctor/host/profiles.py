@@ -7,11 +7,12 @@ A profile is a mapping of fact names to values, turned into `HardwareFacts` by
 
 from __future__ import annotations
 
-from pathlib import Path
+import errno
+import os
 
 from h3doctor.errors import UsageError
 from h3doctor.facts import HardwareFacts, facts_from_mapping
-from h3doctor.paths import package_dir
+from h3doctor.paths import package_names, read_package_text
 from h3doctor.safeload import excerpt, load_json, load_yaml, read_bounded
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
@@ -24,16 +25,16 @@ _BUILTIN = "h3doctor.host.builtin_profiles"
 
 def builtin_profile_names() -> list[str]:
     return sorted(
-        p.name.removesuffix(".json")
-        for p in package_dir(_BUILTIN).iterdir()
-        if p.name.endswith(".json")
+        n.removesuffix(".json")
+        for n in package_names(_BUILTIN)
+        if n.endswith(".json")
     )
 
 
 def _read_profile_text(name_or_path: str) -> tuple[str, str]:
     # built-in profiles are JSON so that a check on one never imports a YAML parser
     if name_or_path in builtin_profile_names():
-        return package_dir(_BUILTIN).joinpath(f"{name_or_path}.json").read_text(encoding="utf-8"), f"builtin:{name_or_path}.json"
+        return read_package_text(_BUILTIN, f"{name_or_path}.json"), f"builtin:{name_or_path}.json"
     if not _exists(name_or_path):
         names = ", ".join(builtin_profile_names())
         raise UsageError(f"no such hardware profile {excerpt(name_or_path, 120)!r}; built-in profiles: {names}; "
@@ -43,10 +44,13 @@ def _read_profile_text(name_or_path: str) -> tuple[str, str]:
 
 def _exists(path: str) -> bool:
     """Whether the path names something (a too-long or NUL-containing path is read, and refused, there)."""
-    try:
-        return Path(path).exists()
-    except (OSError, ValueError):
-        return True
+    try:  # Path(path).exists(), without pathlib: a missing part or a link loop is "no", a NUL is "no"
+        os.stat(path)
+    except OSError as exc:
+        return exc.errno not in (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP)
+    except ValueError:
+        return False
+    return True
 
 
 def profile_mapping(name_or_path: str) -> tuple[dict[str, Any], str]:

@@ -7,7 +7,6 @@ each surprise (unsupported suffix, removed keys, strings where booleans belong, 
 
 from __future__ import annotations
 
-import copy
 import os
 from collections import OrderedDict
 
@@ -67,6 +66,8 @@ def read_json_or_yaml(path: str, what: str = "config file") -> Any:
                 _READS.popitem(last=False)
     if error is not None:
         raise error
+    import copy
+
     return copy.deepcopy(value)  # callers may change what they get
 
 

@@ -24,7 +24,6 @@ container's environment (the NVIDIA runtime reads it).
 
 from __future__ import annotations
 
-import csv
 import functools
 import os
 import shlex
@@ -104,6 +103,8 @@ class GpuGrant:
             return GpuGrant(said, None)
         if text.isdigit():
             return GpuGrant(said, int(text))
+        import csv  # only for a --gpus list: not on the check's path otherwise
+
         try:
             fields = next(csv.reader([text]))
         except (csv.Error, StopIteration):

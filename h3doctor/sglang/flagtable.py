@@ -10,7 +10,7 @@ import functools
 import json
 
 from h3doctor.errors import UsageError
-from h3doctor.paths import package_dir
+from h3doctor.paths import package_names, read_package_text
 from h3doctor.record import record
 from h3doctor.safeload import excerpt
 from h3doctor.verified import NEWEST_VERIFIED as DEFAULT_SGLANG_VERSION
@@ -126,15 +126,15 @@ def _action_from_json(raw: dict[str, Any]) -> FlagAction:
 def load_flag_table(sglang_version: str = DEFAULT_SGLANG_VERSION) -> FlagTable:
     # only the shipped releases: the version is user input and must not pick another file
     known = sorted(
-        p.name.removeprefix("sglang-").removesuffix(".json")
-        for p in package_dir("h3doctor.sglang.flagdata").iterdir()
-        if p.name.startswith("sglang-") and p.name.endswith(".json")
+        n.removeprefix("sglang-").removesuffix(".json")
+        for n in package_names("h3doctor.sglang.flagdata")
+        if n.startswith("sglang-") and n.endswith(".json")
     )
     if sglang_version not in known:
         raise UsageError(
             f"no flag table for sglang {excerpt(sglang_version)!r}; known releases: {', '.join(known)}"
         )
-    text = package_dir("h3doctor.sglang.flagdata").joinpath(f"sglang-{sglang_version}.json").read_text(encoding="utf-8")
+    text = read_package_text("h3doctor.sglang.flagdata", f"sglang-{sglang_version}.json")
     raw = json.loads(text)
     parsers = raw.get("parsers", {})
     return FlagTable(

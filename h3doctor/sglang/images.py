@@ -25,7 +25,7 @@ import functools
 import json
 import re
 
-from h3doctor.paths import package_dir
+from h3doctor.paths import read_package_text
 from h3doctor.record import record
 
 
@@ -45,7 +45,7 @@ class ImageRelease:
 
 @functools.lru_cache(maxsize=1)
 def _data() -> tuple[frozenset[str], tuple[tuple[str, re.Pattern[str]], ...]]:
-    raw = json.loads(package_dir("h3doctor.sglang.flagdata").joinpath("images.json").read_text(encoding="utf-8"))
+    raw = json.loads(read_package_text("h3doctor.sglang.flagdata", "images.json"))
     return frozenset(raw["repositories"]), tuple((t["kind"], re.compile(t["pattern"])) for t in raw["tags"])
 
 

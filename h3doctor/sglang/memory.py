@@ -31,13 +31,13 @@ bounded by the smallest footprint any placement could have (`budget(..., lower_b
 
 from __future__ import annotations
 
-import copy
 import json
 import math
+import os
 from functools import lru_cache
 
 from h3doctor.facts import HardwareFacts
-from h3doctor.paths import package_dir
+from h3doctor.paths import package_path, read_shipped_text
 from h3doctor.record import field, record
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
@@ -50,18 +50,20 @@ LOAD_ORDER = ("text_encoder", "transformer", "video_vae", "audio_vae")  # compon
 _KIB = 1 / (1 << 20)  # KiB in GiB
 
 
-def _path(release: str):
-    return package_dir("h3doctor.sglang.memorydata").joinpath(f"memory-{release}.json")
+def _path(release: str) -> str:
+    return package_path("h3doctor.sglang.memorydata", f"memory-{release}.json")
 
 
 @lru_cache(maxsize=None)
 def constants(release: str) -> dict[str, Any]:
     """The memory constants for `release`. A file naming a `base` release takes that release's
     constants, section by section, under its own values."""
-    raw = json.loads(_path(release).read_text(encoding="utf-8"))
+    raw = json.loads(read_shipped_text(_path(release)))
     base = raw.get("base")
     if not base:
         return raw
+    import copy
+
     merged = copy.deepcopy(constants(base))
     for section, values in raw.items():
         if isinstance(values, dict) and isinstance(merged.get(section), dict):
@@ -95,7 +97,7 @@ class MemoryModel:
 @lru_cache(maxsize=None)
 def model_for(release: str) -> MemoryModel | None:
     """The memory model of `release`, or None when h3doctor records none for it."""
-    if not _path(release).is_file():
+    if not os.path.isfile(_path(release)):
         return None
     c = constants(release)
     bound = c.get("bound")

@@ -15,7 +15,7 @@ import json
 import re
 
 from h3doctor.errors import UsageError
-from h3doctor.paths import installed_versions, package_dir
+from h3doctor.paths import installed_versions, package_names, read_package_text
 from h3doctor.record import record, replace
 from h3doctor.sglang.images import image_release, sglang_repositories
 from h3doctor.verified import NEWEST_VERIFIED
@@ -139,7 +139,7 @@ def in_range(version: str, spec: str) -> bool:
 
 
 def _data(name: str) -> dict[str, Any]:
-    return json.loads(package_dir("h3doctor.sglang.flagdata").joinpath(name).read_text(encoding="utf-8"))
+    return json.loads(read_package_text("h3doctor.sglang.flagdata", name))
 
 
 @functools.lru_cache(maxsize=1)
@@ -211,7 +211,7 @@ def known_releases() -> list[str]:
 def _known_releases() -> tuple[str, ...]:
     # the generated flag tables' own file names: the same list as flag-history.json's, without
     # parsing that file's ~180 KB on every check (tests/test_flagdata.py keeps the two equal)
-    names = (p.name for p in package_dir("h3doctor.sglang.flagdata").iterdir())
+    names = package_names("h3doctor.sglang.flagdata")
     return tuple(sorted((n[len("sglang-"):-len(".json")] for n in names if n.startswith("sglang-") and n.endswith(".json")),
                         key=key))
 

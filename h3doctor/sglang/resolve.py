@@ -58,15 +58,25 @@ BACKEND_ALIASES = {"fa3": "fa", "fa4": "fa", "flash": "fa", "flash_attn": "fa", 
 
 def suggest_backend(name: Any) -> str:
     """The valid backend a mistyped --attention-backend most likely meant (default: fa)."""
-    import difflib
-
     key = str(name).strip().lower().replace("-", "_")
     if key in BACKEND_ALIASES:
         return BACKEND_ALIASES[key]
     if key in ATTENTION_BACKENDS:
         return key
+    if not any(_may_be_close(key, b, 0.8) for b in ATTENTION_BACKENDS):
+        return "fa"  # what difflib answers too: no backend passes its own first test (a clean check's path)
+    import difflib
+
     close = difflib.get_close_matches(key, ATTENTION_BACKENDS, n=1, cutoff=0.8)
     return close[0] if close else "fa"
+
+
+def _may_be_close(word: str, other: str, cutoff: float) -> bool:
+    """difflib's SequenceMatcher.quick_ratio() >= cutoff: an upper bound of ratio() (the letters the
+    two share, counted with repeats), so False means get_close_matches cannot return `other`."""
+    left = {c: word.count(c) for c in set(word)}
+    shared = sum(min(n, other.count(c)) for c, n in left.items())
+    return 2.0 * shared / (len(word) + len(other) or 1) >= cutoff
 
 
 def _enum_name(name: Any) -> str | None:

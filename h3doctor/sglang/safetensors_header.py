@@ -13,11 +13,14 @@ import functools
 import os
 import struct
 from collections import deque
-from pathlib import Path
 
 from h3doctor.errors import UsageError
 from h3doctor.record import record
 from h3doctor.safeload import LimitExceeded, excerpt, load_json, open_regular
+
+TYPE_CHECKING = False  # pathlib is imported only for a local weights path (start-up: record.py)
+if TYPE_CHECKING:
+    from pathlib import Path
 
 MAX_HEADER_BYTES = 64 << 20
 MAX_MARKER_BYTES = 1 << 16
@@ -165,6 +168,8 @@ def checkpoint_formats(path_text: str) -> Checkpoint:
     """The quantization formats a local .safetensors file or folder declares, file by file: an
     unreadable file (garbage, a header beyond the limits, a FIFO) or a folder walked only in
     part makes its facts unknown (`unread`), never absent."""
+    from pathlib import Path  # with a local weights path only: pathlib stays off the check's path
+
     path = Path(path_text).expanduser()
     try:
         is_dir, is_file = path.is_dir(), path.suffix == ".safetensors" and os.path.lexists(path)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import json
 
-from h3doctor.paths import package_dir
+from h3doctor.paths import read_package_text
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
 if TYPE_CHECKING:
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 @functools.lru_cache(maxsize=1)
 def _data() -> dict[str, Any]:
-    text = package_dir("h3doctor.sglang.flagdata").joinpath("sampling-params.json").read_text(encoding="utf-8")
+    text = read_package_text("h3doctor.sglang.flagdata", "sampling-params.json")
     return json.loads(text)["releases"]
 
 

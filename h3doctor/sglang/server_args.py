@@ -4,7 +4,6 @@ then the command line (catalog 1.2 step 5), and which H3 family sglang builds fr
 
 from __future__ import annotations
 
-import copy
 import functools
 
 from h3doctor.sglang.argv import ParsedCommand
@@ -35,8 +34,7 @@ def _table_defaults(table: FlagTable) -> tuple[dict[str, Any], tuple[tuple[str, 
     base = {dest: table.default_of(dest) for dest in table.dataclass_defaults}
     for action in table.actions:
         base.setdefault(action.dest, table.default_of(action.dest))
-    mutable = tuple((k, copy.copy if _flat(v) else copy.deepcopy) for k, v in base.items()
-                    if isinstance(v, (dict, list, set)))
+    mutable = tuple((k, _copier(v)) for k, v in base.items() if isinstance(v, (dict, list, set)))
     return base, mutable
 
 
@@ -47,6 +45,16 @@ def _defaults(table: FlagTable) -> dict[str, Any]:
     for key, copier in mutable:
         args[key] = copier(base[key])
     return args
+
+
+def _copier(value: Any) -> Any:
+    """How to copy a mutable default: its own shallow copy when that is a full copy (copy is imported
+    only for a nested one: the module is not on the check's path otherwise)."""
+    if _flat(value):
+        return type(value).copy
+    import copy
+
+    return copy.deepcopy
 
 
 def _flat(value: Any) -> bool:

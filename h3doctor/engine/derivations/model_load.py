@@ -6,7 +6,6 @@ Every value cites the sglang code it models.
 
 from __future__ import annotations
 
-import difflib
 import posixpath
 import re
 
@@ -45,6 +44,8 @@ def _variant_suggestion(variant: Any, variants: dict[str, str]) -> str | None:
         return "fl2va"  # tasks served by the FL2VA partition
     if key in ("ref2v", "r2va", "reference"):
         return "ref2va"
+    import difflib
+
     close = difflib.get_close_matches(key, list(variants), n=1, cutoff=0.6)
     return close[0] if close else None
 

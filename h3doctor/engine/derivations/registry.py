@@ -15,7 +15,6 @@ absent (a missing path reads as None, like an unknown value).
 
 from __future__ import annotations
 
-import copy
 import json
 import re
 
@@ -74,6 +73,8 @@ def run(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
             failures.append(f"{derivation.name}: {type(exc).__name__}: {exc}")
             if derivation.fallback is None:
                 continue
+            import copy
+
             values = copy.deepcopy(dict(derivation.fallback))
         out.update(values)
         seen.update(values)

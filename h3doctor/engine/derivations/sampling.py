@@ -9,9 +9,6 @@ the command line are modelled: an absent flag is `argparse.SUPPRESS`, never a ke
 
 from __future__ import annotations
 
-import urllib.parse
-from pathlib import Path
-
 from h3doctor.engine.derivations.common import is_int
 from h3doctor.engine.derivations.registry import derives
 from h3doctor.sglang import sampling
@@ -41,6 +38,9 @@ def _missing_material(conditions: Any) -> str | None:
     later and not judged here). Only a stat, relative to the directory the command runs in."""
     if not isinstance(conditions, list):
         return None
+    import urllib.parse  # with condition files only: pathlib and urllib stay off the check's path
+    from pathlib import Path
+
     for cond in conditions:
         uri = cond.get("uri") if isinstance(cond, dict) else None
         if not isinstance(uri, str) or not uri or uri.startswith(("data:", "base64:", "tar+offset:", "tar+b64header:")):
