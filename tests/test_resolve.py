@@ -102,7 +102,7 @@ def test_the_backend_suggestion_skips_difflib_only_where_difflib_finds_nothing()
     bound; the answer is difflib's own for names near and far from a backend."""
     import difflib
 
-    from h3doctor.sglang.resolve import ATTENTION_BACKENDS, BACKEND_ALIASES, _may_be_close, suggest_backend
+    from h3doctor.sglang.resolve import ATTENTION_BACKENDS, BACKEND_ALIASES, may_be_close, suggest_backend
 
     words = ["none", "None", "", "fa3", "flash_attn", "sage_atn", "torch_sdp", "sdpa2", "xx", "video_sparse_attn",
              "sparse", "aiter", "ait", "fa4", "sage-attn", "TORCH_SDPA", "flashinfer", "sliding_tile_attn"]
@@ -113,5 +113,19 @@ def test_the_backend_suggestion_skips_difflib_only_where_difflib_finds_nothing()
         close = difflib.get_close_matches(key, ATTENTION_BACKENDS, n=1, cutoff=0.8)
         assert suggest_backend(word) == (close[0] if close else "fa"), word
         for b in ATTENTION_BACKENDS:
-            assert _may_be_close(key, b, 0.8) == (difflib.SequenceMatcher(None, key, b).quick_ratio() >= 0.8)
+            assert may_be_close(key, b, 0.8) == (difflib.SequenceMatcher(None, key, b).quick_ratio() >= 0.8)
     assert suggest_backend(None) == "fa"
+
+
+def test_the_variant_suggestion_is_difflibs_own_with_or_without_difflib():
+    import difflib
+
+    from h3doctor.engine.derivations.model_load import _variant_suggestion
+
+    variants = {"fl2va": "FL2VA", "ref2va": "REF2VA", "distilled": "D", "base": "B"}
+    for word in [None, "", "none", "fl2a", "ref2", "distiled", "bas", "xyz", "flva", "REF-2VA"]:
+        key = (str(word).lower() if word is not None else "").replace("-", "").replace("_", "")
+        if key in ("t2va", "t2v", "text2va", "fl2v", "flf2va", "i2va", "ref2v", "r2va", "reference"):
+            continue
+        close = difflib.get_close_matches(key, list(variants), n=1, cutoff=0.6)
+        assert _variant_suggestion(word, variants) == (close[0] if close else None), word

@@ -63,7 +63,7 @@ def suggest_backend(name: Any) -> str:
         return BACKEND_ALIASES[key]
     if key in ATTENTION_BACKENDS:
         return key
-    if not any(_may_be_close(key, b, 0.8) for b in ATTENTION_BACKENDS):
+    if not any(may_be_close(key, b, 0.8) for b in ATTENTION_BACKENDS):
         return "fa"  # what difflib answers too: no backend passes its own first test (a clean check's path)
     import difflib
 
@@ -71,7 +71,7 @@ def suggest_backend(name: Any) -> str:
     return close[0] if close else "fa"
 
 
-def _may_be_close(word: str, other: str, cutoff: float) -> bool:
+def may_be_close(word: str, other: str, cutoff: float) -> bool:
     """difflib's SequenceMatcher.quick_ratio() >= cutoff: an upper bound of ratio() (the letters the
     two share, counted with repeats), so False means get_close_matches cannot return `other`."""
     left = {c: word.count(c) for c in set(word)}

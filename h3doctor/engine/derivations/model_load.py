@@ -12,7 +12,7 @@ import re
 from h3doctor.engine.derivations.common import lower_text
 from h3doctor.engine.derivations.registry import derives
 from h3doctor.sglang.residency import LAYERWISE_OFFLOAD, normalize_layerwise
-from h3doctor.sglang.resolve import H3_PACKED_ALIGNMENT, H3_TP_DIMENSIONS
+from h3doctor.sglang.resolve import H3_PACKED_ALIGNMENT, H3_TP_DIMENSIONS, may_be_close
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
 if TYPE_CHECKING:
@@ -44,6 +44,8 @@ def _variant_suggestion(variant: Any, variants: dict[str, str]) -> str | None:
         return "fl2va"  # tasks served by the FL2VA partition
     if key in ("ref2v", "r2va", "reference"):
         return "ref2va"
+    if not any(may_be_close(key, v, 0.6) for v in variants):
+        return None  # difflib's answer too, without importing it (a clean check's path)
     import difflib
 
     close = difflib.get_close_matches(key, list(variants), n=1, cutoff=0.6)
