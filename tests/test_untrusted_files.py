@@ -349,6 +349,17 @@ def test_a_rule_file_edited_to_the_same_size_and_time_is_not_read_from_the_index
     assert ruleset.load_rules(rules)[0].message == message[::-1]  # the change time told them apart
 
 
+def test_a_rules_entry_damaged_after_its_index_was_written_is_a_miss(cache, monkeypatch):
+    folder, rules = cache
+    genuine = [r.message for r in ruleset.load_rules(rules, use_cache=False)]
+    _indexed(folder, rules, monkeypatch)
+    entry = _rules_entry(folder)
+    text = entry.read_text()
+    at = text.index(genuine[0][:20], text.index("\n"))  # a letter of the first rule's message, in the body
+    entry.write_text(text[:at] + ("X" if text[at] != "X" else "Y") + text[at + 1:])  # still valid JSON, same IDs
+    assert [r.message for r in ruleset.load_rules(rules)] == genuine
+
+
 @pytest.mark.parametrize("damage", ["not json", "another digest", "a link", "a fifo"])
 def test_a_damaged_or_planted_rules_index_is_a_miss(cache, monkeypatch, tmp_path, damage):
     folder, rules = cache

@@ -6,7 +6,6 @@ A malformed rule file is a RuleFileError naming the file and the line (exit 2).
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import os
 
@@ -244,6 +243,8 @@ def _rule_from(data: dict[str, Any], path: Path | str) -> Rule:
 
 
 def _digest(files: list[Path], schema_text: str) -> str:
+    import hashlib
+
     from h3doctor.safeload import read_bounded_bytes
 
     h = hashlib.sha256(schema_text.encode())
@@ -257,7 +258,7 @@ def _digest(files: list[Path], schema_text: str) -> str:
 
 
 CACHE_FORMAT = 4  # 3: a header line, then the rules (the hash covers the bytes as written); 4: with their lines
-INDEX_FORMAT = 1
+INDEX_FORMAT = 2
 _SCHEMA_FILE = "rule.schema.json"
 # a rule, where or schema file changed less than this long before an index entry would be
 # written may change again within the file system's timestamp tick, unseen by its status: no
@@ -271,10 +272,12 @@ def load_rules(directory: Path | str | None = None, *, use_cache: bool = True) -
     added or removed rule file is validated again.
 
     Reading and hashing every file on each launch is itself ~15% of a check, so a second, small
-    entry (`ruleindex-<digest>.json`) maps the files' status (name, size, modification and change
-    time, inode) to that digest: while no file changes, a launch reads only the index and the rules
-    entry. The index is written only once every file is older than the file system's timestamp
-    tick can hide (`_SETTLED_NS`); a file changed in any way changes its change time.
+    entry (`ruleindex-<crc>.json`) maps the files' status (name, size, modification and change
+    time, inode), recorded whole, to that digest and to the CRC-32 of the rules entry's body: while
+    no file changes, a launch reads only the index and the rules entry, and checks the entry for
+    damage by that CRC (hashlib's import, OpenSSL's, is not on the path). The index is written only
+    once every file is older than the file system's timestamp tick can hide (`_SETTLED_NS`); a file
+    changed in any way changes its change time.
 
     The cache is a file in the user's cache directory, so it is not trusted: an entry counts
     only when its digest, its content hash and its rule IDs (one per rule file) all match;
@@ -306,22 +309,22 @@ def load_rules(directory: Path | str | None = None, *, use_cache: bool = True) -
     digest = _digest(files + lines, f"{CACHE_FORMAT}\n{schema_text}{declared}")  # another format: another name
     name = f"rules-{digest}.json"
     where = _where_lines(lines)
-    rules = _read_cache(folder, name, digest, ids) if folder is not None else None
+    found = _read_cache(folder, name, digest, ids, _sha256_matches) if folder is not None else None
+    rules, body = found if found is not None else (None, None)
     if rules is None:
         rules = _validate_all(files, json.loads(schema_text))
-        if folder is not None:
-            _write_cache(folder, name, digest, rules, where)
-    if status is not None and status[1]:
-        _write_index(folder, status[0], digest)
+        body = _write_cache(folder, name, digest, rules, where) if folder is not None else None
+    if status is not None and status[1] and body is not None:
+        _write_index(folder, status[0], digest, body)
     return RuleSet(_with_where_lines(rules, where))
 
 
 def _status_key(files: list[str], declared: str) -> tuple[str, bool] | None:
-    """(a digest of every file's status and the declared paths, whether every file is settled),
-    or None when a file cannot be looked at (the content digest then says what it can)."""
+    """(every file's status and the declared paths, as text; whether every file is settled), or
+    None when a file cannot be looked at (the content digest then says what it can)."""
     import time
 
-    h = hashlib.sha256(f"{INDEX_FORMAT}\0{CACHE_FORMAT}\0{declared}\0".encode())
+    lines = [f"{INDEX_FORMAT} {CACHE_FORMAT}", declared]
     settled_before = time.time_ns() - _SETTLED_NS
     settled = True
     for path in files:
@@ -329,38 +332,49 @@ def _status_key(files: list[str], declared: str) -> tuple[str, bool] | None:
             st = os.stat(path)
         except (OSError, ValueError):
             return None
-        h.update(f"{path}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ctime_ns}\0{st.st_ino}\0{st.st_dev}\0".encode())
+        lines.append(f"{path}\0{st.st_size} {st.st_mtime_ns} {st.st_ctime_ns} {st.st_ino} {st.st_dev}")
         settled = settled and max(st.st_mtime_ns, st.st_ctime_ns) < settled_before
-    return h.hexdigest()[:32], settled
+    return "\n".join(lines), settled
 
 
-def _read_indexed(folder: Path, status: tuple[str, bool], ids: list[str]) -> list[Rule] | None:
+def _index_name(status: str) -> str:
+    import zlib
+
+    return f"ruleindex-{zlib.crc32(status.encode()):08x}.json"  # the index holds the status whole
+
+
+def _crc_of(body: str) -> int:
+    import zlib
+
+    return zlib.crc32(body.encode())
+
+
+def _read_indexed(folder: str, status: tuple[str, bool], ids: list[str]) -> list[Rule] | None:
     """The rules the index entry for these files' status names, if it and that entry are sound."""
     from h3doctor.safeload import load_json
 
-    name = f"ruleindex-{status[0]}.json"
+    name = _index_name(status[0])
     try:
         if not os.path.lexists(os.path.join(folder, name)):
             return None
-        index = load_json(read_cache_entry(folder, name, max_bytes=4096, what="rules cache index"), origin=name)
+        text = read_cache_entry(folder, name, max_bytes=len(status[0]) * 2 + 4096, what="rules cache index")
+        index = load_json(text, origin=name)
     except (OSError, UsageError, ValueError, RecursionError):
         return None
     if not isinstance(index, dict) or index.get("format") != INDEX_FORMAT or index.get("status") != status[0]:
+        return None  # another index (or a damaged one): the rules are digested again
+    digest, crc = index.get("digest"), index.get("body_crc32")
+    if not isinstance(digest, str) or not isinstance(crc, int) or not digest.isalnum():
         return None
-    digest = index.get("digest")
-    if not isinstance(digest, str) or index.get("content_sha256") != _index_hash(status[0], digest):
-        return None  # damaged: the rules are digested again
-    return _read_cache(folder, f"rules-{digest}.json", digest, ids, with_where=True)
+    found = _read_cache(folder, f"rules-{digest}.json", digest, ids, lambda _header, body: _crc_of(body) == crc,
+                        with_where=True)
+    return found[0] if found is not None else None
 
 
-def _index_hash(status: str, digest: str) -> str:
-    return hashlib.sha256(f"{INDEX_FORMAT}\0{status}\0{digest}".encode()).hexdigest()
-
-
-def _write_index(folder: Path, status: str, digest: str) -> None:
-    entry = {"format": INDEX_FORMAT, "status": status, "digest": digest, "content_sha256": _index_hash(status, digest)}
+def _write_index(folder: str, status: str, digest: str, body: str) -> None:
+    entry = {"format": INDEX_FORMAT, "status": status, "digest": digest, "body_crc32": _crc_of(body)}
     try:
-        write_cache_entry(folder, f"ruleindex-{status}.json", json.dumps(entry))
+        write_cache_entry(folder, _index_name(status), json.dumps(entry))
     except OSError:
         pass  # a read-only or full cache directory only costs speed
 
@@ -390,10 +404,18 @@ def _with_where_lines(rules: list[Rule], by_rule: dict[str, dict[str, str]]) -> 
     return rules
 
 
-def _read_cache(folder: Path, name: str, digest: str, ids: list[str], *, with_where: bool = False) -> list[Rule] | None:
-    """The cached rules if the entry is a regular file (no link, no FIFO: `paths.read_cache_entry`)
-    for this digest, undamaged and for these rule IDs; else None. `with_where`: each with its
-    sglang line per release as the entry recorded it (the where files are part of the digest)."""
+def _sha256_matches(header: dict[str, Any], body: str) -> bool:
+    import hashlib
+
+    return header.get("content_sha256") == hashlib.sha256(body.encode()).hexdigest()
+
+
+def _read_cache(folder: str, name: str, digest: str, ids: list[str], undamaged: Any, *,
+                with_where: bool = False) -> tuple[list[Rule], str] | None:
+    """The cached rules and the entry's body if the entry is a regular file (no link, no FIFO:
+    `paths.read_cache_entry`) for this digest, `undamaged(header, body)` (its content hash, or the
+    index's CRC of it) and for these rule IDs; else None. `with_where`: each with its sglang line
+    per release as the entry recorded it (the where files are part of the digest)."""
     from h3doctor.safeload import load_json
 
     path = os.path.join(folder, name)
@@ -406,7 +428,7 @@ def _read_cache(folder: Path, name: str, digest: str, ids: list[str], *, with_wh
         header = load_json(header_text, origin=str(path))
         if not isinstance(header, dict) or header.get("format") != CACHE_FORMAT or header.get("digest") != digest:
             return None
-        if header.get("content_sha256") != hashlib.sha256(body.encode()).hexdigest():
+        if not undamaged(header, body):
             return None
         # the content hash checked every byte: only the parser's own depth cap here (speed)
         entries = load_json(body, origin=str(path), max_depth=None, finite=False)
@@ -421,7 +443,7 @@ def _read_cache(folder: Path, name: str, digest: str, ids: list[str], *, with_wh
                 return None
             for rule, where in zip(rules, wheres):
                 object.__setattr__(rule, "where_by_release", where)
-        return rules
+        return rules, body
     except (OSError, UsageError, KeyError, TypeError, ValueError, AttributeError, RecursionError):
         return None  # a damaged entry is rebuilt
 
@@ -442,13 +464,17 @@ def _validate_all(files: list[Path], schema: dict[str, Any]) -> list[Rule]:
     return rules
 
 
-def _write_cache(folder: Path, name: str, digest: str, rules: list[Rule], where: dict[str, dict[str, str]]) -> None:
+def _write_cache(folder: str, name: str, digest: str, rules: list[Rule], where: dict[str, dict[str, str]]) -> str | None:
+    """Write the rules entry; its body, or None when it could not be written."""
+    import hashlib
+
     body = json.dumps([{"path": r.path, "data": r.raw, "where": where.get(r.id, {})} for r in rules])
     header = {"format": CACHE_FORMAT, "digest": digest, "content_sha256": hashlib.sha256(body.encode()).hexdigest()}
     try:
         write_cache_entry(folder, name, json.dumps(header) + "\n" + body)
     except OSError:
-        pass  # a read-only or full cache directory only costs speed
+        return None  # a read-only or full cache directory only costs speed
+    return body
 
 
 _STAGE_ORDER = "DPFAVMWLR-"
