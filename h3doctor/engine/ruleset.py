@@ -438,8 +438,8 @@ def _read_cache(folder: str, name: str, digest: str, ids: list[str], undamaged: 
             return None  # a rule missing, added or renamed: a rule set that is not this one
         rules = [_rule_from(e["data"], e["path"]) for e in entries]
         if with_where:
-            wheres = [e["where"] for e in entries]
-            if not all(isinstance(w, dict) and all(isinstance(v, str) for v in w.values()) for w in wheres):
+            wheres = [e["where"] for e in entries]  # as written: the body was checked for damage
+            if not all(isinstance(w, dict) for w in wheres):
                 return None
             for rule, where in zip(rules, wheres):
                 object.__setattr__(rule, "where_by_release", where)
@@ -492,24 +492,42 @@ class RuleSet(tuple):
     def __new__(cls, rules: Any = ()) -> "RuleSet":
         self = super().__new__(cls, rules)
         self._compiled: dict[str, Compiled] = {}
-        self._applicable: dict[tuple, tuple[list[tuple[Rule, Compiled]], str]] = {}
+        self._applicable: dict[tuple, list[tuple[Rule, Compiled]]] = {}
         self._unverified: dict[tuple, list[str]] = {}
+        self._texts: dict[int, str] = {}  # id(rule.raw) -> the rule's data as JSON (what "mentions" searches)
+        self._mentioned: dict[tuple, bool] = {}
         return self
 
     def applicable(self, family: str | None, platform: str, entry: str, version: str) -> list[tuple[Rule, Compiled]]:
         """The rules that apply to this family, platform, entry and release, each as that release
         reads it (its `releases:` entry applied), with its compiled condition."""
-        return self._applying(family, platform, entry, version)[0]
+        return self._applying(family, platform, entry, version)
 
     def read_by_applicable(self, family: str | None, platform: str, entry: str, version: str, path: str) -> bool:
         """Whether any rule that applies here mentions `path` (a safe over-approximation: a mention
-        is a read) in its conditions, messages, fix notes or alternatives."""
-        return path in self._applying(family, platform, entry, version)[1]
+        is a read) in its conditions, messages, fix notes or alternatives: anywhere in its data.
 
-    def _applying(self, family: str | None, platform: str, entry: str, version: str) -> tuple[list, str]:
+        Context values only some rules need are computed only when one of these names them. The
+        rules are searched one by one, each serialized once, up to the first that mentions it."""
+        key = (family, platform, entry, version, path)
+        found = self._mentioned.get(key)
+        if found is None:
+            texts = self._texts
+            found = False
+            for rule, _ in self._applying(family, platform, entry, version):
+                text = texts.get(id(rule.raw))  # the raw data outlives the search: this set holds its rules
+                if text is None:
+                    text = texts[id(rule.raw)] = json.dumps(rule.raw, sort_keys=True, default=str)
+                if path in text:
+                    found = True
+                    break
+            self._mentioned[key] = found
+        return found
+
+    def _applying(self, family: str | None, platform: str, entry: str, version: str) -> list:
         key = (family, platform, entry, version)
-        cached = self._applicable.get(key)
-        if cached is None:
+        chosen = self._applicable.get(key)
+        if chosen is None:
             chosen = []
             for rule in self:
                 if rule.applies(family, platform, entry, version):
@@ -517,10 +535,8 @@ class RuleSet(tuple):
                     if compiled is None:  # `when` is the same in every release of a rule
                         compiled = self._compiled[rule.id] = compile_condition(rule.when)
                     chosen.append((rule.for_version(version), compiled))
-            # context values only some rules need are computed only when one of these names them
-            text = "\n".join(json.dumps(rule.raw, sort_keys=True, default=str) for rule, _ in chosen)
-            cached = self._applicable[key] = (chosen, text)
-        return cached
+            self._applicable[key] = chosen
+        return chosen
 
     def unverified(self, family: str | None, platform: str, entry: str, version: str, newest: str) -> list[str]:
         """The rule groups (by sglang stage) that apply on the newest verified release but are not
