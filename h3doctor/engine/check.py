@@ -6,13 +6,10 @@ Pure: no printing, no exit codes. The CLI renders what this returns.
 
 from __future__ import annotations
 
-from h3doctor.engine.alternatives import alternatives
 from h3doctor.engine.conditions import render
 from h3doctor.engine.context import build_context
-from h3doctor.engine.fixes import FixContext, apply_edits
 from h3doctor.engine.results import Change, CheckResult, Evaluation, Finding, FixStep
 from h3doctor.engine.ruleset import Rule, RuleSet, rule_set
-from h3doctor.engine.strategies import STRATEGIES
 from h3doctor.errors import UsageError
 from h3doctor.facts import HardwareFacts
 from h3doctor.record import replace
@@ -154,6 +151,8 @@ def check(tokens: list[str], hw: HardwareFacts, rules: list[Rule], table: FlagTa
     result = fix_loop(tokens, hw, rules, table, env, intent, evaluations, release, hold)
     if result.fix_status != "no-fix":
         return result
+    from h3doctor.engine.alternatives import alternatives  # the fixers load only for a launch that needs them
+
     offered = alternatives(result, tokens, rules, table,
                            lambda argv: fix_loop(argv, hw, rules, table, env, intent, evaluations, release, hold),
                            lambda argv: _evaluate(argv, hw, rules, table, env, intent, evaluations, release))
@@ -222,6 +221,9 @@ def fix_loop(tokens: list[str], hw: HardwareFacts, rules: list[Rule], table: Fla
             gives_up = [g for g in gives_up if not any(g.startswith(f"{u} has no automatic fix") for u in gone)]
             return _finish(first, tokens, current, notes, gives_up, [u for u in unfixable if u not in gone], steps)
         target = blocking[0]  # one at a time, in sglang's order, as sglang itself would report them
+        from h3doctor.engine.fixes import FixContext, apply_edits  # a clean launch never loads the fixers
+        from h3doctor.engine.strategies import STRATEGIES
+
         fx = FixContext(evaluation.cmd, table, evaluation.context, STRATEGIES)
         edits = [e for op in target.rule.fix for e in fx.edits_for(op)]
         if not edits:  # the fix does not apply to this command (e.g. an unreadable --config file)

@@ -9,8 +9,7 @@ Roots: `args.*` (the resolved server args), `events.*` (what the adjust phase re
 from __future__ import annotations
 
 from h3doctor.engine.derivations import derive_all
-from h3doctor.engine.strategies import PARSE_KIND
-from h3doctor.sglang.argv import ParsedCommand
+from h3doctor.sglang.argv import PARSE_KIND, ParsedCommand
 from h3doctor.sglang.configfile import ConfigLoad
 from h3doctor.sglang.families import FamilyMatch
 from h3doctor.sglang.releases import Release, describe_foreign, family_versions, in_range, lowest

@@ -11,10 +11,8 @@ import os
 
 from h3doctor.engine.fixes import PROGRAM, Edit, FixContext, Strategy, inline_config
 from h3doctor.engine.layout import parallel_layout
+from h3doctor.sglang.argv import PARSE_KIND
 from h3doctor.sglang.releases import describe_foreign
-
-# argv.py problem kinds that rule H3D010 reports together, as argparse's own errors
-PARSE_KIND = {"ambiguous": "argparse", "arity": "argparse", "invalid_value": "argparse"}
 _BOOLEAN_WORDS = {"1": "true", "yes": "true", "on": "true", "y": "true", "0": "false", "no": "false", "off": "false", "n": "false"}
 
 

@@ -16,9 +16,9 @@ import difflib
 from h3doctor.engine.conditions import paths_of
 from h3doctor.engine.results import CheckResult, Evaluation, Finding, FixStep
 from h3doctor.engine.ruleset import Rule
-from h3doctor.engine.strategies import PARSE_KIND
 from h3doctor.inputs.launch import Launch
 from h3doctor.located import Pos
+from h3doctor.sglang.argv import PARSE_KIND
 from h3doctor.sglang.flagtable import FlagTable
 
 _CONFIG_KEY_LISTS = ("config.removed_keys", "config.string_booleans", "config.mistyped_keys", "config.ignored_keys")

@@ -67,6 +67,10 @@ class Occurrence:
     action_nargs_many: bool = False  # the flag takes several words (nargs + or *)
 
 
+# the problem kinds that rule H3D010 reports together, as argparse's own errors
+PARSE_KIND = {"ambiguous": "argparse", "arity": "argparse", "invalid_value": "argparse"}
+
+
 @record
 class ParseProblem:
     """A problem sglang's dispatcher or parser would report (catalog A1-A6) or hide (abbrev)."""
