@@ -13,8 +13,9 @@ The rules cache is warmed first (as after the first run on a machine); bytecode 
 
 `--baseline DIR` adds the same two h3doctor commands run from another checkout (an unpacked
 `git archive` of an earlier commit: PYTHONPATH=DIR puts its package first), in the same rounds.
-A fourth row, the standard library the check imports today (`import dataclasses, typing, pathlib,
-hashlib, json, re, shlex`), shows the floor those imports set before any h3doctor module loads.
+Two more rows show the floor under the hook: the standard library a clean check imports (`import
+json, re, shlex, zlib, bisect, math, struct`: enum, functools and collections come with re), and
+every module a clean hook launch imports, h3doctor's own included, with nothing run.
 
 Run:  python benchmarks/startup.py [--runs 31] [--baseline DIR]
 Figures are recorded in benchmarks/README.md, never asserted in tests.
@@ -34,7 +35,10 @@ LAUNCH = ["sglang", "serve", "MiniMaxAI/MiniMax-H3", "--num-gpus", "4"]
 FAILING = [*LAUNCH, "--ulysses-degree", "2", "--ring-degree", "2", "--attention-backend", "sage_attn"]
 
 
-STDLIB = "import dataclasses, typing, pathlib, hashlib, json, re, shlex"
+STDLIB = "import json, re, shlex, zlib, bisect, math, struct"
+# what a clean hook launch imports (python -X importtime), without loading a rule or checking
+IMPORTS = ("import h3doctor.entry, h3doctor.launch.execute, h3doctor.request, h3doctor.engine.check, "
+           "h3doctor.engine.ruleset, h3doctor.host.profiles, h3doctor.sglang.flagtable, h3doctor.engine.derivations, zlib")
 
 
 def commands(baseline: str | None) -> dict[str, tuple[list[str], str | None]]:
@@ -45,6 +49,7 @@ def commands(baseline: str | None) -> dict[str, tuple[list[str], str | None]]:
     out = {
         "python -c pass": ([sys.executable, "-c", "pass"], None),
         "stdlib floor": ([sys.executable, "-c", STDLIB], None),
+        "imports only": ([sys.executable, "-c", IMPORTS], None),
         "hook, clean launch": (hook, None),
         "failing check, text": (failing, None),
     }
