@@ -81,8 +81,9 @@ def check_json(*argv: str, version: str | None = None) -> dict:
     return json.loads(proc.stdout)
 
 
-def check_text(*argv: str) -> list[str]:
-    proc = subprocess.run([sys.executable, "-m", "h3doctor", "check", "--profile", "4xH200", "--", *argv],
+def check_text(*argv: str, profile: str = "4xH200", version: str | None = None) -> list[str]:
+    release = ["--sglang-version", version] if version else []
+    proc = subprocess.run([sys.executable, "-m", "h3doctor", "check", "--profile", profile, *release, "--", *argv],
                           capture_output=True, text=True, timeout=60, env={**os.environ, "NO_COLOR": "1", "COLUMNS": "300"})
     return [line.strip() for line in proc.stdout.splitlines()]
 
@@ -98,6 +99,14 @@ def test_only_sglangs_text_follows_sglang_says():
     rules = load_rules()
     says = {r.id: r.says for r in rules}
     assert says["H3D003"] == "h3doctor says" and says["H3D010"] == "sglang says"
+
+
+def test_a_cannot_verify_finding_does_not_say_sglang_said_it():
+    lines = check_text("sglang", "serve", "MiniMaxAI/MiniMax-H3", profile="1xRTX5090", version="0.5.20")
+    said = [line for line in lines if "says: torch.OutOfMemoryError" in line]
+    assert said and all(line.startswith("if it fails, sglang says: ") for line in said), lines
+    plain = check_text("sglang", "serve", "MiniMaxAI/MiniMax-H3", "--attention-backend", "nope")
+    assert any(line.startswith("sglang says: ") for line in plain), plain
 
 
 def test_a_warning_only_stage_is_not_headed_as_a_rejection():

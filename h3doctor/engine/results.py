@@ -37,6 +37,12 @@ class Finding:
     def cannot_verify(self) -> bool:
         return bool(self.unknown_facts)
 
+    @property
+    def says(self) -> str:
+        """The words in front of the message. A "cannot verify" finding has not happened: sglang's
+        text is what it prints if the launch fails there, not what it says of this one."""
+        return "if it fails, sglang says" if self.cannot_verify and self.rule.message_by == "sglang" else self.rule.says
+
 
 @record(frozen=True)
 class Evaluation:

@@ -63,7 +63,7 @@ def text_report(result: CheckResult, console: Console, out: TextIO, *, show_conf
             console.print(f"\n[bold]{title}:[/]")
         label = "cannot verify" if f.cannot_verify else f.severity
         console.print(f" {_MARK[f.severity]} [bold]{f.rule.id}[/] ({','.join(f.rule.catalog)}) {label}: {escape(f.rule.title)}")
-        console.print(f"     {f.rule.says}: {escape(f.message)}", soft_wrap=True)
+        console.print(f"     {f.says}: {escape(f.message)}", soft_wrap=True)
         if f.cannot_verify:
             console.print(f"     unknown: {escape(f.unknown_why or ', '.join(f.unknown_facts))}")
         console.print(f"     why: {escape(' '.join((f.why or f.rule.why).split()))}", soft_wrap=True)

@@ -262,7 +262,7 @@ def _reject(result: CheckResult, out: SearchResult) -> None:
     for f in result.evaluation.findings:
         if f.severity != "error" and not (f.rule.judges_gpu_memory and not f.cannot_verify):
             continue
-        entry = out.rejected.setdefault(f.rule.id, {"count": 0, "title": f.rule.title, "message": f.message, "says": f.rule.says,
+        entry = out.rejected.setdefault(f.rule.id, {"count": 0, "title": f.rule.title, "message": f.message, "says": f.says,
                                                     "fix_note": f.rule.fix_note, "example": result.evaluation.cmd.tokens})
         entry["count"] += 1
 
