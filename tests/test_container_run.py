@@ -387,3 +387,96 @@ def test_lint_sarif_carries_the_release(tmp_path):
     results = json.loads(proc.stdout)["runs"][0]["results"]
     found = next(r for r in results if r["ruleId"] == "H3D012")
     assert (found["properties"]["sglangVersion"], found["properties"]["sglangVersionSource"]) == ("0.5.19", "image")
+
+
+# --- "Must show": the image's release changes the verdict in every place the image is read -----
+# (--enable-metrics was added in 0.5.21: a 0.5.19 image exits with `unrecognized arguments`)
+
+# where each input puts `--enable-metrics` (line, the text it starts), so every finding is located
+EVERYWHERE = {
+    # the install guide's docker run line in a shell script
+    "serve.sh": ("""\
+        #!/bin/bash
+        docker run --gpus all --shm-size 32g -p 30000:30000 -v hf-cache:/cache/huggingface \\
+          --env "HF_TOKEN=secret" --ipc=host {image} \\
+          sglang serve --model-path MiniMaxAI/MiniMax-H3 --num-gpus 4 --enable-metrics
+        """, 4),
+    "deploy.yaml": (K8S, 11),
+    "compose.yaml": ("""\
+        services:
+          sglang:
+            image: {image}
+            entrypoint: sglang serve
+            command: --model-path MiniMaxAI/MiniMax-H3 --num-gpus 4 --enable-metrics
+            environment:
+              HF_TOKEN: secret
+            ipc: host
+            deploy:
+              resources:
+                reservations:
+                  devices:
+                    - driver: nvidia
+                      device_ids: ["0", "1", "2", "3"]
+                      capabilities: [gpu]
+        """, 5),
+    # multi-stage: the CMD runs in the final stage, whose image is the one given; the builder's is not it
+    "Dockerfile": ("""\
+        FROM lmsysorg/sglang:v0.5.23 AS weights
+        RUN echo fetch
+        FROM {image}
+        COPY --from=weights /models /models
+        CMD ["sglang", "serve", "--model-path", "MiniMaxAI/MiniMax-H3", "--num-gpus", "4", "--enable-metrics"]
+        """, 5),
+    # multi-stage the other way: the final stage is built FROM a named stage and runs in its image
+    "gpu.Dockerfile": ("""\
+        FROM {image} AS runtime
+        ENV HF_HOME=/models
+        FROM lmsysorg/sglang:v0.5.23 AS unrelated
+        FROM runtime
+        CMD sglang serve --model-path MiniMaxAI/MiniMax-H3 --num-gpus 4 --enable-metrics
+        """, 5),
+}
+
+
+def _everywhere(tmp_path: Path, image: str) -> Path:
+    for name, (text, _line) in EVERYWHERE.items():
+        _write(tmp_path, name, text.format(image=image))
+    return tmp_path
+
+
+def test_every_place_an_image_is_read_judges_its_release_in_json(tmp_path):
+    from tests.test_lint import lint_json
+
+    _everywhere(tmp_path, "lmsysorg/sglang:v0.5.19-cu129")
+    code, report = lint_json("--no-config", "--target", "4xH200", ".", cwd=tmp_path)
+    assert code == 1
+    kinds = {f["path"].rsplit("/", 1)[-1]: f["kind"] for f in report["files"]}
+    assert kinds == {"serve.sh": "shell", "deploy.yaml": "kubernetes", "compose.yaml": "compose",
+                     "Dockerfile": "dockerfile", "gpu.Dockerfile": "dockerfile"}
+    errors = [f for f in report["findings"] if f["severity"] == "error"]
+    found = {(f["file"].rsplit("/", 1)[-1], f["rule"], f["line"], f["sglang_version"], f["sglang_version_source"])
+             for f in errors}
+    assert found == {(name, "H3D012", line, "0.5.19", "image") for name, (_t, line) in EVERYWHERE.items()}
+    assert len(errors) == 5 and all(f["message"] == "error: unrecognized arguments: --enable-metrics" for f in errors)
+    # the rest says what 0.5.19 lets h3doctor not verify (H3D921, memory lower bounds): warnings only
+    assert {f["rule"] for f in report["findings"] if f["severity"] != "error"} <= {"H3D921", "H3D540", "H3D640"}
+    for f in errors:  # at the flag's own column
+        text = (tmp_path / f["file"]).read_text().splitlines()[f["line"] - 1]
+        assert text[f["col"] - 1:].lstrip('"').startswith("--enable-metrics"), (f["file"], text)
+    _everywhere(tmp_path, "lmsysorg/sglang:v0.5.23")
+    code, report = lint_json("--no-config", "--target", "4xH200", ".", cwd=tmp_path)
+    assert (code, report["findings"]) == (0, [])
+    launches = [la for f in report["files"] for la in f["launches"]]
+    assert len(launches) == 5 and all(r["sglang_version"] == "0.5.23" and r["sglang_version_source"] == "image"
+                                      for la in launches for r in la["results"])
+
+
+def test_every_place_an_image_is_read_carries_it_into_sarif(tmp_path):
+    _everywhere(tmp_path, "lmsysorg/sglang:v0.5.19-cu129")
+    proc = _cli("lint", "--no-config", "--target", "4xH200", "--format", "sarif", ".", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    results = [r for r in json.loads(proc.stdout)["runs"][0]["results"] if r["level"] == "error"]
+    assert sorted((r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].rsplit("/", 1)[-1],
+                   r["locations"][0]["physicalLocation"]["region"]["startLine"], r["ruleId"],
+                   r["properties"]["sglangVersion"], r["properties"]["sglangVersionSource"]) for r in results) == sorted(
+        (name, line, "H3D012", "0.5.19", "image") for name, (_t, line) in EVERYWHERE.items())

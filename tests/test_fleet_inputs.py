@@ -480,3 +480,15 @@ def test_helm_render_error_is_a_usage_error_and_without_helm_the_note_stays(tmp_
     code, report, err = lint_with_helm(tmp_path, "--target", "H200", "h3")
     assert code == 0, err
     assert [(f["rule"], f["file"]) for f in active(report)] == [("H3DL002", "h3/templates/deploy.yaml")]
+
+
+def test_dockerfile_from_an_arg_without_a_value_cannot_verify_the_release(tmp_path):
+    path = write(tmp_path, "Dockerfile", """\
+        ARG SGLANG_TAG
+        FROM lmsysorg/sglang:${SGLANG_TAG}
+        CMD ["sglang", "serve", "--model-path", "MiniMaxAI/MiniMax-H3", "--num-gpus", "4", "--enable-metrics"]
+        """)
+    assert read_input(str(path), known_fields=set()).launches[0].image == "lmsysorg/sglang:${SGLANG_TAG}"
+    code, report = lint_json("--no-config", "--target", "4xH200", str(path), cwd=tmp_path)
+    note = at(report, "H3D922")  # not `latest`: the tag is only known when the image is built
+    assert "cannot verify" in note["message"] and "${SGLANG_TAG}" in note["message"] and note["line"] == 3

@@ -28,6 +28,16 @@ RELEVANT_ENV = (
     "SGLANG_USE_SGL_FA3_KERNEL", "SGLANG_DIFFUSION_DISABLE_AUTO_RESIDENCY", "CUDA_VISIBLE_DEVICES", "SGLANG_CACHE_DIR",
 )
 _AFTER_PARSE = 1_000_000  # orders "unrecognized arguments" after every argparse error (rule H3D012)
+
+
+def position_token(position: int) -> int | None:
+    """The flag index a `parse.<kind>_position` value is about (None: no one token, e.g. an
+    ambiguous abbreviation met first); the ordering offset of H3D012's leftovers taken off."""
+    if position < 0:
+        return None
+    return position - _AFTER_PARSE if position >= _AFTER_PARSE else position
+
+
 _FOREIGN_KINDS = ("unrecognized", "ambiguous")
 _ARG_PATHS: dict[str, str] = {}
 

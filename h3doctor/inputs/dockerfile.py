@@ -310,12 +310,16 @@ def _split(value: str) -> list[str]:
 def _from(args: str, global_args: dict[str, str], stages: dict[str, _Stage]) -> _Stage:
     words = [w for w in _split(_substitute(args, global_args)) if not w.startswith("--")]
     image = words[0] if words else None
+    written = [w for w in _split(args) if not w.startswith("--")]
+    if written and any(not (m.group(2) or global_args.get(m.group(1) or m.group(4)))
+                       for m in _VAR.finditer(written[0])):
+        image = written[0]  # an ARG with no value: the image (and its release) is known only at build time
     parent = stages.get(image.lower()) if image else None
     if parent is not None:
         stage = _Stage(parent.image, dict(parent.env), {}, list(parent.shell), parent.entrypoint,
                        parent.entrypoint_shell, parent.cmd)
     else:
-        stage = _Stage(image if image and "$" not in image else None)
+        stage = _Stage(image)
     if len(words) >= 3 and words[1].lower() == "as":
         stages[words[2].lower()] = stage
     return stage

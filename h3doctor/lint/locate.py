@@ -14,6 +14,7 @@ from __future__ import annotations
 import difflib
 
 from h3doctor.engine.conditions import paths_of
+from h3doctor.engine.context import position_token
 from h3doctor.engine.results import CheckResult, Evaluation, Finding, FixStep
 from h3doctor.engine.ruleset import Rule
 from h3doctor.inputs.launch import Launch
@@ -86,8 +87,9 @@ class Locator:
         cmd = ev.cmd
         if rule.position:
             value = ev.context.get(rule.position)
-            if isinstance(value, int) and value >= 0:
-                return cmd.prefix_len + value
+            token = position_token(value) if isinstance(value, int) else None
+            if token is not None:
+                return cmd.prefix_len + token
         kinds = self.parse_kinds(rule)
         if kinds:
             problems = [p for p in cmd.problems if PARSE_KIND.get(p.kind, p.kind) in kinds]
