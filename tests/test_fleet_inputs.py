@@ -4,6 +4,8 @@ its launch gets, and every finding at its line and column."""
 
 from __future__ import annotations
 
+import pytest
+
 from h3doctor.inputs.read import candidate, read_input
 from tests.test_lint import active, at, lint_json, run, write
 
@@ -173,6 +175,51 @@ def test_slurm_job_gpus_across_nodes_leave_the_count_to_the_target(tmp_path):
     assert found.kind == "slurm" and found.launches[0].gpu_count is None  # the late #SBATCH is not read
     path.write_text(path.read_text().replace("--nodes=2", "--nodes=1"))
     assert read_input(str(path), known_fields=set()).launches[0].gpu_count == 16
+
+
+SLURM_TYPED = """\
+    #!/bin/bash
+    #SBATCH --nodes=1
+    #SBATCH {request}
+    srun sglang serve MiniMaxAI/MiniMax-H3 --num-gpus 8
+    """
+
+
+@pytest.mark.parametrize("request_,targets,gpus", [
+    ("--gres=gpu:h100:4", ["4xh100"], ["H100 80 GB"]),
+    ("--gpus-per-node=h200:8", ["8xh200"], ["H200"]),
+    ("--gpus=nvidia_h100_80gb_hbm3:4", ["4xh100_80gb_hbm3"], ["H100 80 GB"]),  # NVML's autodetected type name
+    ("--gres=gpu:a100:4", ["4xA100-40GB", "4xA100"], ["A100 40", "A100 80"]),  # a site's a100: either part
+])
+def test_slurm_gpu_type_is_the_target_it_is_judged_on(tmp_path, request_, targets, gpus):
+    path = write(tmp_path, "typed.sbatch", SLURM_TYPED.format(request=request_))
+    code, report = lint_json("--no-config", str(path), cwd=tmp_path)
+    [launch] = report["files"][0]["launches"]
+    assert [r["target"] for r in launch["results"]] == targets
+    assert all(g in r["hardware"] for g, r in zip(gpus, launch["results"], strict=True)), launch["results"]
+    on = {(f["rule"], f["target"], f["line"], f["col"]) for f in active(report)}
+    grant = int(targets[0].split("x")[0])
+    if grant < 8:  # --num-gpus 8 on a node granted 4
+        assert {("H3D910", t, 4, col(path, 4, "--num-gpus")) for t in targets} <= on and code == 1
+    else:
+        assert code == 0, on
+    # the command line's --target still wins over the script's type
+    _, report = lint_json("--no-config", "--target", "8xB200", str(path), cwd=tmp_path)
+    assert [r["target"] for r in report["files"][0]["launches"][0]["results"]] == ["8xB200"]
+
+
+def test_slurm_gpu_count_alone_is_only_the_grant_and_an_unknown_type_is_named(tmp_path):
+    path = write(tmp_path, "count.sbatch", SLURM_TYPED.format(request="--gres=gpu:4"))
+    _, report = lint_json("--no-config", str(path), cwd=tmp_path)
+    assert [(f["rule"], f["line"]) for f in active(report)] == [("H3DL004", 4)]  # no hardware said
+    _, report = lint_json("--no-config", "--target", "H200", str(path), cwd=tmp_path)
+    assert report["files"][0]["launches"][0]["results"][0]["hardware"].startswith("four ")
+    path = write(tmp_path, "odd.sbatch", SLURM_TYPED.format(request="--gres=gpu:quadro9000:8"))
+    _, report = lint_json("--no-config", str(path), cwd=tmp_path)
+    unknown = at(report, "H3DL005")
+    assert "8xquadro9000" in unknown["message"] and unknown["line"] == 4
+    path = write(tmp_path, "multi.sbatch", SLURM_TYPED.format(request="--gpus=h100:16").replace("--nodes=1", "--nodes=2"))
+    assert read_input(str(path), known_fields=set()).launches[0].targets == ()  # 16 over 2 nodes: no count a node
 
 
 def test_a_plain_shell_script_stays_shell(tmp_path):

@@ -7,6 +7,14 @@ The grant, per node: `--gres=gpu[:type]:N` (a bare `gpu` is one), `--gpus-per-no
 `--gpus-per-task=[type:]N` (each task is bound to its own), or `--gpus`/`-G [type:]N` when the job
 has one node (across several nodes the split is Slurm's to choose: not said). `srun
 --export=…,VAR=value` adds to the step's environment.
+
+A GPU type with a count per node is the hardware the launch is judged on (`gpu:h100:4` -> target
+`4xH100`, as SkyPilot's accelerators are; a command-line `--target` still wins). Types are the
+site's own names (gres.conf), so they are read as names of h3doctor's GPU catalog — NVML's
+autodetected `nvidia_h100_80gb_hbm3` without its vendor prefix — and one the catalog does not know
+is named by the session (H3DL005), not guessed at. `a100` names two parts (40 and 80 GB): the
+launch is judged on both. A count alone (`gpu:4`) is only the grant: the hardware comes from
+`--target` or the configuration.
 """
 
 from __future__ import annotations
@@ -17,7 +25,8 @@ from h3doctor.inputs.launch import Launch, Note, Unsupported, shell_commands
 from h3doctor.inputs.shell import read_script
 
 _SBATCH = re.compile(r"#SBATCH[ \t]+(.*)")
-_COUNT = re.compile(r"(?:[A-Za-z0-9_.-]+:)?(\d+)$")
+_COUNT = re.compile(r"(?:([A-Za-z0-9_.-]+):)?(\d+)$")
+_AMBIGUOUS = {"a100": ("A100-40GB", "A100")}  # a site's `a100` may be either part: judged on both
 _GRANT_OPTIONS = ("--gres", "--gpus-per-node", "--gpus-per-task", "--gpus", "-G", "--nodes", "-N", "--export")
 
 
@@ -54,7 +63,9 @@ def read_batch_script(path: str, text: str) -> tuple[list[Launch], list[Note]]:
         step = _options(_srun_words(text, launch))
         launch.kind = "slurm"
         said = step if _says_gpus(step) else job  # the step's own request replaces the job's
-        launch.gpu_count = _grant(said, step.get("--nodes") or job.get("--nodes") or "1")
+        launch.gpu_count, gpu_type = _grant(said, step.get("--nodes") or job.get("--nodes") or "1")
+        if gpu_type and launch.gpu_count:
+            launch.targets = _targets(gpu_type, launch.gpu_count)
         for pair in step.get("--export", "").split(","):
             name, eq, value = pair.partition("=")
             if eq and name not in ("ALL", "NONE"):
@@ -84,19 +95,32 @@ def _options(words: list[str]) -> dict[str, str]:
     return out
 
 
-def _grant(options: dict[str, str], nodes: str) -> int | None:
+def _grant(options: dict[str, str], nodes: str) -> tuple[int | None, str | None]:
+    """The GPUs one node of the step is granted, and their type when the request names one."""
     for gres in options.get("--gres", "").split(","):
-        parts = gres.split(":")
-        if parts[0] == "gpu":
-            return int(parts[-1]) if len(parts) > 1 and parts[-1].isdigit() else (1 if len(parts) == 1 else None)
+        parts = gres.removeprefix("gres/").split(":")
+        if parts[0] != "gpu":
+            continue
+        if len(parts) == 1:  # a bare `gpu` is one, of any type
+            return 1, None
+        if len(parts) == 2:  # gpu:N or gpu:TYPE (one of that type)
+            return (int(parts[1]), None) if parts[1].isdigit() else (1, parts[1])
+        return (int(parts[-1]) if parts[-1].isdigit() else None), parts[1]
     for name in ("--gpus-per-node", "--gpus-per-task"):
         m = _COUNT.match(options.get(name, ""))
         if m:
-            return int(m.group(1))
+            return int(m.group(2)), m.group(1)
     m = _COUNT.match(options.get("--gpus", ""))
     if m and nodes.split("-")[0] == "1":
-        return int(m.group(1))
-    return None
+        return int(m.group(2)), m.group(1)
+    return None, None
+
+
+def _targets(gpu_type: str, count: int) -> tuple[str, ...]:
+    """`<N>x<GPU>` targets for a Slurm GPU type (the session names one the catalog lacks)."""
+    name = re.sub(r"^(nvidia|tesla)[_-]", "", gpu_type, flags=re.IGNORECASE)
+    names = _AMBIGUOUS.get(name.lower(), (name,))
+    return tuple(f"{count}x{n}" for n in names)
 
 
 def _srun_words(text: str, launch: Launch) -> list[str]:
