@@ -294,9 +294,45 @@ def test_skypilot_names_map_onto_the_catalog_and_unknown_ones_are_named(tmp_path
 def test_skypilot_task_without_sglang_or_with_expansions(tmp_path):
     other = write(tmp_path, "train.yaml", "resources: {accelerators: H100:8}\nrun: python train.py\n")
     assert read_input(str(other), known_fields=set()).kind is None
-    path = write(tmp_path, "var.yaml", SKY_TASK.replace("sglang serve MiniMaxAI/MiniMax-H3", 'sglang serve "$MODEL_NAME"'))
+    # HF_TOKEN is left empty in envs (given at `sky launch --env`): its value is not known here
+    path = write(tmp_path, "var.yaml", SKY_TASK.replace("sglang serve MiniMaxAI/MiniMax-H3", 'sglang serve "$HF_TOKEN"'))
     _, report = lint_json("--no-config", str(path), cwd=tmp_path)
     assert [(f["rule"], f["line"]) for f in active(report)] == [("H3DL002", 18)]
+    assert "$HF_TOKEN is declared without a value" in active(report)[0]["message"]
+
+
+def test_skypilot_run_script_variables_are_bound_from_envs(tmp_path):
+    # ${VAR} and "$VAR" from envs, SkyPilot's own SKYPILOT_NUM_GPUS_PER_NODE from the accelerators
+    path = write(tmp_path, "task.yaml", SKY_TASK.replace("{H200:4, H100:4}", "H200:4").replace(
+        "sglang serve MiniMaxAI/MiniMax-H3 \\", 'sglang serve "$MODEL_NAME" \\').replace(
+        "--num-gpus 4 --ulysses-degree 2", "--num-gpus ${SKYPILOT_NUM_GPUS_PER_NODE} --ulysses-degree $DEGREE").replace(
+        "      HF_TOKEN:", "      DEGREE: 2\n      HF_TOKEN:"))
+    found = read_input(str(path), known_fields=set())
+    assert found.launches[0].tokens[:7] == ["sglang", "serve", "MiniMaxAI/MiniMax-H3", "--num-gpus", "4",
+                                            "--ulysses-degree", "2"] and not found.notes
+    code, report = lint_json("--no-config", str(path), cwd=tmp_path)
+    assert [(f["rule"], f["line"], f["col"]) for f in active(report)] == [("H3D305", 21, 5)]
+    run("lint", "--no-config", "--fix", str(path), cwd=tmp_path)
+    lines = path.read_text().splitlines()  # the fix edits the flag it names; every variable stays
+    assert lines[18:21] == ['  sglang serve "$MODEL_NAME" \\',
+                            "    --num-gpus ${SKYPILOT_NUM_GPUS_PER_NODE} --ulysses-degree $DEGREE --ring-degree 2 \\",
+                            "    --attention-backend fa \\"]
+
+
+@pytest.mark.parametrize("script,says", [
+    ('sglang serve MiniMaxAI/MiniMax-H3 --num-gpus "$NGPUS"', "$NGPUS has no value here"),  # not in envs
+    ("export DEGREE=4\nsglang serve MiniMaxAI/MiniMax-H3 --ulysses-degree $DEGREE", "$DEGREE has no value"),
+    ("sglang serve $MODEL_NAME --num-gpus 4", "splits or globs"),  # unquoted, with a space in its value
+    ("sglang serve MiniMaxAI/MiniMax-H3 --node-rank $SKYPILOT_NODE_RANK", "$SKYPILOT_NODE_RANK has no value"),
+])
+def test_skypilot_what_cannot_be_bound_is_named_not_guessed(tmp_path, script, says):
+    run_block = "".join(f"  {line}\n" for line in script.split("\n"))
+    path = write(tmp_path, "task.yaml", "num_nodes: 2\nresources: {accelerators: H200:4}\nenvs:\n"
+                 "  MODEL_NAME: MiniMaxAI/MiniMax-H3 extra\n  DEGREE: 2\nrun: |\n" + run_block)
+    _, report = lint_json("--no-config", str(path), cwd=tmp_path)
+    notes = active(report)
+    assert [f["rule"] for f in notes] == ["H3DL002"] and says in notes[0]["message"], notes
+    assert notes[0]["line"] == 7 + script.count("\n")
 
 
 # --- Kubernetes LeaderWorkerSet, KServe -------------------------------------------------------------

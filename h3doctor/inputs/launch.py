@@ -9,6 +9,7 @@ findings can be located to line and column and `lint --fix` can edit the tokens 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from dataclasses import dataclass, field
 from typing import Any
@@ -80,7 +81,8 @@ Word = tuple[str, int, int]  # the word as the shell reads it, and its [start, e
 SCRIPT_ARGS = "\0$@"  # the word `"$@"` (the script's own arguments), with script_args=True
 
 
-def shell_commands(text: str, *, script_args: bool = False) -> list[list[Word]]:
+def shell_commands(text: str, *, script_args: bool = False,
+                   variables: Mapping[str, str | None] | None = None) -> list[list[Word]]:
     """The simple commands of a shell text (split at unquoted newlines, `|`, `&&`, `;`, ...), each
     as its words with offsets. A redirection (`> log`, `2>&1`) ends the words of its command.
 
@@ -88,11 +90,14 @@ def shell_commands(text: str, *, script_args: bool = False) -> list[list[Word]]:
     shell reads them; `$` and backticks are not expanded: a command using them raises Unsupported.
     With `script_args`, a whole word `"$@"` (or `$@`) is the word SCRIPT_ARGS: a Docker entrypoint
     passes the container's arguments on with `exec sglang serve ... "$@"`.
+    With `variables`, `$NAME` and `${NAME}` of a name it binds are its value (a task file's own
+    environment); a name it lacks, or binds to None (declared, given only when it runs), raises
+    Unsupported naming it, as does an unquoted value the shell would split or glob.
     """
     commands: list[list[Word]] = []
     i = 0
     while i <= len(text):
-        words, stop = _scan(text, i, script_args)
+        words, stop = _scan(text, i, script_args, variables)
         if words:
             commands.append(words)
         if stop >= len(text):
@@ -132,7 +137,28 @@ def _end_of(text: str, j: int) -> int:
     return j
 
 
-def _scan(text: str, i: int, script_args: bool = False) -> tuple[list[Word], int]:
+_VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+_SPLIT_OR_GLOB = re.compile(r"[\s*?\[]")
+
+
+def _variable(text: str, i: int, variables: Mapping[str, str | None] | None, quoted: bool) -> tuple[str, int]:
+    """The value of the `$NAME` / `${NAME}` at `text[i]` and the offset after it; Unsupported when
+    it is another expansion or its value is not known here."""
+    m = _VARIABLE.match(text, i) if variables is not None else None
+    if m is None:
+        raise Unsupported(f"shell expansion in {text[i:i + 8]!r}")
+    name = m.group(1) or m.group(2)
+    value = variables.get(name)
+    if value is None:
+        said = "is declared without a value (given when it runs)" if name in variables else "has no value here"
+        raise Unsupported(f"${name} {said}")
+    if not quoted and (not value or _SPLIT_OR_GLOB.search(value)):
+        raise Unsupported(f"${name} unquoted: the shell splits or globs its value {value!r}")
+    return value, m.end()
+
+
+def _scan(text: str, i: int, script_args: bool = False,
+          variables: Mapping[str, str | None] | None = None) -> tuple[list[Word], int]:
     words: list[Word] = []
     end = len(text)
     while i < end:
@@ -177,6 +203,10 @@ def _scan(text: str, i: int, script_args: bool = False) -> tuple[list[Word], int
                             buf.append(text[j + 1])
                         j += 2
                         continue
+                    if text[j] == "$" and variables is not None:
+                        value, j = _variable(text, j, variables, quoted=True)
+                        buf.append(value)
+                        continue
                     if text[j] in "$`":
                         raise Unsupported(f"shell expansion in {text[word_start:j + 8]!r}")
                     buf.append(text[j])
@@ -184,6 +214,9 @@ def _scan(text: str, i: int, script_args: bool = False) -> tuple[list[Word], int
                 if j >= end:
                     raise Unsupported("unterminated double quote")
                 i = j + 1
+            elif c == "$" and variables is not None:
+                value, i = _variable(text, i, variables, quoted=False)
+                buf.append(value)
             elif c in "$`":
                 raise Unsupported(f"shell expansion in {text[word_start:i + 8]!r}")
             else:  # a run of plain characters at once (a 1 MiB launch is 1M characters)

@@ -65,11 +65,12 @@ class _Lines:
         return Pos(line + 1, offset - self.starts[line] + 1)
 
 
-def read_script(path: str, text: str) -> tuple[list[Launch], list[Note]]:
+def read_script(path: str, text: str, variables: dict[str, str | None] | None = None) -> tuple[list[Launch], list[Note]]:
+    """`variables`: what `$NAME` is in the script (a task file's environment; None: not expanded)."""
     if "\r\n" not in text:
-        return _read_lf(path, text)
+        return _read_lf(path, text, variables)
     lf = text.replace("\r\n", "\n")
-    launches, notes = _read_lf(path, lf)  # lines and columns are the same in both texts
+    launches, notes = _read_lf(path, lf, variables)  # lines and columns are the same in both texts
     # the LF text's offset of each LF that had a CR before it
     crlf_ends = [m.start() - n for n, m in enumerate(re.finditer("\r\n", text))]
 
@@ -82,13 +83,13 @@ def read_script(path: str, text: str) -> tuple[list[Launch], list[Note]]:
     return launches, notes
 
 
-def _read_lf(path: str, text: str) -> tuple[list[Launch], list[Note]]:
+def _read_lf(path: str, text: str, variables: dict[str, str | None] | None) -> tuple[list[Launch], list[Note]]:
     lines = _Lines(text)
     launches: list[Launch] = []
     notes: list[Note] = []
     exported: dict[str, str] = {}
     for _number, (line_base, line) in _logical_lines(text):
-        for base, words in _commands(path, line_base, line, lines, notes):
+        for base, words in _commands(path, line_base, line, lines, notes, variables):
             texts = [w for w, _s, _e in words]
             if texts and texts[0] == "export":
                 for word in texts[1:]:
@@ -119,20 +120,20 @@ def _read_lf(path: str, text: str) -> tuple[list[Launch], list[Note]]:
     return launches, notes
 
 
-def _commands(path: str, base: int, line: str, lines: _Lines, notes: list[Note]):
+def _commands(path: str, base: int, line: str, lines: _Lines, notes: list[Note], variables=None):
     """(offset, words) of each simple command of a logical line. A line the word splitter does not
     model (an expansion somewhere) is split at its unquoted `;`, `&&`, `||`, `|` and each part read
     on its own: `cd "$APP" && exec sglang serve ...` is judged; a part that still is not
     understood and mentions sglang is reported."""
     try:
-        return [(base, words) for words in shell_commands(line, script_args=True)]
+        return [(base, words) for words in shell_commands(line, script_args=True, variables=variables)]
     except Unsupported as exc:
         first = exc
     out = []
     parts = _top_level_parts(line)
     for start, part in parts if len(parts) > 1 else ():
         try:
-            out += [(base + start, words) for words in shell_commands(part, script_args=True)]
+            out += [(base + start, words) for words in shell_commands(part, script_args=True, variables=variables)]
         except Unsupported as exc:
             if mentions_sglang(part):
                 notes.append(Note(path, lines.pos(base + start), f"not understood ({exc}); this launch is not judged"))

@@ -8,10 +8,17 @@ onto it where they differ: SkyPilot's `A100` is the 40 GB part), and its count i
 every alternative asks for the same number. The session builds each target's profile: an
 accelerator the catalog does not know is named there (H3DL005), not guessed at.
 An `envs` value left empty (`null`, to be given with `--env` at launch) is not known here.
+
+`$NAME` / `${NAME}` in the run script is what SkyPilot exports there: an `envs` (or `secrets`)
+value, `SKYPILOT_NUM_GPUS_PER_NODE` (when every accelerator alternative asks for the same count),
+`SKYPILOT_NUM_NODES` (`num_nodes`, 1 if unset) and `SKYPILOT_NODE_RANK` (0, on one node). A name
+the task leaves empty (`null` or `""`: required at `sky launch --env`), one it does not bind, or
+one the script assigns itself is named in a note and that launch is not judged, never guessed at.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from h3doctor.inputs.launch import Launch, Note, Segment
@@ -36,7 +43,7 @@ def read_task(doc: Document) -> tuple[list[Launch], list[Note]]:
     targets, counts = _targets(data.get("resources"), doc, notes)
     envs = {str(k): _text(v) for k, v in (data.get("envs") or {}).items() if v is not None} \
         if isinstance(data.get("envs"), dict) else {}
-    launches, script_notes = read_script(doc.origin, run)
+    launches, script_notes = read_script(doc.origin, run, _variables(data, run, counts))
     starts = [0] + [i + 1 for i, c in enumerate(run) if c == "\n"]
     for note in script_notes:
         offset = starts[note.pos.line - 1] + note.pos.col - 1
@@ -52,6 +59,31 @@ def read_task(doc: Document) -> tuple[list[Launch], list[Note]]:
         launch.targets = targets
         launch.gpu_count = counts[0] if len(set(counts)) == 1 else None
     return launches, notes
+
+
+# what the script itself may set (then its value there is the script's, not the task's)
+_ASSIGNED = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\+?=|\b(?:for|read|unset|export|local|declare|typeset|readonly)"
+                       r"(?:\s+-\S+)*\s+([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _variables(data: dict[str, Any], run: str, counts: list[int]) -> dict[str, str | None]:
+    """What `$NAME` is in the run script; None: declared, but only given at launch."""
+    out: dict[str, str | None] = {}
+    nodes = data.get("num_nodes", 1)
+    nodes = nodes if isinstance(nodes, int) and not isinstance(nodes, bool) else None
+    if nodes is not None:
+        out["SKYPILOT_NUM_NODES"] = str(nodes)
+        if nodes == 1:
+            out["SKYPILOT_NODE_RANK"] = "0"
+    if counts and len(set(counts)) == 1:
+        out["SKYPILOT_NUM_GPUS_PER_NODE"] = str(counts[0])
+    for key in ("envs", "secrets"):
+        if isinstance(data.get(key), dict):
+            for name, value in data[key].items():
+                out[str(name)] = None if value is None or value == "" else _text(value)
+    for m in _ASSIGNED.finditer(run):
+        out.pop(m.group(1) or m.group(2), None)
+    return out
 
 
 def _text(value: Any) -> str:
