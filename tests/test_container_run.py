@@ -81,7 +81,9 @@ def test_an_unknown_option_is_a_usage_error_naming_it(tokens, word):
     (["docker", "run", "--gpus"], "needs a value"),
     (["docker", "run", "--rm"], "names no image"),
     (["docker", "run", "img"], "image's own command"),
-    (["docker", "run", "--entrypoint", "sglang", "img", "serve", "M"], "--entrypoint"),
+    (["docker", "run", "--entrypoint", "sglang serve", "img", "M"], "one program"),  # docker execs it as one name
+    (["podman", "run", "--entrypoint", '["sglang", "serve"]', "img", "M"], "one program"),
+    (["docker", "run", "--entrypoint", "/entrypoint.sh", "img", "sglang", "serve", "M"], "/entrypoint.sh"),
     (["docker", "run", "img", "bash", "-lc", "sglang serve --num-gpus 4"], "must end in"),
     (["docker", "run", "img", "bash", "-lc", 'echo "$@"', "--", "--num-gpus", "4"], "runs no sglang"),
     (["docker", "run", "img", "redis-server"], "redis-server"),
@@ -480,3 +482,83 @@ def test_every_place_an_image_is_read_carries_it_into_sarif(tmp_path):
                    r["locations"][0]["physicalLocation"]["region"]["startLine"], r["ruleId"],
                    r["properties"]["sglangVersion"], r["properties"]["sglangVersionSource"]) for r in results) == sorted(
         (name, line, "H3D012", "0.5.19", "image") for name, (_t, line) in EVERYWHERE.items())
+
+
+# --- --entrypoint, and the script's positional parameters ------------------------------------------
+
+@pytest.mark.parametrize("option", ["--entrypoint sglang", "--entrypoint=sglang"])
+def test_an_entrypoint_is_the_commands_first_word(option):
+    command = f"docker run --gpus all {option} lmsysorg/sglang:v0.5.19-cu129 serve {H3} --enable-metrics"
+    result = check(command)
+    assert "H3D012" in ids(result) and result.evaluation.context["release.source"] == "image"
+    assert result.corrected_argv == shlex.split(command)[:-1]  # only --enable-metrics goes
+    assert ids(check(command.replace("v0.5.19-cu129", "v0.5.23"))) == []
+    granted = check(f"docker run --gpus 2 {option} lmsysorg/sglang:v0.5.23 serve {H3}")
+    assert "H3D109" in ids(granted) and granted.corrected_argv == shlex.split(
+        f"docker run --gpus 2 {option} lmsysorg/sglang:v0.5.23 serve {H3}".replace("--num-gpus 4", "--num-gpus 2"))
+
+
+@pytest.mark.parametrize("option,fixed", [("--entrypoint python3", "--entrypoint sglang"),
+                                          ("--entrypoint=python3", "--entrypoint=sglang")])
+def test_the_llm_launcher_as_an_entrypoint_is_corrected_in_the_entrypoint(option, fixed):
+    command = f"docker run --gpus all --ipc=host {option} lmsysorg/sglang:v0.5.23 -m sglang.launch_server {H3}"
+    result = check(command)
+    assert ids(result) == ["H3D040"]
+    assert result.corrected_argv == shlex.split(
+        f"docker run --gpus all --ipc=host {fixed} lmsysorg/sglang:v0.5.23 serve {H3}")
+
+
+def test_a_bash_entrypoint_with_the_cookbook_script_and_a_cleared_entrypoint():
+    cookbook = ("docker run --gpus all --entrypoint bash {image} -lc 'python -m pip install -e "
+                '"/sgl-workspace/sglang/python[diffusion]" && exec sglang serve "$@"\' -- ' + H3 + " --enable-metrics")
+    old = check(cookbook.format(image="lmsysorg/sglang:v0.5.19-cu129"))
+    assert "H3D012" in ids(old)
+    assert old.corrected_argv == shlex.split(cookbook.format(image="lmsysorg/sglang:v0.5.19-cu129"))[:-1]
+    assert ids(check(cookbook.format(image="lmsysorg/sglang:v0.5.23"))) == []
+    cleared = check(f'docker run --gpus all --entrypoint "" lmsysorg/sglang:v0.5.19-cu129 sglang serve {H3} --enable-metrics')
+    assert "H3D012" in ids(cleared)
+
+
+def test_positional_parameters_are_bound_to_the_lines_words():
+    from h3doctor.sglang.container_run import bind_positional
+
+    args = [f"a{n}" for n in range(1, 11)]
+    assert bind_positional("$1-${10}-$#-$0", args, "h3") == "a1-a10-10-h3"
+    with pytest.raises(UsageError, match=r"\$\{11\}"):
+        bind_positional("${11}", args, "h3")
+
+
+def test_an_export_from_a_positional_parameter_reaches_the_rules_and_the_fix_edits_the_argument():
+    script = f"bash -lc 'export {PLANS}=$1; shift; exec sglang serve \"$@\"'"
+    command = f"docker run --gpus all lmsysorg/sglang:v0.5.23 {script} -- 0 {H3} --minimax-h3-adaln-online"
+    result = check(command)
+    assert ids(result) == ["H3D512"]
+    assert result.corrected_argv == shlex.split(command.replace(" -- 0 ", " -- 64 "))  # the argument, not a new -e
+    assert ids(check(command.replace(" -- 0 ", " -- 64 "))) == []
+
+
+@pytest.mark.parametrize("script,args,says", [
+    (f"export {PLANS}=$3; exec sglang serve \"$@\"", "--num-gpus 4", "reads $3, but the line gives it 2"),
+    ("shift 3; exec sglang serve \"$@\"", "--num-gpus 4", "shifts past"),
+    ("exec sglang serve --model-path \"$1\" \"$@\"", "M --num-gpus 4", "'$1' in front of"),
+    ("exec sglang serve \"$*\"", "--num-gpus 4", '"$*", every flag as one word'),
+    ("exec sglang serve $@", "--model-path '/my models/h3'", "splits the argument '/my models/h3'"),
+    (f"export {PLANS}=$HOME; exec sglang serve \"$@\"", "--num-gpus 4", f"sets {PLANS} from '$HOME'"),
+])
+def test_what_a_script_leaves_unknown_is_a_usage_error_naming_it(script, args, says):
+    with pytest.raises(UsageError) as exc:
+        read_launch_form(shlex.split(f"docker run img bash -lc {shlex.quote(script)} -- {args}"))
+    assert says in exc.value.message
+
+
+def test_lint_reads_an_entrypoint_line_in_a_script(tmp_path):
+    script = _write(tmp_path, "serve.sh", f"""\
+        #!/bin/bash
+        docker run --gpus all --entrypoint python3 lmsysorg/sglang:v0.5.19-cu129 \\
+          -m sglang.launch_server {H3} --enable-metrics
+        """)
+    _session, result = _lint(script)
+    text = script.read_text().splitlines()
+    assert sorted((r.rule, r.pos.line, r.pos.col) for r in result.records if r.severity == "error") == [
+        ("H3D012", 3, text[2].index("--enable-metrics") + 1),
+        ("H3D040", 2, text[1].index("--entrypoint") + 1)]  # the option whose value the fix changes

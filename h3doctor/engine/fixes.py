@@ -250,6 +250,12 @@ def apply_edits(cmd: ParsedCommand, edits: list[Edit]) -> list[str]:
             appended.extend(e.tokens)
     program = next((e.tokens for e in edits if e.start == PROGRAM), cmd.tokens[cmd.wrapper_len : cmd.prefix_len])
     wrapper = _with_env(cmd, [e for e in edits if e.start == ENV])
+    at = cmd.form.entrypoint_at
+    if at is not None and any(e.start == PROGRAM for e in edits) and program:
+        # `--entrypoint python3 IMAGE -m …`: the new program's first word is the entrypoint's value
+        # (env words go in at the image, after it, so `at` still points at the option)
+        wrapper[at] = f"--entrypoint={program[0]}" if wrapper[at].startswith("--entrypoint=") else program[0]
+        program = program[1:]
     return wrapper + list(program) + args + appended
 
 
@@ -263,6 +269,9 @@ def _with_env(cmd: ParsedCommand, env_edits: list[Edit]) -> list[str]:
     for e in env_edits:
         word = e.tokens[0]
         name = word.split("=", 1)[0]
+        if name in cmd.form.env_value_at:  # the script's `export NAME="$1"`: its argument is the value
+            wrapper[cmd.form.env_value_at[name]] = word.split("=", 1)[1]
+            continue
         for i in reversed(slots):
             if wrapper[i].split("=", 1)[0] == name:
                 wrapper[i] = word

@@ -148,7 +148,7 @@ def _strategy_sglang_entrypoint(fx: FixContext):
         if occ.option == "--model" and occ.dest == "model_path":
             value = occ.values[0]
             edits.append(Edit(occ.start, occ.end, [f"--model-path={value}"] if occ.inline else ["--model-path", value]))
-    interpreter = cmd.tokens[cmd.wrapper_len]
+    interpreter = cmd.form.program_head(cmd.tokens)
     if os.sep in interpreter:
         fx.notes.append(f"the corrected command runs the `sglang` found on PATH; to keep the environment of "
                         f"`{interpreter}`, use {os.path.join(os.path.dirname(interpreter), 'sglang')} "

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import shlex
 
 from h3doctor.errors import UsageError
@@ -142,6 +143,7 @@ class ContainerRun:
     gpus: GpuGrant | None = None  # from --gpus or CDI --device; None: not said by an option
     entrypoint: str | None = None
     env_word_indices: tuple[int, ...] = field(default=())  # where -e/--env values are (for edits)
+    entrypoint_at: int | None = None  # tokens[entrypoint_at] holds --entrypoint's value (or is `--entrypoint=V`)
 
     def environment(self, caller: dict[str, str]) -> dict[str, str]:
         """What the container's command starts with (before the image's own ENV, which h3doctor
@@ -187,10 +189,11 @@ def read_container_run(tokens: list[str], *, env_file_dir: str | None = None) ->
     gpus: GpuGrant | None = None
     cdi: list[str] = []
     entrypoint = None
+    entrypoint_at = None
     env_host = False
 
     def take(opt: str, value: str, at: int) -> None:
-        nonlocal gpus, entrypoint, env_host
+        nonlocal gpus, entrypoint, entrypoint_at, env_host
         if opt in ("-e", "--env"):
             name, eq, val = value.partition("=")
             env.append((name, val if eq else None))
@@ -205,7 +208,7 @@ def read_container_run(tokens: list[str], *, env_file_dir: str | None = None) ->
             if "/gpu=" in host:  # CDI: vendor.com/gpu=all|0|0,1
                 cdi.append(host)
         elif opt == "--entrypoint":
-            entrypoint = value
+            entrypoint, entrypoint_at = value, at
 
     while i < len(tokens):
         tok = tokens[i]
@@ -258,7 +261,7 @@ def read_container_run(tokens: list[str], *, env_file_dir: str | None = None) ->
     if gpus is None and cdi:
         gpus = _cdi_grant(cdi)
     return ContainerRun(runtime, tokens[i], i, i + 1, tuple(files + env), env_host, gpus, entrypoint,
-                        tuple(env_indices))
+                        tuple(env_indices), entrypoint_at)
 
 
 def _unknown(runtime: str, opt: str) -> UsageError:
@@ -316,10 +319,37 @@ class ShellC:
 
     script: str
     args_start: int  # words[args_start:] are "$@"
+    zero: bool  # words[args_start - 1] is $0 (the cookbook's `--`)
     commands: tuple[tuple[str, ...], ...]  # the script's simple commands, `"$@"` kept as ARGS_WORD
 
 
-ARGS_WORD = "\x00@"  # "$@" / $@ / "$*" in a script: the arguments after $0
+ARGS_WORD = "\x00@"  # "$@" (or "${@}") in a script: the arguments after $0, one word each
+ARGS_SPLIT = "\x00@u"  # $@ / $* unquoted: the same, each argument split again at blanks
+ARGS_JOINED = "\x00*"  # "$*": every argument in one word
+_POSITIONAL = re.compile(r"\$(?:\{(\d+|#)\}|(\d|#))")
+
+
+def bind_positional(word: str, args: list[str], zero: str | None) -> str:
+    """A script word with `$1`…, `${10}`, `$#` and `$0` replaced by what bash gives them: the
+    script's arguments (after any `shift`). A parameter past the last argument is a usage error
+    naming it: bash would give an empty value, but on a line typed with its arguments it is a
+    missing argument, and the launch it builds is not the one the user means."""
+    def sub(m: re.Match) -> str:
+        name = m.group(1) or m.group(2)
+        if name == "#":
+            return str(len(args))
+        n = int(name)
+        if n == 0:
+            if zero is None:
+                raise UsageError("the `-c` script reads $0, which the line does not give", hint=_HINT)
+            return zero
+        if n > len(args):
+            said = f"${{{n}}}" if n > 9 else f"${n}"
+            raise UsageError(f"the `-c` script reads {said}, but the line gives it {len(args)} argument(s) after "
+                             "the script's name", hint=_HINT)
+        return args[n - 1]
+
+    return _POSITIONAL.sub(sub, word)
 
 
 def read_shell_c(words: list[str]) -> ShellC | None:
@@ -341,15 +371,19 @@ def read_shell_c(words: list[str]) -> ShellC | None:
     if not has_c or i >= len(words):
         return None
     script = words[i]
-    args_start = i + 2 if i + 1 < len(words) else i + 1  # words[i + 1] is $0
-    return ShellC(script, min(args_start, len(words)), tuple(script_commands(script)))
+    zero = i + 1 < len(words)  # words[i + 1] is $0
+    args_start = i + 2 if zero else i + 1
+    return ShellC(script, min(args_start, len(words)), zero, tuple(script_commands(script)))
 
 
 def script_commands(script: str) -> list[tuple[str, ...]]:
     """A script's simple commands (split at `&&`, `||`, `;`, `|`, newlines), as the shell reads
-    their words; `"$@"` becomes ARGS_WORD. Other expansions (`$VAR`, `$(…)`, backticks) raise
-    UsageError: their values are only known when the script runs."""
-    text = script.replace('"$@"', " \x00@ ").replace('"$*"', " \x00@ ").replace("$@", " \x00@ ")
+    their words; `"$@"` becomes ARGS_WORD, unquoted `$@`/`$*` ARGS_SPLIT, `"$*"` ARGS_JOINED.
+    Other expansions (`$1`, `$VAR`, `$(…)`, backticks) are kept as written: the reader decides."""
+    text = script
+    for form, word in (('"$@"', ARGS_WORD), ('"${@}"', ARGS_WORD), ('"$*"', ARGS_JOINED), ('"${*}"', ARGS_JOINED),
+                       ("${@}", ARGS_SPLIT), ("$@", ARGS_SPLIT), ("${*}", ARGS_SPLIT), ("$*", ARGS_SPLIT)):
+        text = text.replace(form, f" {word} ")
     lexer = shlex.shlex(text.replace("\n", ";"),
                         posix=True, punctuation_chars=";&|()<>")
     lexer.whitespace_split = True
@@ -372,8 +406,6 @@ def script_commands(script: str) -> list[tuple[str, ...]]:
                 if current and current[-1].isdigit():
                     current.pop()  # the 2 of 2>&1
                 continue
-            if tok == "\x00@":
-                tok = ARGS_WORD
             current.append(tok)
     except ValueError as exc:
         raise UsageError(f"the `-c` script is not understood ({exc})", hint=_HINT) from None

@@ -19,7 +19,17 @@ import re
 
 from h3doctor.errors import UsageError
 from h3doctor.record import field, record
-from h3doctor.sglang.container_run import ARGS_WORD, ContainerRun, is_container_run, read_container_run, read_shell_c
+from h3doctor.safeload import excerpt
+from h3doctor.sglang.container_run import (
+    ARGS_JOINED,
+    ARGS_SPLIT,
+    ARGS_WORD,
+    ContainerRun,
+    bind_positional,
+    is_container_run,
+    read_container_run,
+    read_shell_c,
+)
 from h3doctor.shellwords import is_assignment
 
 _PYTHON = re.compile(r"^python(\d+(\.\d+)?)?$")
@@ -89,6 +99,17 @@ class LaunchForm:
     env_insert_at: int = 0  # where a new VAR=value word goes (after `env`'s options, else first)
     container: ContainerRun | None = None  # `docker run … IMAGE` in front: what the container sees
     env_as_option: bool = False  # a new VAR=value word is given as `-e VAR=value` (a container's)
+    # `--entrypoint sglang IMAGE serve …`: the program's first word is tokens[entrypoint_at], the
+    # option's value (or `--entrypoint=V`), and the rest of it is tokens[wrapper_len:prefix_len]
+    entrypoint_at: int | None = None
+    # a `bash -lc` script's `export NAME="$1"`: NAME's value is the word tokens[index] (a fix edits it there)
+    env_value_at: dict[str, int] = field(default_factory=dict)
+
+    def program_head(self, tokens: list[str]) -> str:
+        """The program's first word (`python3`, `sglang`), wherever it is written."""
+        if self.entrypoint_at is not None:
+            return tokens[self.entrypoint_at].removeprefix("--entrypoint=")
+        return tokens[self.wrapper_len]
 
     @property
     def program_given(self) -> bool:
@@ -295,13 +316,14 @@ def read_launch_form(tokens: list[str]) -> LaunchForm:
 def _container_form(tokens: list[str]) -> LaunchForm:
     """`docker|podman|nerdctl run [options] IMAGE COMMAND…`: everything up to the image is wrapper
     (kept as typed); the command is read as a launch of its own, or, for `bash -lc SCRIPT -- ARGS…`,
-    the script's sglang command is the program and ARGS (its `"$@"`) are sglang's flags."""
+    the script's sglang command is the program and ARGS (its `"$@"`) are sglang's flags. An
+    `--entrypoint PROGRAM` is the command's first word (docker execs it with the words after the
+    image as its arguments); `--entrypoint ""` clears the image's, and the words after the image
+    are the whole command."""
     run = read_container_run(tokens)
     where = f"`{run.runtime} run … {run.image}`"
-    if run.entrypoint is not None:
-        raise UsageError(f"{where} with --entrypoint {run.entrypoint}: h3doctor reads the command after the image, "
-                         "not an entrypoint given as an option", hint=_HINT)
-    inner = tokens[run.command_start:]
+    entry = _entrypoint_words(run, where)
+    inner = entry + tokens[run.command_start:]
     if not inner:
         raise UsageError(f"{where} runs the image's own command, which h3doctor cannot see: give the sglang "
                          "command after the image", hint=_HINT)
@@ -311,49 +333,115 @@ def _container_form(tokens: list[str]) -> LaunchForm:
     if is_assignment(inner[0]) or inner[0] == "exec":  # no shell reads the container's command: it is exec'd
         raise UsageError(f"{where} {inner[0]}: the runtime runs `{inner[0]}` as a program (there is no shell to read "
                          "it); give the environment with -e NAME=value", hint=_HINT)
-    at = run.command_start
+
+    def at(k: int) -> int:  # inner[k] (k past the entrypoint) is tokens[at(k)]
+        return run.command_start + k - len(entry)
+
     sh = read_shell_c(inner)
     if sh is not None:
-        return _script_form(tokens, run, sh, where)
+        return _script_form(tokens, run, sh, where, at(sh.args_start), at(sh.args_start - 1) if sh.zero else None)
     form = read_launch_form(inner)
     if not form.program_given:
         raise UsageError(f"{where} {inner[0]}: not an sglang command", hint=_HINT)
+    if form.prefix_len < len(entry):
+        raise UsageError(f"{where} --entrypoint {excerpt(run.entrypoint or '')}: not an sglang command", hint=_HINT)
+    in_entry = bool(entry) and form.wrapper_len < len(entry)  # the program starts in the entrypoint
     uses_env = form.env_insert_at > 0
-    return LaunchForm(wrapper_len=at + form.wrapper_len, prefix_len=at + form.prefix_len, entry=form.entry,
+    return LaunchForm(wrapper_len=run.command_start if in_entry else at(form.wrapper_len),
+                      prefix_len=at(form.prefix_len), entry=form.entry,
                       launcher=form.launcher, env=dict(form.env), env_cleared=form.env_cleared,
                       env_unset=form.env_unset,
-                      env_word_indices=tuple(sorted(run.env_word_indices + tuple(at + k for k in form.env_word_indices))),
-                      env_insert_at=at + form.env_insert_at if uses_env else run.image_index,
-                      container=run, env_as_option=not uses_env)
+                      env_word_indices=tuple(sorted(run.env_word_indices + tuple(at(k) for k in form.env_word_indices))),
+                      env_insert_at=at(form.env_insert_at) if uses_env else run.image_index,
+                      container=run, env_as_option=not uses_env,
+                      entrypoint_at=run.entrypoint_at if in_entry else None)
 
 
-def _script_form(tokens: list[str], run: ContainerRun, sh, where: str) -> LaunchForm:
+def _entrypoint_words(run: ContainerRun, where: str) -> list[str]:
+    """The words --entrypoint puts in front of the command: docker and nerdctl exec the value as
+    one program name (a value with a blank names no program h3doctor can read); podman also takes
+    a JSON array, which h3doctor does not read."""
+    value = run.entrypoint
+    if value is None or value == "":
+        return []
+    if value.lstrip().startswith("[") or any(c.isspace() for c in value):
+        raise UsageError(f"{where} --entrypoint {excerpt(value)!r}: h3doctor reads an entrypoint that is one program "
+                         f"(--entrypoint sglang IMAGE serve …); {run.runtime} does not split this value into words",
+                         hint=_HINT)
+    return [value]
+
+
+def _script_form(tokens: list[str], run: ContainerRun, sh, where: str, args_at: int, zero_at: int | None) -> LaunchForm:
+    """`bash -lc SCRIPT [$0 [ARGS…]]`: the script's last sglang command, which must end in `"$@"`
+    (its flags are ARGS, read as sglang's). Positional parameters are bound to the line's words:
+    `shift [N]` before the launch drops ARGS' first N (they stay in the wrapper, as typed), and
+    `$1`…, `$#`, `$0` in the `export NAME=…` and `NAME=value` words the launch sees take their
+    values; one past the last argument is a usage error naming it (container_run.bind_positional)."""
     launches = [c for c in sh.commands if _names_sglang(list(c))]
     if not launches:
         raise UsageError(f"{where}: the `-c` script runs no sglang command", hint=_HINT)
-    command = list(launches[-1])
+    index = max(k for k, c in enumerate(sh.commands) if c in launches)
+    command = list(sh.commands[index])
+    zero = tokens[zero_at] if zero_at is not None else None
+    shifted = 0
     exported: dict[str, str] = {}
-    for c in sh.commands[: sh.commands.index(launches[-1])]:
-        if c and c[0] == "export":
-            for word in c[1:]:
+    value_at: dict[str, int] = {}
+    for c in sh.commands[:index]:
+        args = tokens[args_at + shifted:]
+        if c and c[0] == "shift":
+            n = int(c[1]) if len(c) > 1 and c[1].isdigit() else 1
+            if len(c) > 2 or (len(c) == 2 and not c[1].isdigit()) or n > len(args):
+                raise UsageError(f"{where}: the `-c` script's `{' '.join(c)}` shifts past the arguments the line "
+                                 f"gives ({len(args)})", hint=_HINT)
+            shifted += n
+        elif c and (c[0] == "export" or all(is_assignment(w) for w in c)):
+            for word in c[1:] if c[0] == "export" else c:
                 name, eq, value = word.partition("=")
-                if eq and "$" not in word:
-                    exported[name] = value
+                if eq:
+                    exported[name] = _script_value(name, bind_positional(value, args, zero), where)
+                    whole = re.fullmatch(r"\$(?:([1-9])|\{([1-9][0-9]*)\})", value)
+                    if whole:
+                        value_at[name] = args_at + shifted + int(whole.group(1) or whole.group(2)) - 1
+                    else:
+                        value_at.pop(name, None)
+    args = tokens[args_at + shifted:]
+    if ARGS_JOINED in command or ARGS_SPLIT in command:
+        if ARGS_JOINED in command:
+            raise UsageError(f"{where}: the script's sglang command passes \"$*\", every flag as one word; use \"$@\"",
+                             hint=_HINT)
+        split = [a for a in args if not a or any(c.isspace() or c in "*?[" for c in a)]
+        if split:
+            raise UsageError(f"{where}: the script's unquoted $@ splits the argument {excerpt(split[0])!r} again; "
+                             "quote it: \"$@\"", hint=_HINT)
+        command = [ARGS_WORD if w == ARGS_SPLIT else w for w in command]
     if command.count(ARGS_WORD) != 1 or command[-1] != ARGS_WORD:
         raise UsageError(f"{where}: the script's sglang command must end in \"$@\" with its flags given as the "
                          "script's arguments (bash -lc '… exec sglang serve \"$@\"' -- FLAGS…); flags written "
                          "inside the script are not read", hint=_HINT)
     words = command[:-1]
-    if any("$" in w or "`" in w for w in words):
-        raise UsageError(f"{where}: the script's sglang command uses a shell expansion; its value is only known "
-                         "when it runs", hint=_HINT)
+    expanded = next((w for w in words if "$" in w or "`" in w), None)
+    if expanded is not None and not is_assignment(expanded):
+        raise UsageError(f"{where}: the script's sglang command has {excerpt(expanded)!r} in front of \"$@\": flags "
+                         "written inside the script are not read; give them after the script as its arguments",
+                         hint=_HINT)
+    words = [bind_positional(w, args, zero) if is_assignment(w) else w for w in words]
     form = read_launch_form(words)
     if form.prefix_len != len(words) or not form.program_given:
         raise UsageError(f"{where}: the script's sglang command must end in \"$@\" with its flags given as the "
                          "script's arguments; flags written inside the script are not read", hint=_HINT)
-    start = run.command_start + sh.args_start
-    env = {**exported, **form.env}
+    start = args_at + shifted
+    env = {**exported, **{k: _script_value(k, v, where) for k, v in form.env.items()}}
     return LaunchForm(wrapper_len=start, prefix_len=start, entry=form.entry, launcher=form.launcher, env=env,
                       env_cleared=form.env_cleared, env_unset=form.env_unset,
                       env_word_indices=run.env_word_indices, env_insert_at=run.image_index, container=run,
-                      env_as_option=True)
+                      env_as_option=True, env_value_at={k: v for k, v in value_at.items() if k not in form.env})
+
+
+def _script_value(name: str, value: str, where: str) -> str:
+    """A value the script gives NAME, once its positional parameters are bound: another expansion
+    (`$HOME`, `$(…)`) is known only when the script runs, which matters for the variables sglang
+    reads (a usage error naming it) and not for the others (PATH and the like are not judged)."""
+    if ("$" in value or "`" in value) and (name.startswith("SGLANG") or name.endswith("_VISIBLE_DEVICES")):
+        raise UsageError(f"{where}: the `-c` script sets {name} from {excerpt(value)!r}, known only when it runs",
+                         hint=_HINT)
+    return value
