@@ -4,6 +4,8 @@ its launch gets, and every finding at its line and column."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from h3doctor.inputs.read import candidate, read_input
@@ -575,3 +577,46 @@ def test_dockerfile_from_an_arg_without_a_value_cannot_verify_the_release(tmp_pa
     code, report = lint_json("--no-config", "--target", "4xH200", str(path), cwd=tmp_path)
     note = at(report, "H3D922")  # not `latest`: the tag is only known when the image is built
     assert "cannot verify" in note["message"] and "${SGLANG_TAG}" in note["message"] and note["line"] == 3
+
+
+# a helm that reports what it was given: its arguments, environment, stdin and directory
+SPY_HELM = """\
+    #!/bin/sh
+    chart="$3"
+    { printf 'args=%s|' "$*"; env | sort | tr '\\n' '|'; printf 'stdin='; cat; printf '|cwd=%s' "$PWD"; } > "$chart/.seen"
+    cat "$chart/.rendered"
+    """
+
+
+def test_helm_runs_without_a_shell_in_a_controlled_environment(tmp_path, monkeypatch):
+    helm_chart(tmp_path)
+    write(tmp_path, "bin/helm", SPY_HELM).chmod(0o755)
+    monkeypatch.setenv("HELM_POST_RENDERER", "/bin/evil")  # nothing of the caller's helm settings reaches it
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "kubeconfig"))
+    code, report, err = lint_with_helm(tmp_path, "--target", "H200", "h3/Chart.yaml")
+    assert code == 1 and at(report, "H3D305")["file"] == "h3/templates/deploy.yaml", err
+    seen = dict(part.split("=", 1) for part in (tmp_path / "h3" / ".seen").read_text().split("|") if "=" in part)
+    assert seen["args"] == f"template -- {tmp_path / 'h3'}"  # the chart after `--`: never read as an option
+    assert seen["stdin"] == ""  # closed
+    assert seen["LC_ALL"] == "C" and seen["HOME"] == seen["cwd"] and str(tmp_path) not in seen["HOME"]
+    assert not {"HELM_POST_RENDERER", "KUBECONFIG", "NO_COLOR"} & set(seen)  # none of the caller's variables
+
+
+def test_helm_output_without_end_or_a_hang_is_stopped_and_a_relative_helm_is_not_run(tmp_path, monkeypatch):
+    from h3doctor.errors import UsageError
+    from h3doctor.inputs import helm
+
+    helm_chart(tmp_path)
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    write(tmp_path, "bin/helm", "#!/bin/sh\nexec yes h3doctor\n").chmod(0o755)
+    monkeypatch.setattr(helm, "MAX_RENDERED_BYTES", 1 << 20)
+    with pytest.raises(UsageError, match="wrote more than"):
+        helm.read_chart(str(tmp_path / "h3" / "Chart.yaml"), max_bytes=1 << 20)
+    write(tmp_path, "bin/helm", "#!/bin/sh\nexec sleep 30\n").chmod(0o755)
+    monkeypatch.setattr(helm, "RENDER_TIMEOUT_S", 1)
+    with pytest.raises(UsageError, match="took longer than 1 s"):
+        helm.read_chart(str(tmp_path / "h3" / "Chart.yaml"), max_bytes=1 << 20)
+    # an empty or relative PATH entry is the current directory: a linted repository could put a helm there
+    monkeypatch.chdir(tmp_path / "bin")
+    monkeypatch.setenv("PATH", f"{os.pathsep}bin{os.pathsep}/nonexistent")
+    assert helm.helm_program() is None and not helm.is_chart(str(tmp_path / "h3" / "Chart.yaml"))

@@ -3,8 +3,12 @@ with `helm template` and its manifests read as Kubernetes (inputs/kubernetes.py)
 located back in the template file its `# Source:` comment names.
 
 `helm template` renders locally (no cluster, no hooks run, dependencies not fetched); it is run
-by path without a shell, with stdin closed, a minimal environment, a timeout and its output
-capped. A chart helm cannot render is a usage error naming helm's message. A rendered line is
+by absolute path (found on PATH's absolute entries only: an empty or relative entry would let the
+linted directory supply a `helm`), without a shell, with stdin closed, in an environment of PATH,
+LC_ALL=C and a fresh empty HOME (no helm configuration, repositories, plugins or kubeconfig of the
+user's reach it), killed at a timeout, its output read as it comes and cut off (the process killed)
+past a cap, so a chart that renders without end costs neither memory nor time. A chart helm cannot
+render is a usage error naming helm's message. A rendered line is
 placed on the template line with the same text (literal lines, the usual home of a launch's
 flags); a line the template computes is placed on the template's first line.
 """
@@ -12,8 +16,11 @@ flags); a line the template computes is placed on the template's first line.
 from __future__ import annotations
 
 import os
+import selectors
 import shutil
 import subprocess
+import tempfile
+import time
 from pathlib import Path
 
 from h3doctor.errors import UsageError
@@ -27,8 +34,14 @@ MAX_RENDERED_BYTES = 8 << 20
 _SOURCE = "# Source: "
 
 
+def helm_program() -> str | None:
+    """The user's helm, from PATH's absolute directories only."""
+    dirs = [d for d in os.environ.get("PATH", "").split(os.pathsep) if os.path.isabs(d)]
+    return shutil.which("helm", path=os.pathsep.join(dirs)) if dirs else None
+
+
 def is_chart(path: str) -> bool:
-    return os.path.basename(path) == "Chart.yaml" and shutil.which("helm") is not None
+    return os.path.basename(path) == "Chart.yaml" and helm_program() is not None
 
 
 def read_chart(path: str, *, max_bytes: int) -> tuple[list[Launch], list[Note]]:
@@ -70,25 +83,59 @@ def read_chart(path: str, *, max_bytes: int) -> tuple[list[Launch], list[Note]]:
 
 
 def _render(chart: str, path: str) -> str:
-    helm = shutil.which("helm")
-    env = {"PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", "/"), "LC_ALL": "C"}
-    try:
-        proc = subprocess.Popen([helm, "template", "--", chart], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, env=env)
-    except OSError as exc:
-        raise UsageError(f"helm template could not start: {exc.strerror}", location=path) from None
-    try:
-        out, err = proc.communicate(timeout=RENDER_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.communicate()
-        raise UsageError(f"helm template took longer than {RENDER_TIMEOUT_S} s; not judged", location=path) from None
+    helm = helm_program()
+    if helm is None:
+        raise UsageError("helm is no longer on PATH", location=path)
+    with tempfile.TemporaryDirectory(prefix="h3doctor-helm-") as home:
+        env = {"PATH": os.environ.get("PATH", ""), "HOME": home, "LC_ALL": "C"}
+        try:
+            proc = subprocess.Popen([helm, "template", "--", os.path.abspath(chart)], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, env=env, cwd=home, start_new_session=True)
+        except OSError as exc:
+            raise UsageError(f"helm template could not start: {exc.strerror}", location=path) from None
+        try:
+            out, err, why = _read_bounded(proc)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+            proc.stdout.close()
+            proc.stderr.close()
+    if why:
+        raise UsageError(f"helm template {why}; not judged", location=path)
     if proc.returncode != 0:
         message = err.decode("utf-8", "replace").strip() or f"exit status {proc.returncode}"
         raise UsageError(f"helm template failed: {excerpt(message, 400)}", location=path)
-    if len(out) > MAX_RENDERED_BYTES:
-        raise UsageError(f"helm template wrote more than {MAX_RENDERED_BYTES} bytes; not judged", location=path)
     return out.decode("utf-8", "replace")
+
+
+def _read_bounded(proc: subprocess.Popen) -> tuple[bytes, bytes, str | None]:
+    """helm's stdout and stderr as they come, until it exits; a reason when it had to be stopped
+    (past the time limit, or more output than MAX_RENDERED_BYTES)."""
+    deadline = time.monotonic() + RENDER_TIMEOUT_S
+    chunks: dict[int, list[bytes]] = {proc.stdout.fileno(): [], proc.stderr.fileno(): []}
+    sizes = dict.fromkeys(chunks, 0)
+    with selectors.DefaultSelector() as sel:
+        for stream in (proc.stdout, proc.stderr):
+            sel.register(stream, selectors.EVENT_READ)
+        while sel.get_map():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return b"", b"", f"took longer than {RENDER_TIMEOUT_S} s"
+            for key, _ in sel.select(timeout=left):
+                data = os.read(key.fd, 65536)
+                if not data:
+                    sel.unregister(key.fileobj)
+                    continue
+                sizes[key.fd] += len(data)
+                if sizes[key.fd] > MAX_RENDERED_BYTES:
+                    return b"", b"", f"wrote more than {MAX_RENDERED_BYTES} bytes"
+                chunks[key.fd].append(data)
+    try:
+        proc.wait(timeout=max(deadline - time.monotonic(), 0.1))
+    except subprocess.TimeoutExpired:
+        return b"", b"", f"took longer than {RENDER_TIMEOUT_S} s"
+    return b"".join(chunks[proc.stdout.fileno()]), b"".join(chunks[proc.stderr.fileno()]), None
 
 
 def _sources(rendered: str) -> list[tuple[int, str]]:
