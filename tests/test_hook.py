@@ -423,6 +423,8 @@ def test_other_commands_pass_straight_through_untouched(shell, stub, args):
     ["docker", "run", "--gpus", "all", *IMAGE_OLD, "sglang", "serve", *H3_FLAGS, "--enable-metrics"],
     ["docker", "run", "--gpus", "all", *IMAGE_OLD, "bash", "-lc", 'exec sglang serve "$@"', "--", *H3_FLAGS,
      "--enable-metrics"],
+    ["docker", "run", "--gpus", "all", "--entrypoint", "sglang", *IMAGE_OLD, "serve", *H3_FLAGS, "--enable-metrics"],
+    ["docker", "run", "--entrypoint=/usr/local/bin/sglang", *IMAGE_OLD, "serve", *H3_FLAGS, "--enable-metrics"],
     ["python3", "-m", "sglang.cli.main", "serve", *H3_FLAGS, "--ring-degree", "2", "--attention-backend", "sage_attn"],
     ["uv", "run", "sglang", "serve", *H3_FLAGS, "--ring-degree", "2", "--attention-backend", "sage_attn"],
 ])
@@ -435,6 +437,7 @@ def test_the_other_launch_programs_are_checked_and_a_failing_one_does_not_start(
 @pytest.mark.parametrize("args", [
     ["docker", "run", "--gpus", "all", *IMAGE_NEW, "sglang", "serve", *H3_FLAGS, "--enable-metrics"],
     ["docker", "run", "--gpus", "all", *IMAGE_NEW, "bash", "-lc", 'exec sglang serve "$@"', "--", *H3_FLAGS],
+    ["docker", "run", "--gpus", "all", "--entrypoint", "sglang", *IMAGE_NEW, "serve", *H3_FLAGS],
     ["uv", "run", "sglang", "serve", *H3_FLAGS],
 ])
 def test_a_clean_launch_of_another_program_starts_as_typed(shell, stub, args):

@@ -23,10 +23,10 @@ function __h3doctor_names_sglang --description 'some word starts sglang: sglang 
                 if test "$__h3doctor_prev" = sglang; or string match -q -- '*/sglang' "$__h3doctor_prev"
                     return 0
                 end
-            case sglang 'sglang.*'
-                test "$__h3doctor_prev" = -m; and return 0
-            case -msglang '-msglang.*' '*sglang serve*' '*sglang generate*'
+            case -msglang '-msglang.*' --entrypoint=sglang '--entrypoint=*/sglang' '*sglang serve*' '*sglang generate*'
                 return 0
+            case sglang 'sglang.*' '*/sglang'
+                contains -- "$__h3doctor_prev" -m --entrypoint; and return 0
         end
         set __h3doctor_prev $__h3doctor_w
     end

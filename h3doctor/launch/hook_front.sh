@@ -17,8 +17,8 @@ function __h3doctor_names_sglang {  # some word starts sglang: `sglang serve|gen
   for __h3doctor_w in "$@"; do
     case "$__h3doctor_w" in
       serve|generate) case "$__h3doctor_prev" in sglang|*/sglang) return 0 ;; esac ;;
-      sglang|sglang.*) [ "$__h3doctor_prev" = "-m" ] && return 0 ;;
-      -msglang|-msglang.*|*"sglang serve"*|*"sglang generate"*) return 0 ;;
+      -msglang|-msglang.*|--entrypoint=sglang|--entrypoint=*/sglang|*"sglang serve"*|*"sglang generate"*) return 0 ;;
+      sglang|sglang.*|*/sglang) case "$__h3doctor_prev" in -m|--entrypoint) return 0 ;; esac ;;
     esac
     __h3doctor_prev="$__h3doctor_w"
   done
