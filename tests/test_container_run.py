@@ -562,3 +562,82 @@ def test_lint_reads_an_entrypoint_line_in_a_script(tmp_path):
     assert sorted((r.rule, r.pos.line, r.pos.col) for r in result.records if r.severity == "error") == [
         ("H3D012", 3, text[2].index("--enable-metrics") + 1),
         ("H3D040", 2, text[1].index("--entrypoint") + 1)]  # the option whose value the fix changes
+
+
+# --- the published launches as lint fixtures, every finding at its line ---------------------------
+
+# sglang's install guide ("Method 3: Using Docker") and the MiniMax-H3 cookbook's Docker path, as
+# a script would keep them (the cookbook's form on a CUDA 12 image, with a flag 0.5.19 lacks)
+PUBLISHED_SCRIPT = """\
+    #!/bin/bash
+    # sglang's install guide, "Method 3: Using Docker"
+    docker run --gpus all --shm-size 32g -p 30000:30000 -v ~/.cache/huggingface:/root/.cache/huggingface \\
+      --env "HF_TOKEN=<secret>" --ipc=host lmsysorg/sglang:latest \\
+      python3 -m sglang.launch_server --model-path MiniMaxAI/MiniMax-H3 --host 0.0.0.0 --port 30000
+    # the MiniMax-H3 cookbook's Docker path
+    docker run --gpus all --shm-size 64g -p 30010:30010 -v /models:/mnt/models/MiniMax-H3 \\
+      --env "HF_TOKEN=<secret>" --ipc=host lmsysorg/sglang:v0.5.19-cu129 \\
+      bash -lc 'python -m pip install -e "/sgl-workspace/sglang/python[diffusion]" && exec sglang serve "$@"' -- \\
+      --model-path /mnt/models/MiniMax-H3 --num-gpus 2 --model-variant fl2va --enable-metrics
+    """
+# sglang's repository docker/compose.yaml (its model swapped for MiniMax-H3): entrypoint and command joined
+PUBLISHED_COMPOSE = """\
+    services:
+      sglang:
+        image: lmsysorg/sglang:latest
+        container_name: sglang
+        volumes:
+          - ${HOME}/.cache/huggingface:/root/.cache/huggingface
+        restart: always
+        network_mode: host
+        privileged: true
+        environment:
+          HF_TOKEN: <secret>
+        entrypoint: python3 -m sglang.launch_server
+        command: --model-path MiniMaxAI/MiniMax-H3
+          --host 0.0.0.0
+          --port 30000
+        ulimits:
+          memlock: -1
+          stack: 67108864
+        ipc: host
+        deploy:
+          resources:
+            reservations:
+              devices:
+                - driver: nvidia
+                  device_ids: ["0"]
+                  capabilities: [gpu]
+    """
+
+
+def test_the_published_docker_and_compose_launches_in_lint(tmp_path):
+    from tests.test_lint import lint_json, run as run_cli
+
+    script = _write(tmp_path, "serve.sh", PUBLISHED_SCRIPT)
+    compose = _write(tmp_path, "compose.yaml", PUBLISHED_COMPOSE)
+    code, report = lint_json("--no-config", "--target", "2xH200", ".", cwd=tmp_path)
+    assert code == 1
+    launches = {(f["path"].rsplit("/", 1)[-1], la["line"], la["image"], la["gpu_count"])
+                for f in report["files"] for la in f["launches"]}
+    assert launches == {("serve.sh", 3, "lmsysorg/sglang:latest", None),
+                        ("serve.sh", 7, "lmsysorg/sglang:v0.5.19-cu129", None),
+                        ("compose.yaml", 12, "lmsysorg/sglang:latest", 1)}  # device_ids ["0"]: one GPU
+    found = sorted((f["file"].rsplit("/", 1)[-1], f["line"], f["col"], f["rule"])
+                   for f in report["findings"] if f["rule"] not in ("H3D921", "H3D540", "H3D640"))
+    assert found == [
+        ("compose.yaml", 12, 17, "H3D040"),  # the LLM launcher in the entrypoint
+        ("compose.yaml", 12, 17, "H3D922"),  # `latest` moves
+        ("serve.sh", 3, 1, "H3D922"),
+        ("serve.sh", 5, 3, "H3D040"),  # at `python3`
+        ("serve.sh", 10, 74, "H3D012"),  # the cookbook's flags on the 0.5.19 image: --enable-metrics
+    ]
+    assert (script.read_text().splitlines()[9][73:], compose.read_text().splitlines()[11][16:]) == (
+        "--enable-metrics", "python3 -m sglang.launch_server")
+    # the fix: the entrypoint becomes sglang serve, the cookbook's script and every docker word stay
+    run_cli("lint", "--no-config", "--target", "2xH200", "--fix", ".", cwd=tmp_path)
+    assert compose.read_text().splitlines()[11] == "    entrypoint: sglang serve"
+    lines = script.read_text().splitlines()
+    assert lines[4] == "  sglang serve --model-path MiniMaxAI/MiniMax-H3 --host 0.0.0.0 --port 30000"
+    assert lines[8] == textwrap.dedent(PUBLISHED_SCRIPT).splitlines()[8]
+    assert lines[9] == "  --model-path /mnt/models/MiniMax-H3 --num-gpus 2 --model-variant fl2va"

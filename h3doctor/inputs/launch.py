@@ -228,7 +228,8 @@ def _scan(text: str, i: int, script_args: bool = False,
 
 
 _WRAPPERS = {"exec", "nohup", "time", "command", "stdbuf", "taskset", "numactl"}
-_LAUNCH_MODULES = ("sglang.multimodal_gen.runtime.launch_server", "sglang.multimodal_gen.runtime.entrypoints.cli.main")
+_LAUNCH_MODULES = ("sglang.multimodal_gen.runtime.launch_server", "sglang.multimodal_gen.runtime.entrypoints.cli.main",
+                   "sglang.launch_server")  # the LLM launcher: sglang's docs launch with it (a MiniMax-H3 model there is H3D040)
 
 
 def _is_assignment(word: str) -> bool:
