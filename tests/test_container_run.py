@@ -412,14 +412,7 @@ EVERYWHERE = {
             command: --model-path MiniMaxAI/MiniMax-H3 --num-gpus 4 --enable-metrics
             environment:
               HF_TOKEN: secret
-            ipc: host
-            deploy:
-              resources:
-                reservations:
-                  devices:
-                    - driver: nvidia
-                      device_ids: ["0", "1", "2", "3"]
-                      capabilities: [gpu]
+            deploy: {{resources: {{reservations: {{devices: [{{driver: nvidia, count: 4, capabilities: [gpu]}}]}}}}}}
         """, 5),
     # multi-stage: the CMD runs in the final stage, whose image is the one given; the builder's is not it
     "Dockerfile": ("""\
