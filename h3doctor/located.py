@@ -1,12 +1,13 @@
 """YAML and JSON documents with positions: the values lint (and a recipe) reads, and where each starts.
 
 A thin layer over `h3doctor.safeload`, the one reader: the file is read by its `read_bounded`,
-YAML is composed and checked by its `compose_yaml` (every limit: size, depth before any
-recursive composer, values with aliases expanded, string keys, finite numbers), JSON is read by
-its `load_json`. What this layer adds is only what lint needs beside the values: a `Document`
-keeps where each value and each mapping key starts (1-based line and column), by path, and
-where inside a string scalar an offset falls. Errors are safeload's `LoadError`, located to
-`file:line:col`.
+YAML's events come from its `yaml_events` (parsed once; nesting and the node budget checked as
+they come, before anything is built), JSON is read by its `load_json`. Values and positions are
+built here in the same pass over the events, with the checks that need the values: aliases
+counted each time they expand, string keys, finite numbers, the core schema's scalar tags. What
+this layer adds is only what lint needs beside the values: a `Document` keeps where each value
+and each mapping key starts (1-based line and column), by path, and where inside a string scalar
+an offset falls. Errors are safeload's `LoadError`, located to `file:line:col`.
 
 Values are plain Python (dict, list, str, int, float, bool, None); YAML timestamps stay the
 strings the user wrote; tags other than the core schema's scalars are refused.
@@ -14,16 +15,15 @@ strings the user wrote; tags other than the core schema's scalars are refused.
 
 from __future__ import annotations
 
+import copy
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from h3doctor.safeload import LoadError, compose_yaml, excerpt, read_bounded
+from h3doctor.safeload import MAX_DEPTH, MAX_NODES, LimitExceeded, LoadError, excerpt, read_bounded, too_many_values, yaml_events
 from h3doctor.safeload import load_json as _load_json
 
 MAX_INPUT_BYTES = 1 << 20
-# Nodes, keys counted, after alias expansion (safeload's budget counts every node): the ~100,000
-# values lint read before the two loaders were one.
-MAX_NODES = 200_000
 
 
 @dataclass(frozen=True)
@@ -50,13 +50,19 @@ class Scalar:
 
 @dataclass
 class Document:
+    """Values and where they stand. The position tables hold the parser's marks (0-based line
+    and column), turned into `Pos` only when asked: a 1 MiB file holds ~100,000 of them."""
+
     origin: str
     data: Any
     start: Pos = Pos(1, 1)
     index: int = 0  # position in a multi-document stream
-    values: dict[tuple, Pos] = field(default_factory=dict)
-    keys: dict[tuple, Pos] = field(default_factory=dict)
-    scalars: dict[tuple, Scalar] = field(default_factory=dict)
+    values: dict[tuple, Any] = field(default_factory=dict)  # path -> mark of the value
+    keys: dict[tuple, Any] = field(default_factory=dict)  # path -> mark of its mapping key
+    scalars: dict[tuple, tuple] = field(default_factory=dict)  # path -> (start mark, end mark, style) of a string
+    text: str = field(default="", repr=False)
+    _places: dict[tuple, Scalar] = field(default_factory=dict, repr=False, compare=False)
+    _lines: list[str] | None = field(default=None, repr=False, compare=False)
     _aligned: dict[tuple, list[int] | None] = field(default_factory=dict, repr=False, compare=False)
 
     def pos(self, path: tuple) -> Pos:
@@ -64,16 +70,28 @@ class Document:
         path = tuple(path)
         while path:
             if path in self.values:
-                return self.values[path]
+                return _pos(self.values[path])
             path = path[:-1]
-        return self.values.get((), self.start)
+        return _pos(self.values[()]) if () in self.values else self.start
 
     def key_pos(self, path: tuple) -> Pos:
-        return self.keys.get(tuple(path)) or self.pos(path)
+        mark = self.keys.get(tuple(path))
+        return _pos(mark) if mark is not None else self.pos(path)
+
+    def scalar(self, path: tuple) -> Scalar | None:
+        """Where the string value at `path` sits in the source (None: not a string scalar)."""
+        path = tuple(path)
+        place = self._places.get(path)
+        if place is None and path in self.scalars:
+            start, end, style = self.scalars[path]
+            if start.line != end.line and self._lines is None:  # a block or multi-line scalar: its source lines
+                self._lines = self.text.splitlines()
+            place = self._places[path] = _scalar_place(self._lines or [], start, end, style)
+        return place
 
     def offset_pos(self, path: tuple, offset: int) -> Pos:
         """Line and column of character `offset` inside the string value at `path`."""
-        scalar = self.scalars.get(tuple(path))
+        scalar = self.scalar(path)
         if scalar is None:
             return self.pos(path)
         if scalar.style in (None, "'", '"') and scalar.single_line:
@@ -132,6 +150,26 @@ def _source_pos(scalar: Scalar, offset: int) -> Pos:
     return Pos(scalar.pos.line + line, (scalar.pos.col if line == 0 else 1) + col)
 
 
+def _scalar_place(lines: list[str], start: Any, end: Any, style: str | None) -> Scalar:
+    if style in ("|", ">"):
+        first = start.line + 1
+        # the end mark sits where the next token starts: its line belongs to the scalar only
+        # when the mark is not at column 0 (the end of the stream)
+        raw = lines[first:end.line + (1 if end.column else 0)]
+        while raw and not raw[-1].strip():
+            raw = raw[:-1]
+        body = [ln for ln in raw if ln.strip()]
+        indent = min((len(ln) - len(ln.lstrip(" ")) for ln in body), default=0)
+        return Scalar(_pos(start), style, False, tuple(ln[indent:] for ln in raw), indent, _pos(end))
+    if start.line == end.line:
+        return Scalar(_pos(start), style, True, end=_pos(end))
+    raw = list(lines[start.line:end.line + 1])
+    if raw:
+        raw[-1] = raw[-1][:end.column] if len(raw) > 1 else raw[-1]
+        raw[0] = raw[0][start.column:]
+    return Scalar(_pos(start), style, False, tuple(raw), end=_pos(end))
+
+
 def load_file(path: str, *, max_bytes: int = MAX_INPUT_BYTES, multi: bool = False, what: str = "input") -> list[Document]:
     """A `.json` file as JSON (as sglang reads it), anything else as YAML (every document if `multi`)."""
     text = read_bounded(path, max_bytes=max_bytes, what=what)
@@ -144,14 +182,9 @@ def load_file(path: str, *, max_bytes: int = MAX_INPUT_BYTES, multi: bool = Fals
 
 
 def load_yaml(text: str, origin: str) -> list[Document]:
-    """Every document of a YAML stream, with positions."""
-    docs = []
-    lines = text.splitlines()
-    for index, node in enumerate(compose_yaml(text, origin=origin, max_nodes=MAX_NODES)):
-        doc = Document(origin, None, _pos(node.start_mark), index)
-        doc.data = _Builder(origin, lines).build(node, (), doc)
-        docs.append(doc)
-    return docs
+    """Every document of a YAML stream, with positions: values and positions are built in one
+    pass over the parser's events (no node graph; nothing is parsed twice)."""
+    return _Builder(origin, text).documents()
 
 
 def load_json(text: str, origin: str) -> Document:
@@ -163,7 +196,7 @@ def load_json(text: str, origin: str) -> Document:
     except LoadError:
         return doc  # valid JSON that YAML cannot compose (e.g. tabs): values without columns
     if located:
-        doc.values, doc.keys, doc.scalars = located[0].values, located[0].keys, located[0].scalars
+        doc.values, doc.keys, doc.scalars, doc.text = located[0].values, located[0].keys, located[0].scalars, text
     return doc
 
 
@@ -172,95 +205,289 @@ def _pos(mark: Any) -> Pos:
 
 
 _STR = "tag:yaml.org,2002:str"
-_SCALAR_TAGS = {
-    "tag:yaml.org,2002:str", "tag:yaml.org,2002:int", "tag:yaml.org,2002:float", "tag:yaml.org,2002:bool",
-    "tag:yaml.org,2002:null", "tag:yaml.org,2002:timestamp",
-}
+_MERGE = "tag:yaml.org,2002:merge"
+_INT, _FLOAT, _BOOL = "tag:yaml.org,2002:int", "tag:yaml.org,2002:float", "tag:yaml.org,2002:bool"
+_NULL, _TIMESTAMP = "tag:yaml.org,2002:null", "tag:yaml.org,2002:timestamp"
+_SCALAR_TAGS = frozenset({_STR, _INT, _FLOAT, _BOOL, _NULL, _TIMESTAMP})
+_NO_KEY, _MERGE_KEY = object(), object()
+_BUILDING = object()  # an anchor whose collection is still open
+
+
+class _Anchor:
+    """What an alias repeats: the value, where it was defined, and for the budgets its size
+    (nodes, aliases expanded) and height; `records` are the positions inside it, relative."""
+
+    __slots__ = ("value", "mark", "tag", "size", "height", "records")
+
+    def __init__(self, value: Any, mark: Any, tag: str | None, size: int, height: int, records: list) -> None:
+        self.value, self.mark, self.tag, self.size, self.height, self.records = value, mark, tag, size, height, records
+
+
+class _Frame:
+    """A collection being built."""
+
+    __slots__ = ("path", "mark", "value", "is_map", "key", "merges", "record", "anchor", "height", "item_marks")
+
+    def __init__(self, path: tuple, mark: Any, is_map: bool, record: bool, anchor: Any) -> None:
+        self.path, self.mark, self.is_map, self.record, self.anchor = path, mark, is_map, record, anchor
+        self.value: Any = {} if is_map else []
+        self.key: Any = _NO_KEY
+        self.merges: list = []
+        self.height = 1
+        self.item_marks: list | None = None  # a merge source's items, for their positions
 
 
 class _Builder:
-    """Turns composed nodes (checked by safeload: depth and size are bounded) into plain values with positions."""
+    """Plain values with positions from the parser's events, in one pass. safeload's
+    `yaml_events` bounds the nesting and the node count as it parses; this adds what needs the
+    values: aliases counted each time they expand (and their depth), string keys, finite numbers,
+    core-schema scalar tags only, YAML's merge key."""
 
-    def __init__(self, origin: str, lines: list[str]) -> None:
+    def __init__(self, origin: str, text: str) -> None:
         import yaml
+        from yaml.resolver import Resolver
 
-        self.yaml = yaml
-        self.origin = origin
-        self.lines = lines
+        self.yaml, self.origin, self.text = yaml, origin, text
+        self.resolver = Resolver()
+        self.implicit = Resolver.yaml_implicit_resolvers  # first character -> the tags it may start
         self.constructor = yaml.constructor.SafeConstructor()
+        self.count = 0  # nodes so far, aliases expanded
+        self.stack: list[_Frame] = []
+        self.anchors: dict[str, Any] = {}
+        self.open: list[tuple[int, list, _Frame]] = []  # anchors being built: (base path length, records, frame)
+        self.doc: Document | None = None
 
-    def fail(self, node: Any, message: str) -> LoadError:
-        return LoadError(message, location=f"{self.origin}:{_pos(node.start_mark)}")
+    def fail(self, mark: Any, message: str, limit: bool = False) -> LoadError:
+        return (LimitExceeded if limit else LoadError)(message, location=f"{self.origin}:{_pos(mark)}")
 
-    def build(self, node: Any, path: tuple, doc: Document, record: bool = True) -> Any:
-        yaml = self.yaml
+    def documents(self) -> list[Document]:
+        from yaml.events import (AliasEvent, DocumentEndEvent, DocumentStartEvent, MappingEndEvent,
+                                 MappingStartEvent, ScalarEvent, SequenceEndEvent, SequenceStartEvent)
+
+        docs: list[Document] = []
+        for event in yaml_events(self.text, origin=self.origin, max_nodes=MAX_NODES):
+            kind = type(event)
+            if kind is ScalarEvent:
+                self.scalar(event)
+            elif kind is MappingEndEvent or kind is SequenceEndEvent:
+                self.end()
+            elif kind is MappingStartEvent or kind is SequenceStartEvent:
+                self.start(event, kind is MappingStartEvent)
+            elif kind is AliasEvent:
+                self.alias(event)
+            elif kind is DocumentStartEvent:
+                self.anchors = {}
+                self.doc = Document(self.origin, None, index=len(docs), text=self.text)
+            elif kind is DocumentEndEvent:
+                assert self.doc is not None
+                docs.append(self.doc)
+        return docs
+
+    # -- where a node goes --------------------------------------------------------------------
+
+    def _is_key(self) -> bool:
+        return bool(self.stack) and self.stack[-1].is_map and self.stack[-1].key is _NO_KEY
+
+    def _place(self) -> tuple[tuple, bool]:
+        """(path, record) of the value node that starts now."""
+        if not self.stack:
+            return (), True
+        top = self.stack[-1]
+        if top.is_map:
+            if top.key is _MERGE_KEY:
+                return top.path, False  # a merge source: its own positions are not the mapping's
+            return top.path + (top.key,), top.record
+        return top.path + (len(top.value),), top.record
+
+    def _attach(self, value: Any, mark: Any, height: int, item_marks: list | None = None) -> None:
+        if not self.stack:
+            assert self.doc is not None
+            self.doc.data = value
+            self.doc.start = _pos(mark)
+            return
+        top = self.stack[-1]
+        if height >= top.height:
+            top.height = height + 1
+        if not top.is_map:
+            top.value.append(value)
+            if top.item_marks is not None:
+                top.item_marks.append(mark)
+        elif top.key is _MERGE_KEY:
+            top.merges.append((value, mark, item_marks))
+            top.key = _NO_KEY
+        else:
+            top.value[top.key] = value
+            top.key = _NO_KEY
+
+    def _note(self, kind: str, path: tuple, payload: Any, record: bool) -> None:
+        """A position: into the document when recorded, into every anchor being built."""
         if record:
-            doc.values.setdefault(path, _pos(node.start_mark))
-        if isinstance(node, yaml.ScalarNode):
-            value = self.scalar(node)
-            if record and isinstance(value, str):
-                doc.scalars.setdefault(path, self.scalar_place(node))
-            return value
-        if isinstance(node, yaml.SequenceNode):
-            return [self.build(item, path + (i,), doc, record) for i, item in enumerate(node.value)]
-        if isinstance(node, yaml.MappingNode):
-            out: dict[str, Any] = {}
-            merged: list[Any] = []
-            for key_node, value_node in node.value:
-                if key_node.tag == "tag:yaml.org,2002:merge":
-                    merged.append(value_node)
-                    continue
-                key = key_node.value  # safeload let only string keys through
-                if record:
-                    doc.keys[path + (key,)] = _pos(key_node.start_mark)
-                out[key] = self.build(value_node, path + (key,), doc, record)
-            for source in merged:  # `<<: *anchor` — explicit keys win, as YAML's merge key says
-                sources = source.value if isinstance(source, yaml.SequenceNode) else [source]
-                for src in sources:
-                    if not isinstance(src, yaml.MappingNode):
-                        raise self.fail(src, "a merge key (<<) must name a mapping")
-                    value = self.build(src, path, doc, record=False)
-                    for k, v in value.items():
-                        if k not in out:
-                            out[k] = v
-                            doc.values.setdefault(path + (k,), _pos(src.start_mark))
-            return out
-        raise self.fail(node, f"unsupported YAML node {type(node).__name__}")
+            doc = self.doc
+            assert doc is not None
+            if kind == "k":
+                doc.keys[path] = payload
+            else:
+                (doc.values if kind == "v" else doc.scalars).setdefault(path, payload)
+        for base, records, _frame in self.open:
+            records.append((kind, path[base:], payload))
 
-    def scalar(self, node: Any) -> Any:
-        tag = node.tag
+    def _counted(self, mark: Any, nodes: int, height: int, alias: bool = False) -> None:
+        """The budgets with aliases expanded (without aliases, yaml_events has refused first)."""
+        self.count += nodes
+        if self.count > MAX_NODES:
+            raise self.fail(mark, too_many_values(MAX_NODES, aliases=True), limit=True)
+        if len(self.stack) + height > MAX_DEPTH:
+            through = " through aliases" if alias else ""
+            raise self.fail(mark, f"nested deeper than {MAX_DEPTH} levels{through} (h3doctor's limit)", limit=True)
+
+    # -- events -------------------------------------------------------------------------------
+
+    def scalar(self, event: Any) -> None:
+        mark, value = event.start_mark, event.value
+        self.count += 1
+        stack = self.stack
+        if self.count > MAX_NODES or len(stack) >= MAX_DEPTH:
+            self._counted(mark, 0, 1)
+        tag = event.tag
+        if tag is None or tag == "!":
+            if not event.implicit[0] or value[:1] not in self.implicit:
+                tag = _STR
+            elif value.isdigit() and value.isascii():  # what the resolver says of plain digits, sooner
+                tag = _INT
+            else:
+                tag = self.resolver.resolve(self.yaml.ScalarNode, value, event.implicit)
+        top = stack[-1] if stack else None
+        if top is not None and top.is_map and top.key is _NO_KEY:
+            self._key(tag, value, mark, top)
+            if event.anchor is not None:
+                self._define(event.anchor, _Anchor(value, mark, tag, 1, 1, []), mark)
+            return
+        if tag != _STR:
+            value = self._value(tag, value, mark)
+        place = (mark, event.end_mark, event.style or None) if isinstance(value, str) else None
+        if top is None:
+            path, record = (), True
+        elif top.is_map:
+            path, record = (top.path, False) if top.key is _MERGE_KEY else (top.path + (top.key,), top.record)
+        else:
+            path, record = top.path + (len(top.value),), top.record
+        if record and not self.open:  # the common case, inline
+            doc = self.doc
+            doc.values.setdefault(path, mark)
+            if place is not None:
+                doc.scalars.setdefault(path, place)
+        else:
+            self._note("v", path, mark, record)
+            if place is not None:
+                self._note("s", path, place, record)
+        if event.anchor is not None:
+            records = [("v", (), mark)] + ([("s", (), place)] if place is not None else [])
+            self._define(event.anchor, _Anchor(value, mark, tag, 1, 1, records), mark)
+        if top is not None and top.is_map and top.key is not _MERGE_KEY:
+            top.value[top.key] = value
+            top.key = _NO_KEY
+            if top.height < 2:
+                top.height = 2
+        else:
+            self._attach(value, mark, 1)
+
+    def _key(self, tag: str, value: Any, mark: Any, top: _Frame) -> None:
+        if tag == _MERGE:
+            top.key = _MERGE_KEY
+            return
+        if tag != _STR:
+            raise self.fail(mark, f"keys must be strings; {excerpt(value, 40)} is not (quote it)")
+        top.key = value
+        if top.record and not self.open:
+            self.doc.keys[top.path + (value,)] = mark
+        else:
+            self._note("k", top.path + (value,), mark, top.record)
+
+    def _value(self, tag: str, value: str, mark: Any) -> Any:
+        if tag == _STR or tag == _TIMESTAMP:
+            return value  # a timestamp stays as the user typed it
         if tag not in _SCALAR_TAGS:
-            raise self.fail(node, f"unsupported YAML tag {tag} on {excerpt(node.value, 40)!r}")
-        if tag in (_STR, "tag:yaml.org,2002:timestamp"):
-            return node.value  # a timestamp stays as the user typed it
+            raise self.fail(mark, f"unsupported YAML tag {excerpt(tag, 80)} on {excerpt(value, 40)!r}")
+        if tag == _NULL:
+            return None
         try:
-            if tag == "tag:yaml.org,2002:int":
-                return self.constructor.construct_yaml_int(node)
-            if tag == "tag:yaml.org,2002:bool":
-                return self.constructor.construct_yaml_bool(node)
-            if tag == "tag:yaml.org,2002:null":
-                return None
-            return self.constructor.construct_yaml_float(node)  # finite: safeload checked
-        except (ValueError, self.yaml.YAMLError):
-            raise self.fail(node, f"cannot read the number {excerpt(node.value, 40)!r}") from None
+            if tag == _INT:
+                if value.isdigit() and (value[0] != "0" or value == "0"):
+                    return int(value)
+                return self.constructor.construct_yaml_int(self.yaml.ScalarNode(tag, value))
+            if tag == _BOOL:
+                return self.constructor.construct_yaml_bool(self.yaml.ScalarNode(tag, value))
+            number = self.constructor.construct_yaml_float(self.yaml.ScalarNode(tag, value))
+        except (ValueError, KeyError, self.yaml.YAMLError):
+            raise self.fail(mark, f"cannot read the number {excerpt(value, 40)!r}") from None
+        if not math.isfinite(number):
+            raise self.fail(mark, f"{excerpt(value, 40)} is not a finite number (non-finite numbers are not allowed)")
+        return number
 
-    def scalar_place(self, node: Any) -> Scalar:
-        start, end = node.start_mark, node.end_mark
-        style = node.style or None  # libyaml says "" for plain, PyYAML None
-        if style in ("|", ">"):
-            first = start.line + 1
-            # the end mark sits where the next token starts: its line belongs to the scalar only
-            # when the mark is not at column 0 (the end of the stream)
-            raw = self.lines[first:end.line + (1 if end.column else 0)]
-            while raw and not raw[-1].strip():
-                raw = raw[:-1]
-            body = [ln for ln in raw if ln.strip()]
-            indent = min((len(ln) - len(ln.lstrip(" ")) for ln in body), default=0)
-            return Scalar(_pos(start), style, False, tuple(ln[indent:] for ln in raw), indent, _pos(end))
-        if start.line == end.line:
-            return Scalar(_pos(start), style, True, end=_pos(end))
-        raw = list(self.lines[start.line:end.line + 1])
-        if raw:
-            raw[-1] = raw[-1][:end.column] if len(raw) > 1 else raw[-1]
-            raw[0] = raw[0][start.column:]
-        return Scalar(_pos(start), style, False, tuple(raw), end=_pos(end))
+    def start(self, event: Any, is_map: bool) -> None:
+        mark = event.start_mark
+        if self._is_key():
+            raise self.fail(mark, "keys must be strings; a collection is not (quote it)")
+        self._counted(mark, 1, 1)
+        path, record = self._place()
+        self._note("v", path, mark, record)
+        frame = _Frame(path, mark, is_map, record, event.anchor)
+        if not record and not is_map and self.stack and self.stack[-1].key is _MERGE_KEY:
+            frame.item_marks = []
+        if event.anchor is not None:
+            self._define(event.anchor, _BUILDING, mark)
+            self.open.append((len(path), [("v", (), mark)], frame))
+            frame.anchor = (event.anchor, self.count - 1)
+        self.stack.append(frame)
+
+    def end(self) -> None:
+        frame = self.stack.pop()
+        if frame.is_map and frame.merges:
+            self._merge(frame)
+        if frame.anchor is not None:
+            name, before = frame.anchor
+            _base, records, _frame = self.open.pop()
+            self.anchors[name] = _Anchor(frame.value, frame.mark, None, self.count - before, frame.height, records)
+        self._attach(frame.value, frame.mark, frame.height, frame.item_marks)
+
+    def _merge(self, frame: _Frame) -> None:
+        """`<<: *anchor` (or a list of them): keys not given explicitly come from the sources, the first source first."""
+        out = frame.value
+        for value, mark, item_marks in frame.merges:
+            if isinstance(value, list):
+                marks = item_marks or []
+                sources = [(item, marks[i] if i < len(marks) else mark) for i, item in enumerate(value)]
+            else:
+                sources = [(value, mark)]
+            for src, src_mark in sources:
+                if not isinstance(src, dict):
+                    raise self.fail(src_mark, "a merge key (<<) must name a mapping")
+                for k, v in src.items():
+                    if k not in out:
+                        out[k] = v
+                        self._note("v", frame.path + (k,), src_mark, True)
+
+    def alias(self, event: Any) -> None:
+        mark, name = event.start_mark, event.anchor
+        anchor = self.anchors.get(name)
+        if anchor is None:
+            raise self.fail(mark, f"malformed YAML: found undefined alias {excerpt(name, 40)!r}")
+        if anchor is _BUILDING:
+            raise self.fail(mark, f"the alias *{excerpt(name, 40)} is inside the collection it names "
+                                  "(a structure without end; h3doctor's limit)", limit=True)
+        self._counted(mark, anchor.size, anchor.height, alias=True)
+        if self._is_key():
+            if anchor.tag is None:
+                raise self.fail(mark, "keys must be strings; a collection is not (quote it)")
+            self._key(anchor.tag, anchor.value, anchor.mark, self.stack[-1])
+            return
+        path, record = self._place()
+        for kind, rel, payload in anchor.records:
+            self._note(kind, path + rel, payload, record)
+        value = copy.deepcopy(anchor.value) if isinstance(anchor.value, (dict, list)) else anchor.value
+        self._attach(value, anchor.mark, anchor.height)
+
+    def _define(self, name: str, anchor: Any, mark: Any) -> None:
+        if name in self.anchors:
+            raise self.fail(mark, f"malformed YAML: found duplicate anchor {excerpt(name, 40)!r}")
+        self.anchors[name] = anchor

@@ -34,11 +34,14 @@ from h3doctor.errors import UsageError
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Iterator
 
 MAX_DEPTH = 64
-# Values (after alias expansion). Building each costs PyYAML ~10 us in Python even with libyaml,
-# so this, not the byte size, bounds the time: 50k is ~0.5 s; sglang's own configs hold < 200.
+# The one node budget of every YAML input (profiles, recipes, --config, lint's inputs): scalars,
+# collections and mapping keys, aliases counted each time they expand. Nodes, not bytes, bound the
+# time: PyYAML's constructor (profiles, --config) costs ~8 us a node even with libyaml, the located
+# one-pass builder (recipes, lint) ~3 us, so 50,000 keeps every reader within its 1 s budget;
+# sglang's own configs hold < 200 values, a recipe a few dozen.
 MAX_NODES = 50_000
 
 _STR_TAG = "tag:yaml.org,2002:str"
@@ -220,7 +223,7 @@ def load_yaml(text: str, *, origin: str, max_depth: int = MAX_DEPTH, max_nodes: 
 
     checks = _Checks(origin, max_depth, max_nodes, string_keys, finite, invalid_dates, columns=False)
     loader_class = _yaml_classes()
-    _check_events(text, checks, loader_class)
+    _check_events(text, checks)
     loader = loader_class(text)
     try:
         node = loader.get_single_node()
@@ -236,28 +239,53 @@ def load_yaml(text: str, *, origin: str, max_depth: int = MAX_DEPTH, max_nodes: 
         loader.dispose()
 
 
-def compose_yaml(text: str, *, origin: str, max_depth: int = MAX_DEPTH, max_nodes: int = MAX_NODES) -> list[Any]:
-    """Every document of a YAML stream as PyYAML's composed nodes (which carry their marks),
-    checked within the same limits as `load_yaml` (string keys, finite numbers), errors located
-    to line:column: for a reader that builds values and positions itself (h3doctor.located)."""
+def yaml_events(text: str, *, origin: str, max_depth: int = MAX_DEPTH, max_nodes: int = MAX_NODES,
+                columns: bool = True) -> Iterator[Any]:
+    """The YAML stream's parser events, each read once, within the limits: collections nested at
+    most `max_depth` deep and at most `max_nodes` nodes (scalars, collections, aliases; an alias
+    counts once here: a consumer that expands aliases counts the rest). Errors are LoadErrors
+    located to line:column (`columns`) or line: for a reader that builds values and positions
+    itself in the same pass (h3doctor.located), never composing a node graph."""
     import yaml
+    from yaml.events import (AliasEvent, MappingEndEvent, MappingStartEvent, ScalarEvent, SequenceEndEvent,
+                             SequenceStartEvent)
 
-    checks = _Checks(origin, max_depth, max_nodes, True, True, "string", columns=True)
-    loader_class = _yaml_classes()
-    _check_events(text, checks, loader_class)
-    loader = loader_class(text)
+    checks = _Checks(origin, max_depth, max_nodes, True, True, "string", columns=columns)
+    loader = _yaml_classes()(text)
+    get_event = loader.get_event  # None after the stream's end
+    leaves, starts, ends = (ScalarEvent, AliasEvent), (MappingStartEvent, SequenceStartEvent), (MappingEndEvent, SequenceEndEvent)
+    depth = nodes = 0
     try:
-        nodes = []
-        while loader.check_node():
-            nodes.append(loader.get_node())
-        _check_nodes(nodes, checks, loader)
-        return nodes
-    except yaml.YAMLError as exc:
-        raise _yaml_error(exc, checks) from None
-    except (ValueError, TypeError, OverflowError) as exc:
-        raise LoadError(f"unreadable YAML value: {excerpt(str(exc), 160)}", location=origin) from None
+        while True:
+            try:
+                event = get_event()
+            except yaml.YAMLError as exc:
+                raise _yaml_error(exc, checks) from None
+            if event is None:
+                return
+            kind = type(event)
+            if kind in leaves:
+                nodes += 1
+            elif kind in starts:
+                nodes += 1
+                depth += 1
+                if depth > max_depth:
+                    raise LimitExceeded(f"nested deeper than {max_depth} levels (h3doctor's limit)",
+                                        location=checks.at(event.start_mark))
+            elif kind in ends:
+                depth -= 1
+            if nodes > max_nodes:
+                raise LimitExceeded(too_many_values(max_nodes), location=checks.at(event.start_mark))
+            yield event
     finally:
         loader.dispose()
+
+
+def too_many_values(max_nodes: int, *, aliases: bool = False) -> str:
+    """The one wording of the node budget (safeload's checks and h3doctor.located's)."""
+    if aliases:
+        return f"more than {max_nodes:,} values with aliases expanded (h3doctor's limit; an alias bomb?)"
+    return f"more than {max_nodes:,} values (h3doctor's limit)"
 
 
 class _Checks:
@@ -282,30 +310,11 @@ def _yaml_error(exc: Any, checks: _Checks) -> LoadError:
     return LoadError(f"malformed YAML: {excerpt(text, 160)}", location=checks.at(mark))
 
 
-def _check_events(text: str, checks: _Checks, loader_class: Any) -> None:
-    """Depth and size from the event stream: flat, so nesting costs no recursion here."""
-    import yaml
-    from yaml.events import CollectionEndEvent, CollectionStartEvent
-
-    depth = events = 0
-    max_depth, max_nodes = checks.max_depth, checks.max_nodes
-    loader = loader_class(text)
-    try:
-        while loader.check_event():
-            event = loader.get_event()
-            if isinstance(event, CollectionStartEvent):
-                depth += 1
-                if depth > max_depth:
-                    raise LimitExceeded(f"nested deeper than {max_depth} levels (h3doctor's limit)", location=checks.at(event.start_mark))
-            elif isinstance(event, CollectionEndEvent):
-                depth -= 1
-            events += 1
-            if events > max_nodes:
-                raise LimitExceeded(f"more than {max_nodes} values (h3doctor's limit)", location=checks.at(event.start_mark))
-    except yaml.YAMLError as exc:
-        raise _yaml_error(exc, checks) from None
-    finally:
-        loader.dispose()
+def _check_events(text: str, checks: _Checks) -> None:
+    """Depth and size from the event stream, before the (recursive) composer runs."""
+    for _event in yaml_events(text, origin=checks.origin, max_depth=checks.max_depth, max_nodes=checks.max_nodes,
+                              columns=checks.columns):
+        pass
 
 
 def _check_nodes(roots: list[Any], checks: _Checks, loader: Any) -> None:
@@ -321,8 +330,7 @@ def _check_nodes(roots: list[Any], checks: _Checks, loader: Any) -> None:
         node, depth = stack.pop()
         seen += 1
         if seen > max_nodes:
-            raise LimitExceeded(f"more than {max_nodes} values with aliases expanded (h3doctor's limit; an alias bomb?)",
-                                location=checks.at(node.start_mark))
+            raise LimitExceeded(too_many_values(max_nodes, aliases=True), location=checks.at(node.start_mark))
         if depth > max_depth:
             raise LimitExceeded(f"nested deeper than {max_depth} levels through aliases (h3doctor's limit)",
                                 location=checks.at(node.start_mark))

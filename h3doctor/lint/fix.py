@@ -292,7 +292,7 @@ def _in_text(path: str, text: str, edits: list[tuple[Launch, list[str]]]) -> str
             return None
         for n, seg_edits in _segment_edits(launch, new).items():
             seg = launch.segments[n]
-            scalar = doc.scalars.get(tuple(seg.path)) if seg.kind == "string" else None
+            scalar = doc.scalar(seg.path) if seg.kind == "string" else None
             value = _node_value(doc.data, seg.path)
             spans = scalar_spans(text, lines, scalar, value, seg.spans) if scalar and isinstance(value, str) else None
             if spans is None:
