@@ -1,9 +1,10 @@
 """Hostile inputs at the size limits: time and peak memory of one whole command per case.
 
 Every case is a fresh `python -m h3doctor ...` process on input built in a temporary directory;
-the wall time and the child's own peak RSS (os.wait4's rusage) are printed in a table beside the
-budget: a launch of 10,000 unknown flags, or a 1 MiB recipe, `env:` or `--config`, is judged in
-under 1 s and 150 MB. The lint tree (50,000 files) is measured against the same memory budget;
+the child's own CPU time (user + system) and peak RSS (both from os.wait4's rusage) are judged
+against the budget: a launch of 10,000 unknown flags, or a 1 MiB recipe, `env:` or `--config`, is
+judged in under 1 s of CPU and 150 MB. The wall time is shown too: on a machine shared with other
+work it measures the load more than h3doctor. The lint tree (50,000 files) is measured against the same memory budget;
 its time is the walk's and is shown for the record. Nothing is asserted: the figures go to
 benchmarks/README.md.
 
@@ -70,11 +71,17 @@ def cases(tmp: Path) -> dict[str, tuple[list[str], str]]:
     env_lines = _lines_up_to(MiB - 300, "  VAR_{i}: value{i}\n")
     body = f"targets: [4xH200]\ncommand: {' '.join(LAUNCH)}\nenv:\n{''.join(env_lines)}"
     out["env-1MiB"] = ([*CHECK, "--recipe", _recipe(tmp, "env.yaml", body)],
-                       f"check --recipe: a 1 MiB `env:` of {len(env_lines):,} entries")
+                       f"check --recipe: a 1 MiB `env:` of {len(env_lines):,} entries (past the value budget: exit 2)")
+    # the largest `env:` within the node budget (50,000 values: each entry is two), ~0.5 MiB
+    within = "".join(f"  VAR_{i}: value{i}\n" for i in range(24_990))
+    body = f"targets: [4xH200]\ncommand: {' '.join(LAUNCH)}\nenv:\n{within}"
+    out["env-budget"] = ([*CHECK, "--recipe", _recipe(tmp, "env-budget.yaml", body)],
+                         f"check --recipe: the largest `env:` within the 50,000-value budget (24,990 entries, "
+                         f"{len(body) // 1024} KiB)")
     keys = _lines_up_to(MiB - 300, "key_{i}: {i}\n")
     body = f"targets: [4xH200]\ncommand: {' '.join(LAUNCH)}\n{''.join(keys)}"
     out["keys-1MiB"] = ([*CHECK, "--recipe", _recipe(tmp, "keys.yaml", body)],
-                        f"check --recipe: a 1 MiB recipe of {len(keys):,} top-level keys")
+                        f"check --recipe: a 1 MiB recipe of {len(keys):,} top-level keys (past the value budget: exit 2)")
     config: dict[str, int] = {}
     size, i = 2, 0
     while size < MiB - 100:
@@ -86,6 +93,10 @@ def cases(tmp: Path) -> dict[str, tuple[list[str], str]]:
     config_path.write_text(json.dumps(config), encoding="utf-8")
     out["config-1MiB"] = ([*CHECK, "--profile", "4xH200", "--", *LAUNCH, "--config", str(config_path)],
                           f"check: a 1 MiB JSON `--config` of {len(config):,} keys")
+    yaml_config = tmp / "config.yaml"
+    yaml_config.write_text("".join(_lines_up_to(MiB - 100, "k{i}: {i}\n")), encoding="utf-8")
+    out["config-yaml-1MiB"] = ([*CHECK, "--profile", "4xH200", "--", *LAUNCH, "--config", str(yaml_config)],
+                               "check: a 1 MiB YAML `--config` of ~70,000 keys (past the 50,000-value budget: exit 2)")
     big_path = tmp / "big-value.json"
     big_path.write_text(json.dumps({"num_gpus": "4" + " " * (MiB - 100)}), encoding="utf-8")
     out["config-value-1MiB"] = ([*CHECK, "--profile", "4xH200", "--", *LAUNCH[:3], "--config", str(big_path)],
@@ -142,7 +153,7 @@ def main() -> None:
             rss = max(r[1] for r in runs)
             med = statistics.median(walls)
             cpu = statistics.median(r[3] for r in runs)
-            ok = med < BUDGET_S and rss < BUDGET_MB
+            ok = cpu < BUDGET_S and rss < BUDGET_MB
             print(f"| {name} | {what} | {med * 1000:.0f} ms ({max(walls) * 1000:.0f}) | {cpu * 1000:.0f} ms | "
                   f"{rss:.0f} MB | {runs[0][2]} | {'yes' if ok else 'NO'} |", flush=True)
 

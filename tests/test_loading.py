@@ -70,3 +70,80 @@ def test_both_composers_give_the_same_positions(brackets):
     text = "x: sglang serve --a b\n" + "pad: [" + ", ".join(["[1]"] * brackets) + "]\n"
     [doc] = load_yaml(text, "f.yaml")
     assert str(doc.offset_pos(("x",), 13)) == "1:17"
+
+
+SAME_AS_PYYAML = [
+    "a: 1\nb: [x, 'y', \"z\", 0x1f, 012, 1_000, -3, +4, 1:30]\nc: {d: 1.5, e: .5, f: 1e3, g: ~, h: null, i: , j: yes, k: Off}\n",
+    "- a\n- [b, [c, {d: e}]]\n- |\n  block\n  text\n- >\n  folded\n  text\n- !!str 5\n- !!int '7'\n- ! 8\n",
+    "base: &b {x: 1, y: [1, 2]}\nm: {<<: *b, y: 2}\nn: *b\nk: &k key\n*k : v\nlist: &l [1, 2]\nagain: *l\n",
+    "dup: 1\ndup: 2\n'quoted key': \"v\"\nempty: {}\nnone: []\nwhen: 2026-12-01\n",
+    "---\na: 1\n---\n- b\n...\n",
+]
+
+
+@pytest.mark.parametrize("text", SAME_AS_PYYAML)
+def test_values_are_what_pyyaml_gives(text):
+    """One pass over the events builds the values PyYAML's safe loader builds (timestamps kept as typed)."""
+    import yaml
+
+    expected = list(yaml.safe_load_all(text))
+    expected = [{k: (str(v) if k == "when" else v) for k, v in e.items()} if isinstance(e, dict) and "when" in e else e
+                for e in expected]
+    assert [doc.data for doc in load_yaml(text, "f.yaml")] == expected
+
+
+def test_aliased_and_merged_values_have_positions():
+    [doc] = load_yaml("base: &b {x: 1, y: [1, 2]}\nm: {<<: *b, y: 2}\nn: *b\n", "f.yaml")
+    assert str(doc.pos(("n", "y", 1))) == "1:24"  # the anchored value's own place
+    assert str(doc.pos(("m", "x"))) == "1:7" and str(doc.pos(("m", "y"))) == "2:16"
+    assert doc.data["n"] is not doc.data["base"]  # each alias is its own copy
+
+
+def test_a_document_is_parsed_once_and_never_composed(monkeypatch):
+    import yaml
+
+    from h3doctor import safeload
+
+    made = []
+    real = safeload._yaml_classes
+
+    def counting():
+        cls = real()
+
+        class Counted(cls):  # type: ignore[misc,valid-type]
+            def __init__(self, stream):
+                made.append(1)
+                super().__init__(stream)
+
+            def get_node(self):  # composing would build the node graph a second time
+                raise AssertionError("composed")
+
+            def get_single_node(self):
+                raise AssertionError("composed")
+        return Counted
+
+    monkeypatch.setattr(safeload, "_yaml_classes", counting)
+    monkeypatch.setattr(yaml, "compose", lambda *a, **k: pytest.fail("composed"))
+    docs = load_yaml("a: [1, 2]\n---\nb: {c: d}\n", "f.yaml")
+    assert [d.data for d in docs] == [{"a": [1, 2]}, {"b": {"c": "d"}}] and made == [1]
+
+
+def test_one_node_budget_for_every_yaml_reader():
+    """Past safeload.MAX_NODES (keys counted, aliases expanded) every reader refuses the file with
+    the same located words, a LimitExceeded (exit 2), before building it."""
+    from h3doctor import safeload
+    from h3doctor.safeload import MAX_NODES, LimitExceeded
+
+    over = "".join(f"k{i}: {i}\n" for i in range(MAX_NODES // 2 + 1))
+    within = "".join(f"k{i}: {i}\n" for i in range((MAX_NODES - 1) // 2))  # the mapping and its keys and values
+    assert len(load_yaml(within, "f.yaml")[0].data) == (MAX_NODES - 1) // 2
+    for read in (lambda t: load_yaml(t, "f.yaml"), lambda t: safeload.load_yaml(t, origin="f.yaml")):
+        with pytest.raises(LimitExceeded, match=f"more than {MAX_NODES:,} values") as err:
+            read("root:\n" + "".join("  " + line for line in over.splitlines(True)))
+        assert err.value.location.startswith(f"f.yaml:{MAX_NODES // 2}")
+    bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{c}: &{c} [{', '.join(['*' + p] * 10)}]\n" for p, c in zip("abcd", "bcde"))
+    with pytest.raises(LimitExceeded, match="aliases expanded"):
+        load_yaml(bomb, "f.yaml")
+    with pytest.raises(LimitExceeded, match="without end"):
+        load_yaml("a: &a [*a]\n", "f.yaml")
