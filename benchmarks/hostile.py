@@ -97,6 +97,11 @@ def cases(tmp: Path) -> dict[str, tuple[list[str], str]]:
     yaml_config.write_text("".join(_lines_up_to(MiB - 100, "k{i}: {i}\n")), encoding="utf-8")
     out["config-yaml-1MiB"] = ([*CHECK, "--profile", "4xH200", "--", *LAUNCH, "--config", str(yaml_config)],
                                "check: a 1 MiB YAML `--config` of ~70,000 keys (past the 50,000-value budget: exit 2)")
+    budget_config = tmp / "config-budget.yaml"
+    budget_config.write_text("".join(f"k{i}: {i}\n" for i in range(24_990)), encoding="utf-8")
+    out["config-yaml-budget"] = ([*CHECK, "--profile", "4xH200", "--", *LAUNCH, "--config", str(budget_config)],
+                                 "check: the largest YAML `--config` within the value budget (24,990 keys, PyYAML's "
+                                 "own constructor, as sglang reads it)")
     big_path = tmp / "big-value.json"
     big_path.write_text(json.dumps({"num_gpus": "4" + " " * (MiB - 100)}), encoding="utf-8")
     out["config-value-1MiB"] = ([*CHECK, "--profile", "4xH200", "--", *LAUNCH[:3], "--config", str(big_path)],

@@ -14,9 +14,12 @@ import re
 from dataclasses import dataclass, field
 
 from h3doctor.inputs.skypilot import is_task
+from h3doctor.safeload import MAX_NODES
 
 _SGLANG = re.compile(r"sglang", re.IGNORECASE)
-_MAX_EVENTS = 200_000  # the first document of a 1 MiB file; past this the file is not sniffed further
+# Past the value budget (each node has at most one end event) the strict reader refuses the file
+# anyway: the first document is not sniffed further.
+_MAX_EVENTS = 2 * MAX_NODES
 _MAX_COMMAND_SCALARS = 256
 
 
