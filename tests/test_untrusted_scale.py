@@ -154,6 +154,24 @@ def test_a_large_shell_script_in_lint_is_one_launch_corrected(tmp_path):
     assert max(len(f["message"]) for f in report["findings"]) < 1000
 
 
+def test_plain_and_quoted_commands_split_alike_as_shlex_says():
+    """A command of plain words is split in one regex pass, any other by the scanner: both give
+    shlex's words, and each word's offsets are where it stands in the text."""
+    import shlex
+
+    from h3doctor.inputs.launch import shell_words
+
+    rng = random.Random(10)
+    alphabet = "ab-=/.,:@%+_~^*?!{}[]#é\f \t"
+    for n in range(400):
+        plain = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40))).replace("#", "x#") \
+            if n % 2 else " ".join(LAUNCH + bogus(rng.randint(0, 5)))
+        for text in (plain, plain + " 'q u'"):
+            words = shell_words(text)
+            assert [w for w, _s, _e in words] == shlex.split(text, comments=False), text
+            assert all(text[s:e] == w for w, s, e in words if "'" not in text[s:e]), text
+
+
 # --- 11: big env, many keys, a big --config ---------------------------------------------------
 
 def test_a_recipe_with_many_env_entries_or_keys_is_judged_with_a_short_message(tmp_path):

@@ -84,21 +84,26 @@ def build_context(cmd: ParsedCommand, config: ConfigLoad | None, family: FamilyM
 
 def _parse_context(ctx: dict[str, Any], cmd: ParsedCommand, foreign: set[int]) -> None:
     """`parse.<kind>`: every problem of a kind, the first one's message and its position."""
+    names: dict[str, tuple[str, str, str]] = {}  # kind -> its three roots (70,000 unknown flags are one kind)
     for p in cmd.problems:
         kind = PARSE_KIND.get(p.kind, p.kind)
         if id(p) in foreign:  # a flag of another release: rule H3D012 reports it where argparse meets it
             kind = "release_flag"
-        ctx.setdefault(f"parse.{kind}", []).append(p.message)
-        ctx.setdefault(f"parse.{kind}_message", p.message)
+        roots = names.get(kind)
+        if roots is None:
+            roots = names[kind] = (f"parse.{kind}", f"parse.{kind}_message", f"parse.{kind}_position")
+        every, first, where = roots
+        ctx.setdefault(every, []).append(p.message)
+        ctx.setdefault(first, p.message)
         # argparse classifies every option before it consumes any value, so an ambiguous
         # abbreviation is met first; the others in argv order (parse_known_args)
         position = -1 if p.kind == "ambiguous" else p.start
         if kind == "release_flag":
             # argparse stops at an ambiguous option at once; leftovers are reported after the whole parse
             position = -1 if p.kind == "ambiguous" else _AFTER_PARSE + p.start
-        if position < ctx.get(f"parse.{kind}_position", float("inf")):
-            ctx[f"parse.{kind}_position"] = position
-            ctx[f"parse.{kind}_message"] = p.message if p.message.startswith("error: ") else f"error: {p.message}"\
+        if position < ctx.get(where, float("inf")):
+            ctx[where] = position
+            ctx[first] = p.message if p.message.startswith("error: ") else f"error: {p.message}"\
                 if kind == "release_flag" else p.message
 
 

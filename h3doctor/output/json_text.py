@@ -18,7 +18,10 @@ if TYPE_CHECKING:
 
 def json_text(data: Any) -> str:
     """`data` as indented, strict JSON text with a final newline."""
-    return json.dumps(_finite(data), indent=2, default=str, allow_nan=False) + "\n"
+    try:  # nearly every report holds no non-finite float: no copy of it is made then
+        return json.dumps(data, indent=2, default=str, allow_nan=False) + "\n"
+    except ValueError:
+        return json.dumps(_finite(data), indent=2, default=str, allow_nan=False) + "\n"
 
 
 def _finite(value: Any) -> Any:

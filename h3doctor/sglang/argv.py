@@ -177,8 +177,11 @@ def _prefixed(options: dict[str, FlagAction], prefix: str) -> list[str]:
     if index is None or index[0] is not options:
         index = _PREFIX_INDEX[id(options)] = (options, sorted(options), {o: n for n, o in enumerate(options)})
     _, ordered, place = index
+    k = bisect.bisect_left(ordered, prefix)
+    if k == len(ordered) or not ordered[k].startswith(prefix):
+        return []  # the common case for an unknown flag: no option starts with it
     found = []
-    for k in range(bisect.bisect_left(ordered, prefix), len(ordered)):
+    for k in range(k, len(ordered)):
         if not ordered[k].startswith(prefix):
             break
         found.append(ordered[k])
