@@ -255,6 +255,18 @@ def status(result, fact):
 
 # -- the real probe on this host (torch 2.13.0, CPU build) -------------------------------------
 
+def test_a_live_probe_of_this_cpu_host_says_it_cannot_verify_the_memory_fit(cli, env):
+    """Issue reproducer: a CPU host (live probe, 0 GPUs) with --attention-backend fa passed with
+    `effective_config.memory` null and nothing said. The unknown fact is a cannot-verify now."""
+    code, data, err = cli("check", "--", "sglang", "serve", "MiniMaxAI/MiniMax-H3", "--num-gpus", "4",
+                          "--attention-backend", "fa", env=env)
+    assert isinstance(data, dict), err
+    assert data["hardware"]["platform"] == "cpu" and data["hardware"]["gpu_count"] == 0
+    assert data["effective_config"]["memory"] is None
+    unknown = [f for f in data["findings"] if f["rule"] == "H3D543"]
+    assert unknown and unknown[0]["cannot_verify"] and "cpu platform" in unknown[0]["message"]
+
+
 def test_real_probe_here_is_cpu_json(cli, env):
     code, out, err = cli("probe", "--format", "json", "--no-cache", json_output=False, env=env)
     assert code == 0, err
