@@ -110,7 +110,7 @@ def cases(tmp: Path) -> dict[str, tuple[list[str], str]]:
     script.mkdir()
     words = _words_up_to(MiB - 200)
     (script / "launch.sh").write_text("#!/bin/bash\n" + " ".join(LAUNCH + words) + "\n", encoding="utf-8")
-    out["lint-shell-1MiB"] = ([sys.executable, "-m", "h3doctor", "lint", "--format", "json", str(script)],
+    out["lint-shell-1MiB"] = ([sys.executable, "-m", "h3doctor", "lint", "--format", "json", "--target", "4xH200", str(script)],
                               f"lint: a 1 MiB shell script, one launch of {len(words) // 2:,} unknown flags")
     tree = tmp / "tree"
     for d in range(500):
