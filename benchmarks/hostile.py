@@ -67,7 +67,12 @@ def cases(tmp: Path) -> dict[str, tuple[list[str], str]]:
     words = _words_up_to(MiB - 200)
     command = " ".join(LAUNCH + words)
     out["recipe-1MiB"] = ([*CHECK, "--recipe", _recipe(tmp, "flags.yaml", f"targets: [4xH200]\ncommand: {command}\n")],
-                          f"check --recipe: a 1 MiB recipe, {len(words) // 2:,} unknown flags in `command:`")
+                          f"check --recipe: a 1 MiB recipe, {len(words) // 2:,} unknown flags in `command:` (past the word budget: exit 2)")
+    # the largest launch within the word budget (50,000 words, launch_forms.MAX_LAUNCH_WORDS)
+    most = " ".join(LAUNCH + _bogus((50_000 - len(LAUNCH)) // 2))
+    out["recipe-word-budget"] = ([*CHECK, "--recipe", _recipe(tmp, "most.yaml", f"targets: [4xH200]\ncommand: {most}\n")],
+                                 f"check --recipe: the largest launch within the 50,000-word budget "
+                                 f"({(50_000 - len(LAUNCH)) // 2:,} unknown flags, {len(most) // 1024} KiB)")
     env_lines = _lines_up_to(MiB - 300, "  VAR_{i}: value{i}\n")
     body = f"targets: [4xH200]\ncommand: {' '.join(LAUNCH)}\nenv:\n{''.join(env_lines)}"
     out["env-1MiB"] = ([*CHECK, "--recipe", _recipe(tmp, "env.yaml", body)],
@@ -111,7 +116,7 @@ def cases(tmp: Path) -> dict[str, tuple[list[str], str]]:
     words = _words_up_to(MiB - 200)
     (script / "launch.sh").write_text("#!/bin/bash\n" + " ".join(LAUNCH + words) + "\n", encoding="utf-8")
     out["lint-shell-1MiB"] = ([sys.executable, "-m", "h3doctor", "lint", "--format", "json", "--target", "4xH200", str(script)],
-                              f"lint: a 1 MiB shell script, one launch of {len(words) // 2:,} unknown flags")
+                              f"lint: a 1 MiB shell script, one launch of {len(words) // 2:,} unknown flags (past the word budget: an error)")
     tree = tmp / "tree"
     for d in range(500):
         sub = tree / f"d{d:03d}"

@@ -154,6 +154,29 @@ def test_a_large_shell_script_in_lint_is_one_launch_corrected(tmp_path):
     assert max(len(f["message"]) for f in report["findings"]) < 1000
 
 
+def test_a_launch_past_the_word_budget_is_refused_where_it_is_written(tmp_path):
+    from h3doctor.sglang.launch_forms import MAX_LAUNCH_WORDS
+
+    over = bogus(MAX_LAUNCH_WORDS // 2)  # with the launch's own words: past the budget
+    code, out, err = run_cli("check", "--profile", "4xH200", "--", *LAUNCH, *over)
+    assert code == 2 and f"{len(LAUNCH) + len(over):,} words" in err.decode(), err
+    recipe = tmp_path / "r.yaml"
+    recipe.write_text("targets: [4xH200]\ncommand: " + " ".join(LAUNCH + over) + "\n", encoding="utf-8")
+    code, out, err = run_cli("check", "--recipe", str(recipe))
+    assert code == 2 and f"{recipe}:2:10: command: the launch has" in err.decode(), err
+    script = tmp_path / "s"
+    script.mkdir()
+    (script / "launch.sh").write_text("#!/bin/bash\n" + " ".join(LAUNCH + over) + "\n", encoding="utf-8")
+    code, out, _ = run_cli("lint", "--format", "json", "--target", "4xH200", str(script))
+    findings = json.loads(out)["findings"]
+    assert code == 1 and [(f["line"], f["severity"]) for f in findings] == [(2, "error")], findings
+    assert "words, more than the" in findings[0]["message"]
+    # at the budget a launch is judged: the unknown flags are found, not refused
+    within = bogus((MAX_LAUNCH_WORDS - len(LAUNCH)) // 2)
+    code, out, err = run_cli("check", "--format", "json", "--profile", "4xH200", "--", *LAUNCH, *within)
+    assert code == 1 and any(f["rule"] == "H3D020" for f in json.loads(out)["findings"]), err
+
+
 def test_plain_and_quoted_commands_split_alike_as_shlex_says():
     """A command of plain words is split in one regex pass, any other by the scanner: both give
     shlex's words, and each word's offsets are where it stands in the text."""

@@ -19,7 +19,7 @@ import re
 
 from h3doctor.errors import UsageError
 from h3doctor.record import field, record
-from h3doctor.safeload import excerpt
+from h3doctor.safeload import MAX_NODES, excerpt
 from h3doctor.sglang.container_run import (
     ARGS_JOINED,
     ARGS_SPLIT,
@@ -281,9 +281,18 @@ def _names_sglang(tokens: list[str]) -> bool:
                for k, t in enumerate(tokens))
 
 
+# A launch people type holds a few dozen words. Past the budget every YAML input has
+# (safeload.MAX_NODES), judging one would cost a CI runner seconds per file for a launch nobody
+# types (a hostile recipe or script of 70,000 flags): it is refused, as an oversized file is.
+MAX_LAUNCH_WORDS = MAX_NODES
+
+
 def read_launch_form(tokens: list[str]) -> LaunchForm:
     """Find the wrapper, the program and the flags of a launch. Raises UsageError naming the
-    first word that is neither a wrapper h3doctor knows nor sglang."""
+    first word that is neither a wrapper h3doctor knows nor sglang, or a launch past the word budget."""
+    if len(tokens) > MAX_LAUNCH_WORDS:
+        raise UsageError(f"the launch has {len(tokens):,} words, more than the {MAX_LAUNCH_WORDS:,} h3doctor "
+                         "judges (a launch of sglang holds a few dozen): not checked")
     if is_container_run(tokens):
         return _container_form(tokens)
     r = _Reader(tokens)
