@@ -212,6 +212,15 @@ def test_message_normalisation():
     assert compare.normalize_message("sp_degree (4)  must\nequal") == "sp_degree (4) must equal"
 
 
+def test_a_randomly_drawn_number_matches_only_inside_the_range_h3doctor_names():
+    ours = "Failed to find available port after 100 attempts (started from port 5555-5655 or 65536)"
+    for port, same in ((5555, True), (5565, True), (5655, True), (65536, True), (5656, False), (5554, False)):
+        theirs = f"RuntimeError: Failed to find available port after 100 attempts (started from port {port})"
+        assert compare.same_message(ours, theirs) is same, port
+    assert not compare.same_message(ours, "Failed to find available port after 99 attempts (started from port 5565)")
+    assert compare.same_message("port 80", "port 80") and not compare.same_message("port 80", "port 81")
+
+
 def test_drift_report_lists_changed_verdicts(tmp_path, capsys):
     base = {"id": "g1", "profile": "1xH200", "argv": ["MiniMaxAI/MiniMax-H3"], "ok": True}
     same = {"id": "g2", "profile": "1xH200", "argv": ["MiniMaxAI/MiniMax-H3", "--num-gpus", "2"], "ok": False,
@@ -274,3 +283,47 @@ def test_other_releases_agree_on_verdicts_and_first_errors(version):
     assert rep.verdict_disagreements == [], compare.format_verdicts(rep, limit=10)
     assert rep.first_error_agree == rep.both_reject, f"{rep.both_reject - rep.first_error_agree} first errors differ"
 
+
+
+# The boundary suite (record.py --suite boundary): the default 4xH200 launch with one int/float
+# flag of that release at -1, 0, 1, 3, 100000 (floats also nan, inf), through each release's sglang.
+BOUNDARY_RELEASES = ("0.5.17", "0.5.18", "0.5.19", "0.5.20", "0.5.21", "0.5.22", "0.5.23")
+
+
+def boundary_path(version: str) -> Path:
+    return compare.GOLDENS_DIR / f"sglang-{version}-boundary.jsonl"
+
+
+def test_the_boundary_suite_covers_every_int_and_float_flag():
+    """The suite is derived from the release's flag table: every int/float flag of `sglang serve`
+    at every edge value (a flag added to the table joins the suite), nothing of `sglang generate`."""
+    flags = casegen.boundary_flags(VERSION)
+    options = {opt for opt, _ in flags}
+    assert {"--base-gpu-id", "--sp-degree", "--tp-size", "--port", "--dit-layerwise-resident-layers",
+            "--kv-cache-quant-sink", "--log-requests-level"} <= options
+    assert "--num-inference-steps" not in options  # a sampling flag of `sglang generate` only
+    suite = casegen.boundary_suite(VERSION)
+    tried = {(c["argv"][-2], c["argv"][-1]) for c in suite}
+    for opt, kind in flags:
+        values = casegen.BOUNDARY_FLOAT_VALUES if kind == "float" else casegen.BOUNDARY_INT_VALUES
+        assert {(opt, v) for v in values} <= tried, opt
+    assert len({c["id"] for c in suite}) == len(suite)
+    assert len(casegen.boundary_suite("0.5.17")) < len(suite)  # 0.5.17's table has fewer flags
+
+
+@pytest.mark.parametrize("version", BOUNDARY_RELEASES)
+def test_boundary_values_agree_with_sglang(version):
+    """Verdicts and first errors at 100% on the boundary suite, no crash, no network."""
+    meta, records = compare.read_jsonl(boundary_path(version))
+    assert meta.get("sglang_version") == version
+    assert meta["generator"] == {"version": casegen.GENERATOR_VERSION, "suite": "boundary"}
+    expected = casegen.boundary_suite(version)
+    assert [{k: r[k] for k in ("id", "profile", "argv") if k in r} for r in records] == expected, \
+        "the boundary suite no longer matches its recording: re-record (record.py --suite boundary)"
+    assert not [r["id"] for r in records if r.get("network")]
+    rep = compare.compare(records, [], compare.Doctor(version))
+    assert rep.crashes == []
+    assert rep.judged == len(records) and rep.judged > 250
+    assert rep.verdict_disagreements == [], compare.format_verdicts(rep, limit=20)
+    assert rep.both_reject > 0
+    assert rep.first_error_agree == rep.both_reject, compare.format_first_errors(rep, limit=20)

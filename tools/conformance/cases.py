@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import random
+from pathlib import Path
 from typing import Any
 
 GENERATOR_VERSION = 1
@@ -382,7 +383,7 @@ def generate(seed: int = DEFAULT_SEED, count: int = DEFAULT_COUNT) -> list[dict[
     return cases
 
 
-def fsdp_suite() -> list[dict[str, Any]]:
+def fsdp_suite(version: str | None = None) -> list[dict[str, Any]]:
     """--use-fsdp-inference x performance mode x GPU count x free memory (below and above the
     auto-tuner's 120 GiB rule), for the residency sglang resolves (issue: memory fit, item 0)."""
     cases: list[dict[str, Any]] = []
@@ -410,7 +411,54 @@ def fsdp_suite() -> list[dict[str, Any]]:
     return cases
 
 
-SUITES = {"fsdp": fsdp_suite}
+FLAGDATA = Path(__file__).resolve().parents[2] / "h3doctor" / "sglang" / "flagdata"
+BOUNDARY_LAUNCH = ["MiniMaxAI/MiniMax-H3", "--num-gpus", "4"]  # the default 4xH200 launch
+BOUNDARY_PROFILE = "4xH200"
+BOUNDARY_INT_VALUES = ("-1", "0", "1", "3", "100000")
+BOUNDARY_FLOAT_VALUES = (*BOUNDARY_INT_VALUES, "nan", "inf")
+# values sglang's launch checks accept but that cannot run (issue 22 item 2), beside the grid
+BOUNDARY_EXTRAS = [
+    ["--tp-size", "-4"], ["--ulysses-degree", "-2", "--ring-degree", "-2"], ["--hsdp-shard-dim", "-4"],
+    ["--cfg-parallel-size", "-2"], ["--sp-degree", "-4", "--ulysses-degree", "-4"],
+]
+
+
+def boundary_flags(version: str) -> list[tuple[str, str]]:
+    """(option, "int"/"float") of every int/float flag of `sglang serve` in that release's flag
+    table (h3doctor/sglang/flagdata/sglang-<version>.json), in the table's order. The serve parser's
+    options are the table's actions minus the ones only `sglang generate` adds (as
+    h3doctor.sglang.flagtable builds them); the option is the action's first spelling."""
+    raw = json.loads((FLAGDATA / f"sglang-{version}.json").read_text(encoding="utf-8"))
+    parsers = raw.get("parsers", {})
+    serve_own = set(parsers.get("serve", {}).get("extra", ()))
+    others = {opt for name, p in parsers.items() if name != "serve" for opt in p.get("extra", ())} - serve_own
+    out = []
+    for action in raw["actions"]:
+        opts = [o for o in action.get("option_strings") or () if o not in others]
+        if opts and action.get("type") in ("int", "float"):
+            out.append((opts[0], action["type"]))
+    return out
+
+
+def boundary_suite(version: str | None = None) -> list[dict[str, Any]]:
+    """The default 4xH200 launch with one int/float flag of that release at an edge value: every
+    int flag at -1, 0, 1, 3, 100000, every float flag also at nan and inf (issue 22, "must show"),
+    plus the default launch itself and the multi-flag negatives of BOUNDARY_EXTRAS. `--num-gpus`
+    replaces the launch's own value instead of being given twice."""
+    cases: list[dict[str, Any]] = [{"id": "b000", "profile": BOUNDARY_PROFILE, "argv": list(BOUNDARY_LAUNCH)}]
+    for opt, kind in boundary_flags(version or "0.5.23"):
+        for value in BOUNDARY_FLOAT_VALUES if kind == "float" else BOUNDARY_INT_VALUES:
+            if opt == "--num-gpus":
+                argv = [BOUNDARY_LAUNCH[0], opt, value]
+            else:
+                argv = [*BOUNDARY_LAUNCH, opt, value]
+            cases.append({"id": f"b{len(cases):03d}", "profile": BOUNDARY_PROFILE, "argv": argv})
+    for extra in BOUNDARY_EXTRAS:
+        cases.append({"id": f"b{len(cases):03d}", "profile": BOUNDARY_PROFILE, "argv": [*BOUNDARY_LAUNCH, *extra]})
+    return cases
+
+
+SUITES = {"fsdp": fsdp_suite, "boundary": boundary_suite}
 
 
 def case_key(profile: str, argv, files) -> tuple:

@@ -64,6 +64,28 @@ def normalize_message(msg: str | None) -> str:
     return " ".join(text.split())
 
 
+# h3doctor's way of naming a number sglang draws at random (settle_port's start port, H3D142):
+# "A-B or C" -- sglang's message agrees when it prints a number from A to B, or C
+_DRAWN = re.compile(r"\b(\d+)-(\d+) or (\d+)\b")
+
+
+def same_message(ours: str | None, theirs: str | None) -> bool:
+    """h3doctor's message is sglang's (normalize_message), where h3doctor names a randomly drawn
+    number as "A-B or C" and sglang printed one of those numbers."""
+    a, b = normalize_message(ours), normalize_message(theirs)
+    if a == b:
+        return True
+    m = _DRAWN.search(a)
+    if m is None:
+        return False
+    head, tail = a[:m.start()], a[m.end():]
+    got = re.fullmatch(re.escape(head) + r"(\d+)" + re.escape(tail), b)
+    if got is None:
+        return False
+    n, low, high, other = int(got.group(1)), int(m.group(1)), int(m.group(2)), int(m.group(3))
+    return low <= n <= high or n == other
+
+
 def message_template(msg: str | None) -> str:
     """A grouping key: sglang's message with numbers and quoted values blanked."""
     text = normalize_message(msg)
@@ -336,7 +358,7 @@ def compare(goldens: list[dict[str, Any]], corrected: list[dict[str, Any]], doct
                 rep.verdict_disagreements.append({"case": rec, "outcome": o})
             if sglang_rejects and o.rejects and o.first is not None:
                 rep.both_reject += 1
-                same = normalize_message(o.first.message) == normalize_message(rec.get("msg"))
+                same = same_message(o.first.message, rec.get("msg"))
                 if same:
                     rep.first_error_agree += 1
                 else:

@@ -15,8 +15,9 @@ arguments, `__post_init__` -> `_validate`, the merge, `_adjust`, `_validate_with
 then per prompt `prepare_request` and `prepare_video_request_for_queue` (the H3 request
 validation). Replaced, and nothing else:
 
-* `DiffGenerator._create` (called by `from_pretrained` after its plugin hooks) returns a
-  generator holding the `ServerArgs`, without starting workers: nothing is downloaded or loaded;
+* `DiffGenerator._create` (called by `from_pretrained` after its plugin hooks; up to 0.5.20,
+  which has no `_create`, `DiffGenerator.from_server_args`) returns a generator holding the
+  `ServerArgs`, without starting workers: nothing is downloaded or loaded;
 * `DiffGenerator._send_to_scheduler_and_wait_for_response` raises `_Accepted`: the requests
   sglang prepared are never run (no worker-side check runs, see README);
 * `DiffGenerator.shutdown` is a no-op (there is no scheduler to stop).
@@ -114,8 +115,7 @@ def run_case(case: dict[str, Any], workdir: Path, sglang_root: str, cli_main, ca
             result["env"] = env
     if serve_worker.NETWORK_ATTEMPTS:
         result["network"] = list(serve_worker.NETWORK_ATTEMPTS)
-    if serve_worker.HUB_LOOKUPS:
-        result["hub"] = list(dict.fromkeys(serve_worker.HUB_LOOKUPS))
+    serve_worker.mark_hub_lookups(result)
     return result
 
 
@@ -135,11 +135,19 @@ def main() -> int:
     def send(self, requests):
         raise _Accepted(requests)
 
-    DiffGenerator._create = classmethod(create)
+    # 0.5.21+: from_pretrained runs its plugin hooks, then _create starts the workers; up to 0.5.20
+    # there are no hooks and from_server_args (called by from_pretrained) starts them
+    if hasattr(DiffGenerator, "_create"):
+        starter = "_create"
+        DiffGenerator._create = classmethod(create)
+    else:
+        starter = "from_server_args"
+        DiffGenerator.from_server_args = classmethod(
+            lambda cls, server_args, local_mode=True: create(cls, server_args, local_mode=local_mode))
     DiffGenerator._send_to_scheduler_and_wait_for_response = send
     DiffGenerator.shutdown = lambda self: None
     prefix = "sglang.multimodal_gen.runtime.entrypoints.diffusion_generator.DiffGenerator."
-    sim["replaced"] = [prefix + n for n in ("_create", "_send_to_scheduler_and_wait_for_response", "shutdown")]
+    sim["replaced"] = [prefix + n for n in (starter, "_send_to_scheduler_and_wait_for_response", "shutdown")]
     return serve_worker.run_cases(args, profile, sim, facts, run_case, cli_main_mod.main)
 
 

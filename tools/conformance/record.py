@@ -382,7 +382,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     t0 = time.time()
-    all_cases = casegen.SUITES[args.suite]() if args.suite else casegen.generate(args.seed, args.count)
+    all_cases = casegen.SUITES[args.suite](version) if args.suite else casegen.generate(args.seed, args.count)
     results, platforms = run_sglang(py, all_cases, args.jobs, log_dir)
     if args.order_check:
         again, _ = run_sglang(py, all_cases, args.jobs, log_dir, reverse=True)

@@ -272,9 +272,12 @@ def _gen_step(finding) -> int:
 class Doctor:
     def __init__(self, version: str = "0.5.23"):
         from h3doctor.engine.ruleset import load_rules
+        from h3doctor.sglang import releases
         from h3doctor.sglang.flagtable import load_flag_table
 
-        self.table = load_flag_table(version)
+        # as `h3doctor check --sglang-version VERSION`: that release's table, rules and facts
+        self.release = releases.target(version, None)
+        self.table = load_flag_table(self.release.table_version)
         self.rules = load_rules()
         self._profiles: dict[str, Any] = {}
 
@@ -287,7 +290,7 @@ class Doctor:
         tokens = ["sglang", "generate", *case["argv"]]
         with compare.case_files(case.get("files")):
             try:
-                result = check(tokens, self._profiles[case["profile"]], self.rules, self.table, {})
+                result = check(tokens, self._profiles[case["profile"]], self.rules, self.table, {}, release=self.release)
             except Exception as exc:  # noqa: BLE001 - an h3doctor crash is a disagreement too
                 return Outcome([], [], [], None, None, "crash", crash=f"{type(exc).__name__}: {exc}")
         findings = [f for f in result.evaluation.findings if f.severity == "error"]
@@ -368,12 +371,20 @@ class Report:
     nearest: int = 0  # kind nearest: h3doctor fixed what it could and reported a no-fix
     nearest_as_said: int = 0
     corrected_failures: list[tuple[dict[str, Any], str]] = field(default_factory=list)
+    env: int = 0  # cases not judged: sglang's verdict is the offline hub's (marked `env`)
+    corrected_env: int = 0
+
+    @property
+    def judged(self) -> int:
+        return self.cases - self.env
 
     def summary(self) -> str:
         steps = ", ".join(f"step {k}: {v}" for k, v in sorted(self.rejected_by_step.items()))
         pct = (lambda a, b: 100.0 * a / b if b else 100.0)
         return (f"cases {self.cases}: sglang accepts {self.accepted}, rejects {self.cases - self.accepted} ({steps})\n"
-                f"h3doctor agrees (step and message): {self.agree}/{self.cases} = {pct(self.agree, self.cases):.1f}%\n"
+                + (f"not judged (offline hub: a model id this release does not register): {self.env} cases, "
+                   f"{self.corrected_env} corrected commands\n" if self.env or self.corrected_env else "")
+                + f"h3doctor agrees (step and message): {self.agree}/{self.judged} = {pct(self.agree, self.judged):.1f}%\n"
                 f"corrected commands accepted by sglang (up to the request hand-off): {self.corrected_accepted}/"
                 f"{self.corrected} = {pct(self.corrected_accepted, self.corrected):.1f}%\n"
                 f"nearest commands (no-fix) that stop exactly at h3doctor's no-fix finding, or pass: "
@@ -390,6 +401,9 @@ def compare_all(records: list[dict[str, Any]], doctor: Doctor | None = None) -> 
             rep.accepted += 1
         else:
             rep.rejected_by_step[rec.get("step", 0)] = rep.rejected_by_step.get(rec.get("step", 0), 0) + 1
+        if rec.get("env"):  # the offline hub's verdict (a model id the release does not register)
+            rep.env += 1
+            continue
         why = judge(rec, doctor.run(rec))
         if why is None:
             rep.agree += 1
@@ -399,6 +413,9 @@ def compare_all(records: list[dict[str, Any]], doctor: Doctor | None = None) -> 
         if "of" not in rec:
             continue
         src = by_id[rec["of"]]
+        if rec.get("env"):
+            rep.corrected_env += 1
+            continue
         nearest = rec.get("kind") == "nearest"
         rep.nearest += nearest
         rep.corrected += not nearest
@@ -455,7 +472,7 @@ def main(argv: list[str] | None = None) -> int:
     output = Path(args.output) if args.output else Path(str(GOLDENS).format(version=args.sglang_version))
 
     if args.summary:
-        rep = compare_all(compare.read_jsonl(output)[1])
+        rep = compare_all(compare.read_jsonl(output)[1], Doctor(args.sglang_version))
         print(rep.summary())
         if args.details:
             for rec, why in rep.disagreements + rep.corrected_failures:

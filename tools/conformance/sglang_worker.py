@@ -308,14 +308,21 @@ def run_case(case: dict[str, Any], workdir: Path, sglang_root: str, cli_main, ca
             result["env"] = env
     if NETWORK_ATTEMPTS:
         result["network"] = list(NETWORK_ATTEMPTS)
-    if HUB_LOOKUPS:
-        lookups = list(dict.fromkeys(HUB_LOOKUPS))
-        result["hub"] = lookups
-        identity = [x for x in lookups if x.endswith("/model_index.json)")]
-        if identity and not result.get("env"):
-            more = f" (+{len(lookups) - 1} more)" if len(lookups) > 1 else ""
-            result["env"] = f"offline hub: {identity[0]}{more}"
+    mark_hub_lookups(result)
     return result
+
+
+def mark_hub_lookups(result: dict[str, Any]) -> None:
+    """Record the case's hub look-ups (`hub`); a model_index.json look-up (a model id the release's
+    registry does not know) makes the verdict the offline hub's: `env` (shared with generate_worker.py)."""
+    if not HUB_LOOKUPS:
+        return
+    lookups = list(dict.fromkeys(HUB_LOOKUPS))
+    result["hub"] = lookups
+    identity = [x for x in lookups if x.endswith("/model_index.json)")]
+    if identity and not result.get("env"):
+        more = f" (+{len(lookups) - 1} more)" if len(lookups) > 1 else ""
+        result["env"] = f"offline hub: {identity[0]}{more}"
 
 
 def start_worker() -> tuple[argparse.Namespace, dict[str, Any], dict[str, Any]]:

@@ -13,6 +13,7 @@ from h3doctor.engine.derivations import (  # noqa: F401 - importing a module reg
     validation,
     offload,
     gpus,
+    process_groups,
     ports,
     component_maps,
     attention,

@@ -56,6 +56,21 @@ def _layerwise_tuning_error(a: dict[str, Any]) -> tuple[str | None, str | None]:
     return None, None
 
 
+def _offload_size_overflow(a: dict[str, Any]) -> bool:
+    """_validate_offload (server_args.py:3932-3958) truncates a prefetch size above 1 and a
+    resident-layer count from 1 on that are not whole with int(math.floor(v)), the prefetch size
+    first, the count after refusing a negative one: for +inf (not whole) floor raises OverflowError."""
+    def infinite(value: Any) -> bool:
+        return isinstance(value, float) and value == float("inf")
+
+    return infinite(a.get("dit_offload_prefetch_size")) or infinite(a.get("dit_layerwise_resident_layers"))
+
+
+@derives("offload_size_overflow", fallback={"offload_size_overflow": False})
+def offload_size_overflow(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
+    return {"derived.offload_size_overflow": _offload_size_overflow(r.args)}
+
+
 def _has_layerwise(a: dict[str, Any]) -> bool:
     """ServerArgs.has_layerwise_offload_components (server_args.py:1975-1983)."""
     residency = a.get("component_residency") or {}
