@@ -327,3 +327,41 @@ def test_boundary_values_agree_with_sglang(version):
     assert rep.verdict_disagreements == [], compare.format_verdicts(rep, limit=20)
     assert rep.both_reject > 0
     assert rep.first_error_agree == rep.both_reject, compare.format_first_errors(rep, limit=20)
+
+
+PROCESS_GROUPS = compare.GOLDENS_DIR / f"sglang-{VERSION}-process-groups.jsonl"
+
+
+def test_negative_degrees_fail_in_the_workers_as_sglangs_own_process_group_code_does():
+    """tools/conformance/record_process_groups.py ran sglang's own worker process-group set-up
+    (4 gloo ranks on CPU) on the layouts sglang's launcher resolved for launches it accepts with a
+    negative degree: h3doctor's worker-stage H3D402 carries rank 0's message, and the positive
+    layout builds (no finding)."""
+    from h3doctor.engine.check import evaluate_launch
+
+    meta, records = compare.read_jsonl(PROCESS_GROUPS)
+    assert meta["sglang_version"] == VERSION and meta["world_size"] == 4
+    launches = {tuple(r["argv"]): r for r in compare.read_jsonl(boundary_path(VERSION))[1]}
+    doctor = compare.Doctor(VERSION)
+    failing = 0
+    for rec in records:
+        launch = launches.get(tuple(rec["argv"]))
+        assert launch is not None and launch["ok"], f"{rec['id']}: not a launch sglang accepts in the boundary suite"
+        resolved, layout = launch["resolved"], rec["layout"]
+        assert {k: resolved[k] for k in ("tp", "sp", "ulysses", "ring", "dp")} == \
+            {k: layout[k] for k in ("tp", "sp", "ulysses", "ring", "dp")}, rec["id"]
+        result = doctor.check(["sglang", "serve", *rec["argv"]], doctor.profile(rec["profile"]))
+        ours = [f for f in result.evaluation.findings if f.rule.id == "H3D402"]
+        rank0 = rec["ranks"][0]
+        if rank0["ok"]:
+            assert all(r["ok"] for r in rec["ranks"]) and ours == [], rec["id"]
+            continue
+        failing += 1
+        ev = evaluate_launch(["sglang", "serve", *rec["argv"]], doctor.profile(rec["profile"]), doctor.rules, doctor.table, {},
+                             release=doctor.release)
+        assert ev.effective.get("cfg_parallel_degree") == layout["cfg"], rec["id"]
+        assert ours, f"{rec['id']}: sglang's workers fail ({rank0['exc']}: {rank0['msg']}); h3doctor has no H3D402"
+        theirs = rank0["msg"] or rank0["exc"]  # a bare assert: the exception type is all it prints
+        assert ours[0].message == theirs, (rec["id"], ours[0].message, theirs)
+        assert ours[0].rule.stage == "worker" and ours[0].severity == "error"
+    assert failing >= 5

@@ -109,3 +109,30 @@ def test_every_rejected_case_gets_a_correction_or_a_no_fix(goldens, outcomes):
     silent = [r["id"] for r in _cases(records) if not r["ok"] and r["id"] not in corrected
               and outcomes[r["id"]].fix_status != "no-fix"]
     assert silent == []
+
+
+# Older releases: the same generator and seed through each release's own sglang generate
+# (record_generate.py --sglang-version X). Cases whose verdict is the offline hub's (a model id the
+# release does not register, marked `env`) are not judged.
+OLDER_RELEASES = ()
+
+
+@pytest.mark.parametrize("version", OLDER_RELEASES)
+def test_older_releases_agree_on_every_case_and_every_correction(version):
+    meta, records = compare.read_jsonl(Path(str(rg.GOLDENS).format(version=version)))
+    assert meta["sglang_version"] == version
+    gen = meta["generator"]
+    assert gen["version"] == rg.GENERATOR_VERSION
+    assert [{k: r[k] for k in ("id", "profile", "argv", "files") if k in r} for r in _cases(records)] == \
+        rg.generate(gen["seed"], gen["count"]), "the case generator no longer reproduces the goldens: re-record"
+    assert not [r["id"] for r in records if r.get("network")]
+    doctor = rg.Doctor(version)
+    rep = rg.compare_all(records, doctor)
+    assert rep.judged >= 200, rep.summary()
+    assert rep.disagreements == [], "\n".join(f"{r['id']}: {why}" for r, why in rep.disagreements[:20])
+    assert rep.corrected_failures == [], "\n".join(f"{r['id']}: {why}" for r, why in rep.corrected_failures[:20])
+    fixes = {r["of"]: r for r in records if "of" in r}
+    missing = [c["id"] for c in _cases(records) if not c.get("env")
+               and (p := doctor.run(c).proposal) is not None and (c["id"] not in fixes or fixes[c["id"]]["argv"] != p)]
+    assert missing == [], f"corrected commands not recorded through sglang {version} (re-record): {missing[:10]}"
+    assert rep.corrected + rep.nearest >= 50
