@@ -153,3 +153,40 @@ def test_every_event_the_adjust_phase_records_is_declared():
     for path in [*(PACKAGE / "sglang").glob("*.py"), PACKAGE / "engine" / "check.py"]:
         recorded |= set(re.findall(r'\.events\["(\w+)"\]\s*=', path.read_text(encoding="utf-8")))
     assert recorded and recorded == set(EVENTS)
+
+
+def test_strict_ports_with_a_huge_dp_size_is_told_by_arithmetic_not_by_listing_every_port():
+    """--dp-size can be any integer: the scheduler ports are never listed one by one (a blow-up
+    for hostile input), and the first duplicate is still sglang's: the HTTP port inside the range."""
+    from h3doctor.engine.derivations.validation import _strict_ports_duplicate
+
+    a = {"strict_ports": True, "port": 30000, "scheduler_port": 5555, "dp_size": 10**15, "master_port": None}
+    assert _strict_ports_duplicate(a) == "Scheduler[24445] port 30000 duplicates HTTP port and --strict-ports is enabled."
+    assert _strict_ports_duplicate({**a, "dp_size": 24445}) is None
+    assert _strict_ports_duplicate({**a, "dp_size": 4, "master_port": 5557}) == \
+        "Master port 5557 duplicates Scheduler[2] port and --strict-ports is enabled."
+    assert _strict_ports_duplicate({**a, "dp_size": 4, "master_port": 30000}) == \
+        "Master port 30000 duplicates HTTP port and --strict-ports is enabled."
+    assert _strict_ports_duplicate({**a, "dp_size": 10**15}, per_replica=False) is None
+
+
+def test_the_scheduler_ports_run_out_only_past_what_a_host_can_hand_out():
+    from h3doctor.engine.derivations.ports import _scheduler_ports_start
+
+    a = {"strict_ports": False, "scheduler_port": 5555, "dp_size": 60536}
+    assert _scheduler_ports_start(a) is None
+    assert _scheduler_ports_start({**a, "dp_size": 60537}) == "5555-5655 or 65536"
+    assert _scheduler_ports_start({**a, "dp_size": 10**18, "scheduler_port": 4000}) == "65536"
+    assert _scheduler_ports_start({**a, "dp_size": 10**18, "scheduler_port": 7000}) == "7000"
+    assert _scheduler_ports_start({**a, "dp_size": 10**18, "strict_ports": True}) is None
+
+
+def test_negative_parallel_degrees_fail_in_the_process_group_layout():
+    from h3doctor.engine.derivations.process_groups import _process_group_error
+
+    base = dict(num_gpus=4, nnodes=1, tp_size=1, sp_degree=4, cfg_parallel_degree=1, dp_size=1, ulysses_degree=4, ring_degree=1)
+    assert _process_group_error(base) is None
+    assert _process_group_error({**base, "tp_size": -4, "sp_degree": -1, "ulysses_degree": -1}) == \
+        "idx 1 with shape [-4, -1, 1, 1] mismatch the return idx [-3, 0, 0, 0]"
+    assert _process_group_error({**base, "cfg_parallel_degree": -10**9}) is None  # too many ranks to lay out
+    assert _process_group_error({**base, "nnodes": 2, "sp_degree": -1, "ulysses_degree": -1}) is None

@@ -61,28 +61,37 @@ def _warmup_error(a: dict[str, Any]) -> tuple[str | None, str | None]:
 def _strict_ports_duplicate(a: dict[str, Any], per_replica: bool = True) -> str | None:
     """_adjust_network_ports under --strict-ports (server_args.py:1610-1633). `per_replica`: one
     scheduler port per data-parallel replica, named Scheduler[i] (0.5.18+); sglang 0.5.17 checks a
-    single port named Scheduler (its server_args.py:964-987), which rule H3D133 reads."""
+    single port named Scheduler (its server_args.py:964-987), which rule H3D133 reads.
+
+    sglang lists HTTP, Scheduler[0..dp-1] (consecutive from the scheduler port), Master, and stops
+    at the first port already listed. The scheduler ports are told apart by arithmetic, not listed:
+    --dp-size can be any integer."""
     if not a.get("strict_ports"):
         return None
     needs_http = bool(a.get("enable_metrics")) or str(a.get("disagg_role") or "monolithic").lower() in ("monolithic", "server")
-    requested: list[tuple[Any, str]] = []
-    if needs_http:
-        requested.append((a.get("port"), "HTTP"))
     try:
-        if per_replica:
-            replicas = range(int(a.get("dp_size") or 1))
-            requested += [(int(a.get("scheduler_port")) + i, f"Scheduler[{i}]") for i in replicas]
-        else:
-            requested.append((int(a.get("scheduler_port")), "Scheduler"))
+        first = int(a.get("scheduler_port"))
+        count = max(int(a.get("dp_size") or 1), 0) if per_replica else 1
     except (TypeError, ValueError):
         return None
-    if a.get("master_port") is not None:
-        requested.append((a.get("master_port"), "Master"))
-    seen: dict[Any, str] = {}
-    for port, name in requested:
-        if port in seen:
-            return f"{name} port {port} duplicates {seen[port]} port and --strict-ports is enabled."
-        seen[port] = name
+    http = a.get("port") if needs_http else None
+
+    def scheduler_index(port: Any) -> int | None:
+        if not is_int(port) or not 0 <= port - first < count:
+            return None
+        return port - first
+
+    def scheduler_name(i: int) -> str:
+        return f"Scheduler[{i}]" if per_replica else "Scheduler"
+
+    if needs_http and (i := scheduler_index(http)) is not None:
+        return f"{scheduler_name(i)} port {http} duplicates HTTP port and --strict-ports is enabled."
+    master = a.get("master_port")
+    if master is not None:
+        if needs_http and master == http:
+            return f"Master port {master} duplicates HTTP port and --strict-ports is enabled."
+        if (i := scheduler_index(master)) is not None:
+            return f"Master port {master} duplicates {scheduler_name(i)} port and --strict-ports is enabled."
     return None
 
 
