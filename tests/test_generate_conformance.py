@@ -1,4 +1,5 @@
-"""`sglang generate` conformance with the real sglang 0.5.23, from recorded goldens (no sglang here).
+"""`sglang generate` conformance with the real sglang (0.5.23, and the older releases at the end), from
+recorded goldens (no sglang here).
 
 tests/conformance/sglang-0.5.23-generate.jsonl holds generated `sglang generate` commands with
 sampling flags and what sglang's own generate path did with each one, up to the request
@@ -114,7 +115,7 @@ def test_every_rejected_case_gets_a_correction_or_a_no_fix(goldens, outcomes):
 # Older releases: the same generator and seed through each release's own sglang generate
 # (record_generate.py --sglang-version X). Cases whose verdict is the offline hub's (a model id the
 # release does not register, marked `env`) are not judged.
-OLDER_RELEASES = ("0.5.20", "0.5.21")
+OLDER_RELEASES = ("0.5.19", "0.5.20", "0.5.21")
 
 
 @pytest.mark.parametrize("version", OLDER_RELEASES)
@@ -128,7 +129,7 @@ def test_older_releases_agree_on_every_case_and_every_correction(version):
     assert not [r["id"] for r in records if r.get("network")]
     doctor = rg.Doctor(version)
     rep = rg.compare_all(records, doctor)
-    assert rep.judged >= 200, rep.summary()
+    assert rep.judged >= 150, rep.summary()  # 0.5.17-0.5.19 register neither FastH3 id nor VDN-H3
     assert rep.disagreements == [], "\n".join(f"{r['id']}: {why}" for r, why in rep.disagreements[:20])
     assert rep.corrected_failures == [], "\n".join(f"{r['id']}: {why}" for r, why in rep.corrected_failures[:20])
     fixes = {r["of"]: r for r in records if "of" in r}
