@@ -31,7 +31,7 @@ VERSION = "0.5.23"  # the newest verified release: the full goldens, the FSDP su
 
 # Releases whose launch goldens are judged for verdicts and first errors only (their corrected
 # commands are not recorded through them): both at 100%, no false block.
-VERDICT_ONLY = ("0.5.17", "0.5.20")
+VERDICT_ONLY = ("0.5.17",)
 
 # The agreement each release must reach, in percent: verdicts of the judged cases, first errors of the
 # cases both reject, corrected commands of the cases that need one, alternatives of those offered.
@@ -45,6 +45,7 @@ REQUIRED = {
     # flags it does not have); the test requires that to stay so until a floor is set
     "0.5.18": dict(verdict=100.0, first_error=100.0, corrected=100.0, alternatives=None),
     "0.5.19": dict(verdict=100.0, first_error=100.0, corrected=100.0, alternatives=None),
+    "0.5.20": dict(verdict=100.0, first_error=100.0, corrected=100.0, alternatives=100.0),
     "0.5.21": dict(verdict=100.0, first_error=100.0, corrected=100.0, alternatives=100.0),
     "0.5.22": dict(verdict=100.0, first_error=100.0, corrected=100.0, alternatives=100.0),
     "0.5.23": dict(verdict=100.0, first_error=100.0, corrected=100.0, alternatives=100.0),
