@@ -115,7 +115,7 @@ def test_every_rejected_case_gets_a_correction_or_a_no_fix(goldens, outcomes):
 # Older releases: the same generator and seed through each release's own sglang generate
 # (record_generate.py --sglang-version X). Cases whose verdict is the offline hub's (a model id the
 # release does not register, marked `env`) are not judged.
-OLDER_RELEASES = ("0.5.17", "0.5.18", "0.5.19", "0.5.20", "0.5.21")
+OLDER_RELEASES = ("0.5.17", "0.5.18", "0.5.19", "0.5.20", "0.5.21", "0.5.22")
 
 
 @pytest.mark.parametrize("version", OLDER_RELEASES)
