@@ -14,10 +14,12 @@ that the indices give the index back, which fails for negative sizes.
 
 from __future__ import annotations
 
-from typing import Any
-
 from h3doctor.engine.derivations.common import is_int
 from h3doctor.engine.derivations.registry import derives
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 ORDER = ("tp", "sp", "pp", "cfg", "dp")  # RankGenerator(..., "tp-sp-pp-cfg-dp")
 MAX_WORLD = 1024  # a bound on the work done for hostile input (a host has far fewer GPUs)
