@@ -113,3 +113,32 @@ def test_a_release_without_verified_rules_is_judged_by_its_parser_and_says_what_
     rules = {f["rule"]: f for f in report["findings"]}
     assert rules["H3D020"]["severity"] == "error"  # the 0.5.20 parser does not know --attention_backend
     assert rules["H3D921"]["severity"] == "warning" and rules["H3D921"]["message"].startswith("cannot verify for sglang 0.5.20")
+
+
+def test_a_rule_mention_is_found_alike_in_the_cache_entry_text_and_in_its_serialization(tmp_path, monkeypatch):
+    """A rules set read from its cache entry searches each rule's data line as the entry holds it
+    (no serializing): for every path a context value is computed on, and for words that are in some
+    rules only, the answer equals the one serializing every rule gives."""
+    import json
+
+    from h3doctor.engine import ruleset
+
+    monkeypatch.setenv("H3DOCTOR_CACHE_DIR", str(tmp_path))
+    built = load_rules()  # a miss: validated, the entry written
+    cached = load_rules()  # read from the entry
+    assert cached._lines and not built._lines
+    for rule in cached:
+        line = cached._lines[id(rule.raw)]
+        assert line.endswith("}") or line.endswith("},")
+        assert json.loads(line.removesuffix(",")[:-1]) == rule.raw
+    words = ["release.needs_at_least", "release.needs_why", "derived.memory.load_over", "args.ring_degree",
+             "hw.gpu_count", "sage_attn", "nope.nothing"]
+    combos = {(family, platform, entry, version) for r in cached for family in r.families if family != "any"
+              for platform in (r.platforms or ("cuda",)) for entry in (r.entries or ("serve",))
+              for version in ("0.5.23", "0.5.17", "0.5.5")}
+    for combo in combos:
+        fresh = ruleset.RuleSet(list(cached))  # the same rules, no entry text: each serialized
+        for word in words:
+            assert cached.read_by_applicable(*combo, word) == fresh.read_by_applicable(*combo, word), (combo, word)
+    assert any(cached.read_by_applicable(*c, "release.needs_at_least") for c in combos)
+    assert ruleset._data_lines(list(cached), json.dumps([{"path": r.path, "data": r.raw} for r in cached])) is None

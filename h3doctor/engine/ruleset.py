@@ -257,7 +257,9 @@ def _digest(files: list[Path], schema_text: str) -> str:
     return h.hexdigest()[:32]
 
 
-CACHE_FORMAT = 4  # 3: a header line, then the rules (the hash covers the bytes as written); 4: with their lines
+# 3: a header line, then the rules (the hash covers the bytes as written); 4: with their lines;
+# 5: each rule's data on a line of its own (`_write_cache`: what the "mentions" search reads as is)
+CACHE_FORMAT = 5
 INDEX_FORMAT = 2
 _SCHEMA_FILE = "rule.schema.json"
 # a rule, where or schema file changed less than this long before an index entry would be
@@ -299,9 +301,9 @@ def load_rules(directory: Path | str | None = None, *, use_cache: bool = True) -
         status = _status_key([os.path.join(directory, n) for n in names] + [os.fspath(p) for p in lines] + [schema_path],
                              declared)
     if status is not None:
-        rules = _read_indexed(folder, status, ids)
-        if rules is not None:
-            return RuleSet(rules)
+        found = _read_indexed(folder, status, ids)
+        if found is not None:
+            return RuleSet(found[0], texts=_data_lines(found[0], found[1]))
     from pathlib import Path  # a miss: the files are read and validated
 
     files = [Path(directory, n) for n in names]
@@ -311,12 +313,13 @@ def load_rules(directory: Path | str | None = None, *, use_cache: bool = True) -
     where = _where_lines(lines)
     found = _read_cache(folder, name, digest, ids, _sha256_matches) if folder is not None else None
     rules, body = found if found is not None else (None, None)
+    texts = _data_lines(rules, body) if rules is not None else None
     if rules is None:
         rules = _validate_all(files, json.loads(schema_text))
         body = _write_cache(folder, name, digest, rules, where) if folder is not None else None
     if status is not None and status[1] and body is not None:
         _write_index(folder, status[0], digest, body)
-    return RuleSet(_with_where_lines(rules, where))
+    return RuleSet(_with_where_lines(rules, where), texts=texts)
 
 
 def _status_key(files: list[str], declared: str) -> tuple[str, bool] | None:
@@ -349,7 +352,7 @@ def _crc_of(body: str) -> int:
     return zlib.crc32(body.encode())
 
 
-def _read_indexed(folder: str, status: tuple[str, bool], ids: list[str]) -> list[Rule] | None:
+def _read_indexed(folder: str, status: tuple[str, bool], ids: list[str]) -> tuple[list[Rule], str] | None:
     """The rules the index entry for these files' status names, if it and that entry are sound."""
     from h3doctor.safeload import load_json
 
@@ -366,9 +369,8 @@ def _read_indexed(folder: str, status: tuple[str, bool], ids: list[str]) -> list
     digest, crc = index.get("digest"), index.get("body_crc32")
     if not isinstance(digest, str) or not isinstance(crc, int) or not digest.isalnum():
         return None
-    found = _read_cache(folder, f"rules-{digest}.json", digest, ids, lambda _header, body: _crc_of(body) == crc,
-                        with_where=True)
-    return found[0] if found is not None else None
+    return _read_cache(folder, f"rules-{digest}.json", digest, ids, lambda _header, body: _crc_of(body) == crc,
+                       with_where=True)
 
 
 def _write_index(folder: str, status: str, digest: str, body: str) -> None:
@@ -468,13 +470,38 @@ def _write_cache(folder: str, name: str, digest: str, rules: list[Rule], where: 
     """Write the rules entry; its body, or None when it could not be written."""
     import hashlib
 
-    body = json.dumps([{"path": r.path, "data": r.raw, "where": where.get(r.id, {})} for r in rules])
+    # the same JSON list of {path, where, data} as one line would be, with newlines between tokens:
+    # every rule's data on a line of its own (`_data_lines`)
+    entries = [json.dumps({"path": r.path, "where": where.get(r.id, {})})[:-1] + ', "data":\n' + json.dumps(r.raw) + "}"
+               for r in rules]
+    body = "[\n" + ",\n".join(entries) + "\n]"
     header = {"format": CACHE_FORMAT, "digest": digest, "content_sha256": hashlib.sha256(body.encode()).hexdigest()}
     try:
         write_cache_entry(folder, name, json.dumps(header) + "\n" + body)
     except OSError:
         return None  # a read-only or full cache directory only costs speed
     return body
+
+
+def _data_lines(rules: list[Rule], body: str) -> dict[int, str] | None:
+    """id(rule.raw) -> the line of the entry's body that is that rule's data as JSON (`_write_cache`'s
+    layout), or None for another layout. The line is `json.dumps(raw)` plus a closing `}` or `},`:
+    for a path of letters, digits, `_` and `.` (which can only match inside one JSON token), "in this
+    line" is "in the rule's JSON" whatever the key order."""
+    lines = body.split("\n")
+    if len(lines) != 2 * len(rules) + 2 or lines[0] != "[" or lines[-1] != "]":
+        return None
+    texts: dict[int, str] = {}
+    for i, rule in enumerate(rules):
+        if not lines[2 * i + 1].endswith('"data":'):
+            return None
+        texts[id(rule.raw)] = lines[2 * i + 2]
+    return texts
+
+
+def _plain_path(path: str) -> bool:
+    """Letters, digits, `_` and `.` only: no quote, backslash or separator a JSON text could split."""
+    return path.isascii() and path.replace(".", "").replace("_", "").isalnum()
 
 
 _STAGE_ORDER = "DPFAVMWLR-"
@@ -489,8 +516,10 @@ class RuleSet(tuple):
     that apply, as that release reads them, with their compiled conditions; the text they can read;
     and the sglang stages that are not verified for the release."""
 
-    def __new__(cls, rules: Any = ()) -> "RuleSet":
+    def __new__(cls, rules: Any = (), texts: dict[int, str] | None = None) -> "RuleSet":
         self = super().__new__(cls, rules)
+        # id(rule.raw) -> the rule's data as JSON as the cache entry holds it (`_data_lines`)
+        self._lines: dict[int, str] = texts or {}
         self._compiled: dict[str, Compiled] = {}
         self._applicable: dict[tuple, list[tuple[Rule, Compiled]]] = {}
         self._unverified: dict[tuple, list[str]] = {}
@@ -508,14 +537,17 @@ class RuleSet(tuple):
         is a read) in its conditions, messages, fix notes or alternatives: anywhere in its data.
 
         Context values only some rules need are computed only when one of these names them. The
-        rules are searched one by one, each serialized once, up to the first that mentions it."""
+        rules are searched one by one up to the first that mentions it, each in the JSON its cache
+        entry holds (no serializing) or else serialized once."""
         key = (family, platform, entry, version, path)
         found = self._mentioned.get(key)
         if found is None:
             texts = self._texts
+            lines = self._lines if _plain_path(path) else {}  # the cache entry's own JSON of each rule
             found = False
             for rule, _ in self._applying(family, platform, entry, version):
-                text = texts.get(id(rule.raw))  # the raw data outlives the search: this set holds its rules
+                # the raw data outlives the search: this set holds its rules
+                text = lines.get(id(rule.raw)) or texts.get(id(rule.raw))
                 if text is None:
                     text = texts[id(rule.raw)] = json.dumps(rule.raw, sort_keys=True, default=str)
                 if path in text:
