@@ -127,3 +127,19 @@ def test_a_clean_hook_launch_does_not_load_the_cli(tmp_path):
     env = {**os.environ, "H3DOCTOR_CACHE_DIR": str(tmp_path)}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120).stdout
     assert out.split() == ["0", "False", "False"]
+
+
+def test_the_collector_is_held_off_only_while_the_entry_answers(monkeypatch):
+    """The entry raises the garbage collector's first threshold for its own answer, and the full
+    CLI (and whoever called the entry) gets Python's thresholds back."""
+    import gc
+
+    from h3doctor import cli, entry
+
+    before = gc.get_threshold()
+    seen = []
+    monkeypatch.setattr(entry, "hook_fast_path", lambda argv: seen.append(gc.get_threshold()) and None)
+    monkeypatch.setattr(cli, "main", lambda: seen.append(gc.get_threshold()))
+    monkeypatch.setattr(sys, "argv", ["h3doctor", "rules"])
+    entry.main()
+    assert seen == [(entry._CHECK_GC_THRESHOLD, *before[1:]), before] and gc.get_threshold() == before
