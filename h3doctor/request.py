@@ -69,7 +69,7 @@ def run(request: CheckRequest) -> Outcome:
         installed = None if request.sglang_version or recipe_version else releases.installed_version()
         target = releases.target(request.sglang_version, recipe_version, installed=installed)
         table = load_flag_table(target.table_version)
-    rules = load_rules(request.rules_dir or None)
+    rules = load_rules(request.rules_dir or None, examples=False)  # a check never reads them
     # rules not verified for the release are not run; rule H3D921 names them ("cannot verify")
     with _located(recipe, "command"):  # a launch h3doctor cannot read points at the recipe's command
         return Outcome(check(tokens, hw, rules, table, env, intent, release=target), tokens, env)

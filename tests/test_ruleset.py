@@ -130,7 +130,7 @@ def test_a_rule_mention_is_found_alike_in_the_cache_entry_text_and_in_its_serial
     for rule in cached:
         line = cached._lines[id(rule.raw)]
         assert line.endswith("}") or line.endswith("},")
-        assert json.loads(line.removesuffix(",")[:-1]) == rule.raw
+        assert json.loads(line.removesuffix(",")[:-1]) == {k: v for k, v in rule.raw.items() if k != "examples"}
     words = ["release.needs_at_least", "release.needs_why", "derived.memory.load_over", "args.ring_degree",
              "hw.gpu_count", "sage_attn", "nope.nothing"]
     combos = {(family, platform, entry, version) for r in cached for family in r.families if family != "any"
@@ -142,3 +142,20 @@ def test_a_rule_mention_is_found_alike_in_the_cache_entry_text_and_in_its_serial
             assert cached.read_by_applicable(*combo, word) == fresh.read_by_applicable(*combo, word), (combo, word)
     assert any(cached.read_by_applicable(*c, "release.needs_at_least") for c in combos)
     assert ruleset._data_lines(list(cached), json.dumps([{"path": r.path, "data": r.raw} for r in cached])) is None
+
+
+def test_rules_read_for_a_check_are_the_rules_but_their_examples(tmp_path, monkeypatch):
+    """A check loads the rules without their examples (never read by it): from the cache entry,
+    every rule equals the full one but for `examples` (empty) and `raw` (without them); a caller
+    that reads examples gets them all back from the same entry."""
+    from h3doctor.record import replace
+
+    monkeypatch.setenv("H3DOCTOR_CACHE_DIR", str(tmp_path))
+    built = load_rules(use_cache=False)
+    load_rules()  # writes the entry
+    for _ in range(2):  # through the content hash, then as the entry is read again
+        lean, full = load_rules(examples=False), load_rules()
+        assert list(full) == list(built) and all(r.examples for r in full)
+        assert [r.raw for r in full] == [r.raw for r in built]
+        assert all(not r.examples and "examples" not in r.raw for r in lean)
+        assert [replace(r, examples=b.examples, raw=b.raw) for r, b in zip(lean, built)] == list(built)

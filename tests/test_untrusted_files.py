@@ -176,10 +176,11 @@ def _forged_rules_entry(genuine: Path, message: str) -> str:
     """A rules cache entry with every rule's message replaced and its content hash recomputed:
     what whoever can write the cache directory can make."""
     header_text, _, body = genuine.read_text().partition("\n")
-    entries = json.loads(body)
+    rules_text, _, examples = body.rpartition("\n")  # the last line: every rule's examples
+    entries = json.loads(rules_text)
     for e in entries:
         e["data"]["message"] = message
-    body = json.dumps(entries)
+    body = json.dumps(entries) + "\n" + examples
     header = {**json.loads(header_text), "content_sha256": hashlib.sha256(body.encode()).hexdigest()}
     return json.dumps(header) + "\n" + body
 

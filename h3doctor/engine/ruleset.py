@@ -234,11 +234,11 @@ def _rule_from(data: dict[str, Any], path: Path | str) -> Rule:
         entries=tuple(applies["entries"]) if "entries" in applies else None,
         when=data["when"], message=data["message"], why=data["why"],
         fix=None if fix == "none" else tuple(fix), fix_note=data.get("fix_note", ""),
-        gives_up=data.get("gives_up", ""), examples=tuple(data["examples"]), path=str(path), raw=data,
+        gives_up=data.get("gives_up", ""), examples=tuple(data.get("examples", ())), path=str(path), raw=data,
         position=data.get("position"), releases=tuple(data.get("releases", ())),
         absent=data["sglang"].get("absent"),
         alternatives=tuple(data.get("alternatives", ())),
-        message_by=data.get("message_by", "sglang"),
+        message_by=data.get("message_by", "sglang"), where_by_release={},  # every field given: record.py's quick path
     )
 
 
@@ -258,8 +258,9 @@ def _digest(files: list[Path], schema_text: str) -> str:
 
 
 # 3: a header line, then the rules (the hash covers the bytes as written); 4: with their lines;
-# 5: each rule's data on a line of its own (`_write_cache`: what the "mentions" search reads as is)
-CACHE_FORMAT = 5
+# 5: each rule's data on a line of its own (`_write_cache`: what the "mentions" search reads as is);
+# 6: the examples in a last line of their own, parsed only for a caller that reads them
+CACHE_FORMAT = 6
 INDEX_FORMAT = 2
 _SCHEMA_FILE = "rule.schema.json"
 # a rule, where or schema file changed less than this long before an index entry would be
@@ -268,7 +269,7 @@ _SCHEMA_FILE = "rule.schema.json"
 _SETTLED_NS = 2_000_000_000
 
 
-def load_rules(directory: Path | str | None = None, *, use_cache: bool = True) -> "RuleSet":
+def load_rules(directory: Path | str | None = None, *, use_cache: bool = True, examples: bool = True) -> "RuleSet":
     """Load and validate every rule file. Validation is the slow part (jsonschema), so the
     validated rules are cached under a digest of the schema and every file's bytes: an edited,
     added or removed rule file is validated again.
@@ -283,7 +284,11 @@ def load_rules(directory: Path | str | None = None, *, use_cache: bool = True) -
 
     The cache is a file in the user's cache directory, so it is not trusted: an entry counts
     only when its digest, its content hash and its rule IDs (one per rule file) all match;
-    anything else is a miss and is rebuilt, never a verdict."""
+    anything else is a miss and is rebuilt, never a verdict.
+
+    `examples=False` (a check: it never reads them): rules read from the cache come without their
+    examples (`Rule.examples` empty, none in `Rule.raw`), about a third of the entry's JSON left
+    unparsed."""
     directory = path_text(os.fspath(directory)) if directory else _rules_dir_text()
     try:  # the names `directory.glob("*.yaml")` finds, in its order, without a Path per file
         names = sorted(n for n in os.listdir(directory) if n.endswith(".yaml")) if os.path.isdir(directory) else None
@@ -301,7 +306,7 @@ def load_rules(directory: Path | str | None = None, *, use_cache: bool = True) -
         status = _status_key([os.path.join(directory, n) for n in names] + [os.fspath(p) for p in lines] + [schema_path],
                              declared)
     if status is not None:
-        found = _read_indexed(folder, status, ids)
+        found = _read_indexed(folder, status, ids, examples)
         if found is not None:
             return RuleSet(found[0], texts=_data_lines(found[0], found[1]))
     from pathlib import Path  # a miss: the files are read and validated
@@ -311,7 +316,7 @@ def load_rules(directory: Path | str | None = None, *, use_cache: bool = True) -
     digest = _digest(files + lines, f"{CACHE_FORMAT}\n{schema_text}{declared}")  # another format: another name
     name = f"rules-{digest}.json"
     where = _where_lines(lines)
-    found = _read_cache(folder, name, digest, ids, _sha256_matches) if folder is not None else None
+    found = _read_cache(folder, name, digest, ids, _sha256_matches, examples=examples) if folder is not None else None
     rules, body = found if found is not None else (None, None)
     texts = _data_lines(rules, body) if rules is not None else None
     if rules is None:
@@ -352,7 +357,7 @@ def _crc_of(body: str) -> int:
     return zlib.crc32(body.encode())
 
 
-def _read_indexed(folder: str, status: tuple[str, bool], ids: list[str]) -> tuple[list[Rule], str] | None:
+def _read_indexed(folder: str, status: tuple[str, bool], ids: list[str], examples: bool) -> tuple[list[Rule], str] | None:
     """The rules the index entry for these files' status names, if it and that entry are sound."""
     from h3doctor.safeload import load_json
 
@@ -370,7 +375,7 @@ def _read_indexed(folder: str, status: tuple[str, bool], ids: list[str]) -> tupl
     if not isinstance(digest, str) or not isinstance(crc, int) or not digest.isalnum():
         return None
     return _read_cache(folder, f"rules-{digest}.json", digest, ids, lambda _header, body: _crc_of(body) == crc,
-                       with_where=True)
+                       with_where=True, examples=examples)
 
 
 def _write_index(folder: str, status: str, digest: str, body: str) -> None:
@@ -413,11 +418,12 @@ def _sha256_matches(header: dict[str, Any], body: str) -> bool:
 
 
 def _read_cache(folder: str, name: str, digest: str, ids: list[str], undamaged: Any, *,
-                with_where: bool = False) -> tuple[list[Rule], str] | None:
+                with_where: bool = False, examples: bool = True) -> tuple[list[Rule], str] | None:
     """The cached rules and the entry's body if the entry is a regular file (no link, no FIFO:
     `paths.read_cache_entry`) for this digest, `undamaged(header, body)` (its content hash, or the
     index's CRC of it) and for these rule IDs; else None. `with_where`: each with its sglang line
-    per release as the entry recorded it (the where files are part of the digest)."""
+    per release as the entry recorded it (the where files are part of the digest). `examples`: with
+    each rule's examples (the entry's last line), else without them (unparsed)."""
     from h3doctor.safeload import load_json
 
     path = os.path.join(folder, name)
@@ -425,7 +431,8 @@ def _read_cache(folder: str, name: str, digest: str, ids: list[str], undamaged: 
         if not os.path.lexists(path):
             return None
         text = read_cache_entry(folder, name, max_bytes=MAX_RULE_FILE_BYTES * max(len(ids), 1), what="rules cache")
-        # line 1: a small header; the rest: the rules, hashed as the bytes written (no re-encoding)
+        # line 1: a small header; the rest: the rules, hashed as the bytes written (no re-encoding),
+        # their examples on the last line
         header_text, _, body = text.partition("\n")
         header = load_json(header_text, origin=str(path))
         if not isinstance(header, dict) or header.get("format") != CACHE_FORMAT or header.get("digest") != digest:
@@ -433,9 +440,16 @@ def _read_cache(folder: str, name: str, digest: str, ids: list[str], undamaged: 
         if not undamaged(header, body):
             return None
         # the content hash checked every byte: only the parser's own depth cap here (speed)
-        entries = load_json(body, origin=str(path), max_depth=None, finite=False)
+        rules_text, _, examples_text = body.rpartition("\n")
+        entries = load_json(rules_text, origin=str(path), max_depth=None, finite=False)
         if not isinstance(entries, list):
             return None
+        if examples:
+            listed = load_json(examples_text, origin=str(path), max_depth=None, finite=False)
+            if not isinstance(listed, list) or len(listed) != len(entries):
+                return None
+            for e, given in zip(entries, listed):
+                e["data"]["examples"] = given
         if [e.get("data", {}).get("id") if isinstance(e, dict) else None for e in entries] != ids:
             return None  # a rule missing, added or renamed: a rule set that is not this one
         rules = [_rule_from(e["data"], e["path"]) for e in entries]
@@ -470,11 +484,11 @@ def _write_cache(folder: str, name: str, digest: str, rules: list[Rule], where: 
     """Write the rules entry; its body, or None when it could not be written."""
     import hashlib
 
-    # the same JSON list of {path, where, data} as one line would be, with newlines between tokens:
-    # every rule's data on a line of its own (`_data_lines`)
-    entries = [json.dumps({"path": r.path, "where": where.get(r.id, {})})[:-1] + ', "data":\n' + json.dumps(r.raw) + "}"
-               for r in rules]
-    body = "[\n" + ",\n".join(entries) + "\n]"
+    # a JSON list of {path, where, data} with newlines between tokens, every rule's data but its
+    # examples on a line of its own (`_data_lines`); then a line of every rule's examples
+    entries = [json.dumps({"path": r.path, "where": where.get(r.id, {})})[:-1] + ', "data":\n'
+               + json.dumps(_without_examples(r.raw)) + "}" for r in rules]
+    body = "[\n" + ",\n".join(entries) + "\n]\n" + json.dumps([r.raw["examples"] for r in rules])
     header = {"format": CACHE_FORMAT, "digest": digest, "content_sha256": hashlib.sha256(body.encode()).hexdigest()}
     try:
         write_cache_entry(folder, name, json.dumps(header) + "\n" + body)
@@ -483,12 +497,16 @@ def _write_cache(folder: str, name: str, digest: str, rules: list[Rule], where: 
     return body
 
 
+def _without_examples(raw: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in raw.items() if k != "examples"}
+
+
 def _data_lines(rules: list[Rule], body: str) -> dict[int, str] | None:
-    """id(rule.raw) -> the line of the entry's body that is that rule's data as JSON (`_write_cache`'s
-    layout), or None for another layout. The line is `json.dumps(raw)` plus a closing `}` or `},`:
+    """id(rule.raw) -> the line of the entry's rules that is that rule's data but its examples as
+    JSON (`_write_cache`'s layout), or None for another layout. The line is that JSON plus `}` or `},`:
     for a path of letters, digits, `_` and `.` (which can only match inside one JSON token), "in this
     line" is "in the rule's JSON" whatever the key order."""
-    lines = body.split("\n")
+    lines = body.rpartition("\n")[0].split("\n")  # the last line: the examples
     if len(lines) != 2 * len(rules) + 2 or lines[0] != "[" or lines[-1] != "]":
         return None
     texts: dict[int, str] = {}
@@ -534,7 +552,8 @@ class RuleSet(tuple):
 
     def read_by_applicable(self, family: str | None, platform: str, entry: str, version: str, path: str) -> bool:
         """Whether any rule that applies here mentions `path` (a safe over-approximation: a mention
-        is a read) in its conditions, messages, fix notes or alternatives: anywhere in its data.
+        is a read) in its conditions, messages, fix notes or alternatives: anywhere in its data but
+        its examples (what the rule is tested with, never what it reads).
 
         Context values only some rules need are computed only when one of these names them. The
         rules are searched one by one up to the first that mentions it, each in the JSON its cache
@@ -549,7 +568,7 @@ class RuleSet(tuple):
                 # the raw data outlives the search: this set holds its rules
                 text = lines.get(id(rule.raw)) or texts.get(id(rule.raw))
                 if text is None:
-                    text = texts[id(rule.raw)] = json.dumps(rule.raw, sort_keys=True, default=str)
+                    text = texts[id(rule.raw)] = json.dumps(_without_examples(rule.raw), sort_keys=True, default=str)
                 if path in text:
                     found = True
                     break
