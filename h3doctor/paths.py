@@ -19,11 +19,14 @@ def package_path(package: str, *names: str) -> str:
     importlib.resources would be the general tool, but on the check's hot path (the shell hook
     runs one check per launch) its import costs ~10 ms and each files() call more; h3doctor is
     always installed as plain files (a wheel unpacked by pip, or an editable checkout), where
-    files() returns exactly this directory."""
+    files() returns exactly this directory. The data packages are not imported for it either: a
+    package's directory is its dotted name under h3doctor's own."""
     if package != "h3doctor" and not package.startswith("h3doctor."):
         raise ValueError(f"not an h3doctor package: {package!r}")
-    __import__(package)  # importlib.import_module without importing importlib
-    return os.path.join(os.path.dirname(sys.modules[package].__file__), *names)
+    return os.path.join(_HERE, *package.split(".")[1:], *names)
+
+
+_HERE = os.path.dirname(os.path.abspath(__file__))  # the h3doctor package's directory
 
 
 def package_dir(package: str) -> Path:
