@@ -106,3 +106,19 @@ def test_a_non_default_field_after_a_default_is_refused():
         class Bad:
             a: int = 0
             b: int
+
+
+def test_records_made_from_their_fields_are_the_records_init_makes():
+    """The rules and the flag table's actions are made by `from_fields` (every field given, no
+    checks): each has exactly its record's fields and equals the one `__init__` makes."""
+    from h3doctor.engine.ruleset import Rule, load_rules
+    from h3doctor.record import fields_of
+    from h3doctor.sglang.flagtable import FlagAction, load_flag_table
+
+    made = [*load_rules(use_cache=False), *load_flag_table().actions]
+    assert {type(r) for r in made} == {Rule, FlagAction}
+    for record_ in made:
+        fields = fields_of(record_)
+        assert tuple(vars(record_)) == fields, type(record_)
+        again = type(record_)(**{name: getattr(record_, name) for name in fields})
+        assert again == record_ and vars(again) == vars(record_)

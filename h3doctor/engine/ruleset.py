@@ -13,7 +13,7 @@ from h3doctor.engine.conditions import Compiled, compile_condition, paths_of, pl
 from h3doctor.errors import RuleFileError, UsageError
 from h3doctor.paths import (package_path, path_text, read_cache_entry, read_package_text, read_shipped_text,
                             trusted_cache_dir, write_cache_entry)
-from h3doctor.record import field, record, replace
+from h3doctor.record import field, from_fields, record, replace
 from h3doctor.sglang.releases import in_range
 from h3doctor.sglang.releases import key as release_key
 
@@ -224,22 +224,38 @@ def _declared() -> frozenset[str]:
 def _rule_from(data: dict[str, Any], path: Path | str) -> Rule:
     applies = data.get("applies_to", {})
     fix = data["fix"]
-    return Rule(
-        id=data["id"], name=data["name"], title=data["title"], catalog=tuple(data["catalog"]),
-        where=data["sglang"]["where"], versions=data["sglang"]["versions"], severity=data["severity"],
-        stage=data["stage"], sglang_stage=data["sglang_stage"], order=data["order"],
-        order_by_family=dict(data.get("order_by_family", {})),
-        families=tuple(applies.get("families", ["any"])),
-        platforms=tuple(applies["platforms"]) if "platforms" in applies else None,
-        entries=tuple(applies["entries"]) if "entries" in applies else None,
-        when=data["when"], message=data["message"], why=data["why"],
-        fix=None if fix == "none" else tuple(fix), fix_note=data.get("fix_note", ""),
-        gives_up=data.get("gives_up", ""), examples=tuple(data.get("examples", ())), path=str(path), raw=data,
-        position=data.get("position"), releases=tuple(data.get("releases", ())),
-        absent=data["sglang"].get("absent"),
-        alternatives=tuple(data.get("alternatives", ())),
-        message_by=data.get("message_by", "sglang"), where_by_release={},  # every field given: record.py's quick path
-    )
+    # every field (tests/test_record.py holds it equal to Rule(...)): ~2x quicker, ~200 times a launch
+    return from_fields(Rule, {
+        "id": data["id"],
+        "name": data["name"],
+        "title": data["title"],
+        "catalog": tuple(data["catalog"]),
+        "where": data["sglang"]["where"],
+        "versions": data["sglang"]["versions"],
+        "severity": data["severity"],
+        "stage": data["stage"],
+        "sglang_stage": data["sglang_stage"],
+        "order": data["order"],
+        "order_by_family": dict(data.get("order_by_family", {})),
+        "families": tuple(applies.get("families", ["any"])),
+        "platforms": tuple(applies["platforms"]) if "platforms" in applies else None,
+        "entries": tuple(applies["entries"]) if "entries" in applies else None,
+        "when": data["when"],
+        "message": data["message"],
+        "why": data["why"],
+        "fix": None if fix == "none" else tuple(fix),
+        "fix_note": data.get("fix_note", ""),
+        "gives_up": data.get("gives_up", ""),
+        "examples": tuple(data.get("examples", ())),
+        "path": str(path),
+        "raw": data,
+        "position": data.get("position"),
+        "releases": tuple(data.get("releases", ())),
+        "absent": data["sglang"].get("absent"),
+        "message_by": data.get("message_by", "sglang"),
+        "alternatives": tuple(data.get("alternatives", ())),
+        "where_by_release": {},
+    })
 
 
 def _digest(files: list[Path], schema_text: str) -> str:
