@@ -143,3 +143,18 @@ def test_the_collector_is_held_off_only_while_the_entry_answers(monkeypatch):
     monkeypatch.setattr(sys, "argv", ["h3doctor", "rules"])
     entry.main()
     assert seen == [(entry._CHECK_GC_THRESHOLD, *before[1:]), before] and gc.get_threshold() == before
+
+
+def test_a_clean_hook_launch_exits_0_quietly_and_findings_still_go_to_the_cli(tmp_path):
+    """The console entry leaves a clean hook launch at once (no interpreter teardown): exit 0,
+    nothing written; a launch with findings is still answered by the full CLI (exit 1, its report)."""
+    env = {**os.environ, "H3DOCTOR_CACHE_DIR": str(tmp_path)}
+    run = ["import sys; from h3doctor.entry import main; sys.argv = ['h3doctor'] + sys.argv[1:]; main()"]
+    clean = subprocess.run([sys.executable, "-c", *run, "check", "--hook", "--profile", "4xH200", "--", *LAUNCH],
+                           capture_output=True, text=True, env=env, timeout=120)
+    assert (clean.returncode, clean.stdout, clean.stderr) == (0, "", "")
+    argv_out = tmp_path / "argv"
+    found = subprocess.run([sys.executable, "-c", *run, "check", "--hook", "--argv-out", str(argv_out), "--profile",
+                            "4xH200", "--", *LAUNCH, "--ring-degree", "2"], capture_output=True, text=True, env=env,
+                           timeout=120)
+    assert found.returncode == 1 and "H3D228" in found.stdout + found.stderr, found.stderr
