@@ -126,11 +126,11 @@ def test_a_rule_mention_is_found_alike_in_the_cache_entry_text_and_in_its_serial
     monkeypatch.setenv("H3DOCTOR_CACHE_DIR", str(tmp_path))
     built = load_rules()  # a miss: validated, the entry written
     cached = load_rules()  # read from the entry
-    assert cached._lines and not built._lines
-    for rule in cached:
-        line = cached._lines[id(rule.raw)]
-        assert line.endswith("}") or line.endswith("},")
-        assert json.loads(line.removesuffix(",")[:-1]) == {k: v for k, v in rule.raw.items() if k != "examples"}
+    assert cached._entry is not None and built._entry is None
+    lines = cached._entry.body.split("\n")
+    for i, rule in enumerate(cached):  # rule i's data but its examples is line 2i + 2, as JSON (and `}` or `},`)
+        assert json.loads(lines[2 * i + 2].removesuffix(",")[:-1]) == {k: v for k, v in rule.raw.items() if k != "examples"}
+        assert cached._entry.holding(rule.id) >= {id(rule.raw)}
     words = ["release.needs_at_least", "release.needs_why", "derived.memory.load_over", "args.ring_degree",
              "hw.gpu_count", "sage_attn", "nope.nothing"]
     combos = {(family, platform, entry, version) for r in cached for family in r.families if family != "any"
@@ -141,7 +141,7 @@ def test_a_rule_mention_is_found_alike_in_the_cache_entry_text_and_in_its_serial
         for word in words:
             assert cached.read_by_applicable(*combo, word) == fresh.read_by_applicable(*combo, word), (combo, word)
     assert any(cached.read_by_applicable(*c, "release.needs_at_least") for c in combos)
-    assert ruleset._data_lines(list(cached), json.dumps([{"path": r.path, "data": r.raw} for r in cached])) is None
+    assert ruleset._entry_text(list(cached), json.dumps([{"path": r.path, "data": r.raw} for r in cached])) is None
 
 
 def test_rules_read_for_a_check_are_the_rules_but_their_examples(tmp_path, monkeypatch):

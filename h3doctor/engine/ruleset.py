@@ -324,7 +324,7 @@ def load_rules(directory: Path | str | None = None, *, use_cache: bool = True, e
     if status is not None:
         found = _read_indexed(folder, status, ids, examples)
         if found is not None:
-            return RuleSet(found[0], texts=_data_lines(found[0], found[1]))
+            return RuleSet(found[0], text=_entry_text(found[0], found[1]))
     from pathlib import Path  # a miss: the files are read and validated
 
     files = [Path(directory, n) for n in names]
@@ -334,13 +334,13 @@ def load_rules(directory: Path | str | None = None, *, use_cache: bool = True, e
     where = _where_lines(lines)
     found = _read_cache(folder, name, digest, ids, _sha256_matches, examples=examples) if folder is not None else None
     rules, body = found if found is not None else (None, None)
-    texts = _data_lines(rules, body) if rules is not None else None
+    text = _entry_text(rules, body) if rules is not None else None
     if rules is None:
         rules = _validate_all(files, json.loads(schema_text))
         body = _write_cache(folder, name, digest, rules, where) if folder is not None else None
     if status is not None and status[1] and body is not None:
         _write_index(folder, status[0], digest, body)
-    return RuleSet(_with_where_lines(rules, where), texts=texts)
+    return RuleSet(_with_where_lines(rules, where), text=text)
 
 
 def _status_key(files: list[str], declared: str) -> tuple[str, bool] | None:
@@ -501,7 +501,7 @@ def _write_cache(folder: str, name: str, digest: str, rules: list[Rule], where: 
     import hashlib
 
     # a JSON list of {path, where, data} with newlines between tokens, every rule's data but its
-    # examples on a line of its own (`_data_lines`); then a line of every rule's examples
+    # examples on a line of its own (`_EntryText`); then a line of every rule's examples
     entries = [json.dumps({"path": r.path, "where": where.get(r.id, {})})[:-1] + ', "data":\n'
                + json.dumps(_without_examples(r.raw)) + "}" for r in rules]
     body = "[\n" + ",\n".join(entries) + "\n]\n" + json.dumps([r.raw["examples"] for r in rules])
@@ -517,20 +517,40 @@ def _without_examples(raw: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in raw.items() if k != "examples"}
 
 
-def _data_lines(rules: list[Rule], body: str) -> dict[int, str] | None:
-    """id(rule.raw) -> the line of the entry's rules that is that rule's data but its examples as
-    JSON (`_write_cache`'s layout), or None for another layout. The line is that JSON plus `}` or `},`:
-    for a path of letters, digits, `_` and `.` (which can only match inside one JSON token), "in this
-    line" is "in the rule's JSON" whatever the key order."""
-    lines = body.rpartition("\n")[0].split("\n")  # the last line: the examples
-    if len(lines) != 2 * len(rules) + 2 or lines[0] != "[" or lines[-1] != "]":
-        return None
-    texts: dict[int, str] = {}
-    for i, rule in enumerate(rules):
-        if not lines[2 * i + 1].endswith('"data":'):
-            return None
-        texts[id(rule.raw)] = lines[2 * i + 2]
-    return texts
+class _EntryText:
+    """The rules as the cache entry holds them (`_write_cache`'s layout: line 0 `[`, then per rule
+    a line of its path and sglang lines and a line of its data but its examples, as JSON; the
+    examples' line last), to find the rules whose data holds a text without serializing any."""
+
+    def __init__(self, rules: list[Rule], body: str) -> None:
+        self.body, self.end = body, body.rfind("\n")  # the examples' line is not searched
+        self.raws = [id(r.raw) for r in rules]
+
+    def sound(self) -> bool:
+        """Whether the body has this layout (another writer's entry need not)."""
+        body, end = self.body, self.end
+        return (end > 0 and body.count("\n", 0, end) == 2 * len(self.raws) + 1 and body.startswith("[\n")
+                and body.endswith("\n]", 0, end))
+
+    def holding(self, path: str) -> set[int]:
+        """id(rule.raw) of every rule whose data line holds `path`. For a path of letters, digits,
+        `_` and `.` (which can only match inside one JSON token), "in that line" is "in the rule's
+        JSON but its examples" whatever the key order."""
+        body, end, found = self.body, self.end, set()
+        line, counted = 0, 0
+        at = body.find(path, 0, end)
+        while at != -1:
+            line += body.count("\n", counted, at)
+            counted = at
+            if line >= 2 and line % 2 == 0:  # rule i's data is line 2i + 2
+                found.add(self.raws[line // 2 - 1])
+            at = body.find(path, at + 1, end)
+        return found
+
+
+def _entry_text(rules: list[Rule], body: str) -> _EntryText | None:
+    text = _EntryText(rules, body)
+    return text if text.sound() else None
 
 
 def _plain_path(path: str) -> bool:
@@ -550,10 +570,9 @@ class RuleSet(tuple):
     that apply, as that release reads them, with their compiled conditions; the text they can read;
     and the sglang stages that are not verified for the release."""
 
-    def __new__(cls, rules: Any = (), texts: dict[int, str] | None = None) -> "RuleSet":
+    def __new__(cls, rules: Any = (), text: _EntryText | None = None) -> "RuleSet":
         self = super().__new__(cls, rules)
-        # id(rule.raw) -> the rule's data as JSON as the cache entry holds it (`_data_lines`)
-        self._lines: dict[int, str] = texts or {}
+        self._entry = text  # the rules as their cache entry holds them, if they were read from one
         self._compiled: dict[str, Compiled] = {}
         self._applicable: dict[tuple, list[tuple[Rule, Compiled]]] = {}
         self._unverified: dict[tuple, list[str]] = {}
@@ -578,11 +597,16 @@ class RuleSet(tuple):
         found = self._mentioned.get(key)
         if found is None:
             texts = self._texts
-            lines = self._lines if _plain_path(path) else {}  # the cache entry's own JSON of each rule
+            # the rules whose data holds it, found in the cache entry's own JSON of them
+            holding = self._entry.holding(path) if self._entry is not None and _plain_path(path) else None
             found = False
             for rule, _ in self._applying(family, platform, entry, version):
-                # the raw data outlives the search: this set holds its rules
-                text = lines.get(id(rule.raw)) or texts.get(id(rule.raw))
+                if holding is not None:
+                    if id(rule.raw) in holding:  # the raw data outlives the search: this set holds its rules
+                        found = True
+                        break
+                    continue
+                text = texts.get(id(rule.raw))
                 if text is None:
                     text = texts[id(rule.raw)] = json.dumps(_without_examples(rule.raw), sort_keys=True, default=str)
                 if path in text:
