@@ -306,13 +306,17 @@ def _damage_caches(case: Case, shared_cache: Path) -> None:
     how = os.environ.get("FUZZ_DAMAGE_RULES_CACHE")
     if how:
         real = next(shared_cache.glob("rules-*.json"))
-        header, _, body = real.read_text().partition("\n")  # the cache: a header line, then the rules
-        rules = json.loads(body)
+        # the cache: a header line, then the rules, then a line of every rule's examples
+        header, _, body = real.read_text().partition("\n")
+        rules_text, _, examples_text = body.rpartition("\n")
+        rules, examples = json.loads(rules_text), json.loads(examples_text)
         if how == "drop_rule":
-            text = header + "\n" + json.dumps([e for e in rules if e["data"]["id"] != "H3D305"])
+            kept = [i for i, e in enumerate(rules) if e["data"]["id"] != "H3D305"]
+            text = (header + "\n" + json.dumps([rules[i] for i in kept]) + "\n"
+                    + json.dumps([examples[i] for i in kept]))
         elif how == "wrong_types":
             rules[0]["data"]["when"] = "x"
-            text = header + "\n" + json.dumps(rules)
+            text = header + "\n" + json.dumps(rules) + "\n" + examples_text
         else:
             text = {"not_json": "{no", "truncate": real.read_text()[:1000], "empty": "", "deep": "[" * 100_000}[how]
         os.makedirs("cache", exist_ok=True)
