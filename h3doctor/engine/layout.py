@@ -90,14 +90,32 @@ def resolved_defaults(num_gpus: int, explicit: dict[str, int]) -> dict[str, int]
     return {"tp_size": tp, "dp_size": dp, "sp_degree": sp, "ulysses_degree": ulysses or 1, "ring_degree": ring or 1}
 
 
-def choose(ctx: dict[str, Any], typed: set[str]) -> tuple[Layout | None, str]:
+def requested_gpus(ctx: dict[str, Any], typed: set[str]) -> int:
+    """The GPUs the typed degrees ask for: dp x tp x sp (sp typed, or ulysses x ring), each
+    degree not typed taken as 1. Only positive whole degrees count."""
+    def degree(dest: str) -> int:
+        value = ctx.get(f"args.{dest}") if dest in typed else 1
+        return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 1
+    sp = degree("sp_degree") if "sp_degree" in typed else degree("ulysses_degree") * degree("ring_degree")
+    return degree("dp_size") * degree("tp_size") * sp
+
+
+def choose(ctx: dict[str, Any], typed: set[str], gpus_typed: bool = True) -> tuple[Layout | None, str]:
+    """The layout sglang accepts closest to the request. `gpus_typed`: --num-gpus was given; when
+    it was not (sglang's default is one GPU), degrees that ask for more GPUs than that are a
+    request for them, and the host's GPUs supply it rather than the degrees being cut."""
     asked = {k: ctx.get(f"args.{k}") for k in ("num_gpus", "tp_size", "dp_size", "ulysses_degree", "ring_degree")}
     platform = ctx.get("hw.platform")
     visible = ctx.get("hw.gpu_count") or 0
     if platform == "mps":
         return Layout(1, 1, 1, 1, 1), "MPS runs one GPU (catalog B17)"
-    max_gpus = max(asked["num_gpus"] or 1, 1)
     usable = visible - (ctx.get("args.base_gpu_id") or 0)  # GPUs [base_gpu_id, base_gpu_id + num_gpus)
+    raised = None
+    if not gpus_typed and platform in ("cuda", "rocm") and visible:
+        want = min(requested_gpus(ctx, typed), max(usable, 1))
+        if want > (asked["num_gpus"] or 1):
+            asked["num_gpus"] = raised = want
+    max_gpus = max(asked["num_gpus"] or 1, 1)
     if platform in ("cuda", "rocm") and visible and max_gpus > usable:
         max_gpus = max(usable, 1)
     ring_allowed = ctx.get("family") != "vdn" and ctx.get("derived.fa_really_runs") is True and (asked["ring_degree"] or 1) > 1
@@ -108,6 +126,8 @@ def choose(ctx: dict[str, Any], typed: set[str]) -> tuple[Layout | None, str]:
         return None, "no parallel layout fits"
     best = min(candidates, key=lambda lay: _cost(lay, asked, typed))
     why = []
+    if raised is not None and best.num_gpus == raised:
+        why.append(f"the degrees asked for {raised} GPUs and this host has them; --num-gpus defaults to 1")
     if best.num_gpus != asked["num_gpus"]:
         why.append(f"no layout of MiniMax-H3 uses exactly {asked['num_gpus']} GPU(s) here; {best.num_gpus} is the closest that does")
     if best.dp > 1:
@@ -125,7 +145,8 @@ def parallel_layout(fx: FixContext) -> list[Edit]:
     config_keys = set(fx.context.get("config.keys") or ())  # explicit too: a CLI flag overrides the file
     typed = {d for d in ("tp_size", "dp_size", "ulysses_degree", "ring_degree", "sp_degree")
              if fx.occurrences(_flag(d)) or d in config_keys}
-    layout, why = choose(fx.context, typed)
+    gpus_typed = bool(fx.occurrences("--num-gpus")) or "num_gpus" in config_keys
+    layout, why = choose(fx.context, typed, gpus_typed)
     if layout is None:
         return edits
     if layout.num_gpus != fx.context.get("args.num_gpus"):
@@ -138,7 +159,7 @@ def parallel_layout(fx: FixContext) -> list[Edit]:
         if not wrong:
             break
         explicit[wrong[0]] = target[wrong[0]]
-    changes = []
+    changes = [f"--num-gpus {layout.num_gpus}"] if layout.num_gpus != fx.context.get("args.num_gpus") else []
     for dest, flag in FIELDS:
         if dest in explicit and (dest in typed or explicit[dest] != 1 or dest in ("ulysses_degree", "ring_degree")):
             if fx.context.get(f"args.{dest}") != explicit[dest] or dest not in typed:
