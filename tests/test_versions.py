@@ -115,8 +115,9 @@ def test_unverified_release_says_which_rule_families_it_cannot_verify():
     assert f.severity == "warning" and f.message.startswith("cannot verify for sglang 0.5.20:")
     # the memory model gives 0.5.20 lower bounds for the load and the first forward (H3D540, H3D640);
     # the host pin budget and the measured workspace are 0.5.23's only; the H3 hook's checks were read;
-    # the request step-count check (H3D612) was read only in 0.5.23's source
-    assert "model load (1 rule)" in f.message and "first request / forward (2 rules)" in f.message
+    # the request step-count check (H3D612) and the fail-open startup warmup (H3D642) were read
+    # only in 0.5.23's source
+    assert "model load (1 rule)" in f.message and "first request / forward (3 rules)" in f.message
     assert "the H3 model hook" not in f.message
     assert not fired(run(f"{H3} --num-gpus 4", "0.5.23"), "H3D921")
 

@@ -28,7 +28,8 @@ _CONTEXT_ROOTS = ("args", "hw", "env", "derived", "parse", "events", "intent", "
                   "explicit", "release")
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}  # the rule schema's severities, least first (--fail-on)
 # the memory model's per-GPU verdicts: a rule reading one judges whether the launch fits its GPUs
-GPU_MEMORY_VERDICTS = ("derived.memory.load_over", "derived.memory.warmup_over", "derived.memory.likely_over")
+GPU_MEMORY_VERDICTS = ("derived.memory.load_over", "derived.memory.warmup_over", "derived.memory.warmup_fails_open_over",
+                       "derived.memory.likely_over")
 # what a per-release entry (`releases:`) may override (its sglang line is in flagdata/where-X.json)
 _OVERRIDABLE = ("message", "why", "stage", "sglang_stage", "order", "severity")
 

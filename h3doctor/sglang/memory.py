@@ -157,10 +157,14 @@ class Budget:
     workspace_typical_gib: float | None
     peak_live_gib: float | None
     peak_typical_gib: float | None
+    peak_weights_gib: float  # load + context + the largest stage's streamed weights: no activations at all
     host_layerwise_gib: float  # layerwise host copies sglang would like to pin, all ranks of the host
     host_spendable_gib: float | None
     fold: bool | None  # text-encoder folding (None: the P2P topology is unknown)
     uncertain: list[str] = field(default_factory=list)  # why a figure is only a bound
+    # the workload is `serve`'s synthetic warmup, which sglang survives running out of memory:
+    # one GPU per replica and no --warmup-resolutions (see warmup_fails_open)
+    fails_open: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         r = lambda v: None if v is None else round(v, 2)  # noqa: E731
@@ -180,6 +184,8 @@ class Budget:
             "workspace_typical_gib": r(self.workspace_typical_gib),
             "peak_live_gib": r(self.peak_live_gib),
             "peak_typical_gib": r(self.peak_typical_gib),
+            "peak_weights_gib": r(self.peak_weights_gib),
+            "warmup_fails_open": self.fails_open,
             "headroom_gib": r(None if self.capacity_gib is None or self.peak_typical_gib is None
                               else self.capacity_gib - self.peak_typical_gib),
             "host_layerwise_gib": r(self.host_layerwise_gib),
@@ -273,6 +279,20 @@ def workload_for(a: dict[str, Any], entry: str, intent: dict[str, Any], c: dict[
             seconds = frames / fps
         return Workload(w, h, seconds, "startup warmup")
     return Workload(warm["width"], warm["height"], warm["seconds"], "request")
+
+
+def warmup_fails_open(a: dict[str, Any], wl: Workload | None) -> bool:
+    """Whether sglang carries on when this startup warmup runs out of memory. `sglang serve`
+    runs its synthetic warmup fail-open unless --warmup-resolutions is given
+    (entrypoints/http_server.py:114-117): an OOM comes back as the warmup's error, is retried
+    lighter (server_warmup.py, MAX_WARMUP_DEGRADE_ATTEMPTS) and then logged as "Synthetic server
+    warmup failed; continuing startup". That holds on one GPU per replica only: a multi-rank
+    forward that runs out of memory is fatal ("Multi-rank forward ran out of memory; restart the
+    server.", managers/gpu_worker.py:840-852)."""
+    if wl is None or wl.what != "startup warmup" or a.get("warmup_resolutions"):
+        return False
+    replica = max(1, int(a.get("num_gpus") or 1)) // max(1, int(a.get("dp_size") or 1))
+    return replica <= 1
 
 
 def _parse_resolution(value: Any) -> tuple[int, int] | None:
@@ -451,6 +471,8 @@ def budget(a: dict[str, Any], residency: dict[str, str], family: str, hw: Hardwa
     if hw.host_memory_gib is not None:
         spendable = max(0.0, hw.host_memory_gib - max(0.05 * hw.host_memory_gib, 2.0))
     return Budget(
+        peak_weights_gib=weights + context + max(active.values()),
+        fails_open=warmup_fails_open(a, wl),
         capacity_gib=capacity, context_gib=context, load_by_component=load, load_gib=load_total,
         load_failing_component=failing, stage_active_gib=active, peak_stage=peak_stage, workload=wl,
         activations_live_gib=act_live, live_margin_gib=ws["live_margin_gib"], workspace_typical_gib=typical, peak_live_gib=peak_live,

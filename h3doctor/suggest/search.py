@@ -216,7 +216,8 @@ def memory_fit(ctx: dict[str, Any]) -> bool | None:
 def _fits(ctx: dict[str, Any], strict: bool = True) -> bool:
     """Not predicted to run out of memory: no verdict says it will (None, cannot tell, is kept and
     reported by the rules as 'cannot verify'). Strict: not even by the workspace of real runs (H3D641)."""
-    verdicts = ("load_over", "warmup_over", "likely_over") if strict else ("load_over", "warmup_over")
+    verdicts = (("load_over", "warmup_over", "warmup_fails_open_over", "likely_over") if strict
+                else ("load_over", "warmup_over", "warmup_fails_open_over"))
     return not any(ctx.get(f"derived.memory.{k}") is True for k in verdicts)
 
 

@@ -71,6 +71,7 @@ def _unmodelled(hw: Any, model: MemoryModel | None, release: str) -> str | None:
 @derives("memory", "memory.capacity_gib", "memory.load_gib", "memory.load_over",
          "memory.load_failing_component", "memory.workload", "memory.workload_what",
          "memory.peak_live_gib", "memory.peak_typical_gib", "memory.peak_stage", "memory.warmup_over",
+         "memory.warmup_fails_open_over",
          "memory.likely_over", "memory.headroom_gib", "memory.host_layerwise_gib", "memory.host_spendable_gib",
          "memory.host_short", "memory.fix_ops", "memory.fix_why", "memory.unmodelled")
 def memory_budget(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
@@ -98,6 +99,13 @@ def memory_budget(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
 
     load_over = fit(lambda x: x.load_gib)
     warm_over = None if b.workload is None else fit(lambda x: x.peak_live_gib)
+    # serve's synthetic warmup on one GPU fails open: sglang logs the OOM and serves. It is then a
+    # launch failure only where even the stage's weights, without any activations, do not fit
+    # (no request of any size can run); otherwise requests of the warmup's size fail (H3D642).
+    reported_warm, fails_open_over = warm_over, False
+    if b.fails_open and warm_over:
+        nothing_runs = fit(lambda x: x.peak_weights_gib)
+        reported_warm, fails_open_over = nothing_runs, nothing_runs is False
     typical = (lambda x: None if x.peak_typical_gib is None else x.peak_typical_gib + headroom)
     likely_over = None if b.workload is None else fit(typical)
     host_short: bool | None = False  # nothing streamed from the host: nothing to pin
@@ -114,7 +122,8 @@ def memory_budget(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
         "derived.memory.peak_live_gib": _round(b.peak_live_gib),
         "derived.memory.peak_typical_gib": _round(b.peak_typical_gib),
         "derived.memory.peak_stage": b.peak_stage,
-        "derived.memory.warmup_over": warm_over,
+        "derived.memory.warmup_over": reported_warm,
+        "derived.memory.warmup_fails_open_over": fails_open_over,
         "derived.memory.likely_over": likely_over,
         "derived.memory.headroom_gib": _round(None if b.capacity_gib is None or b.peak_typical_gib is None
                                               else b.capacity_gib - b.peak_typical_gib),
@@ -181,6 +190,7 @@ def _bounded(r: Any, hw: Any, model: MemoryModel, residency: dict[str, str], int
         "derived.memory.peak_typical_gib": None,
         "derived.memory.peak_stage": least_peak.peak_stage,
         "derived.memory.warmup_over": warm_over,
+        "derived.memory.warmup_fails_open_over": False,  # the fail-open warmup is read on 0.5.23 only
         "derived.memory.likely_over": None,
         "derived.memory.headroom_gib": None,
         "derived.memory.host_layerwise_gib": None,
