@@ -182,3 +182,52 @@ def test_the_lower_bound_never_exceeds_the_calibrated_figures(modes, gpus):
     assert bound.load_gib <= exact.load_gib
     assert bound.peak_live_gib <= exact.peak_live_gib
     assert bound.load_gib > 0
+
+
+# The startup warmup that sglang 0.5.23 survives (entrypoints/http_server.py:114-117, fail-open
+# without --warmup-resolutions; one GPU per replica, gpu_worker.py:840-860) and the one it does not
+_TWENTY_RESIDENT = "--performance-mode memory --layerwise-offload-components dit,text_encoder,vae --dit-layerwise-resident-layers 20"
+
+
+def _warnings(result):
+    return {f.rule.id for f in result.evaluation.findings if f.severity == "warning"}
+
+
+@pytest.mark.parametrize("extra,fatal", [
+    ("", False),  # one GPU, default warmup: sglang logs the failure and serves
+    (" --warmup-resolutions 1344x768", True),  # an explicit warmup aborts startup when it fails
+])
+def test_a_single_gpu_warmup_oom_is_survived_unless_the_warmup_is_explicit(extra, fatal, env):
+    rules, table = env
+    result = check(shlex.split(f"{MODEL} {_TWENTY_RESIDENT}{extra}"), load_profile("1xRTX5090"), rules, table, {})
+    assert ("H3D640" in _ids(result)) is fatal
+    assert ("H3D642" in _warnings(result)) is not fatal
+    memory = result.evaluation.context["derived.memory"]
+    assert memory["warmup_fails_open"] is not fatal and memory["peak_live_gib"] > memory["capacity_gib"]
+
+
+def test_a_multi_gpu_warmup_oom_is_fatal(env):
+    rules, table = env
+    hw = _hw("2xRTX5090")
+    result = check(shlex.split(f"{MODEL} --num-gpus 2 --ulysses-degree 2 {_TWENTY_RESIDENT}"), hw, rules, table, {})
+    assert "H3D640" in _ids(result) and "H3D642" not in _warnings(result)
+
+
+def test_a_warmup_whose_weights_alone_do_not_fit_is_an_error_on_one_gpu_too(env):
+    """No request of any size runs: the resident DiT blocks alone are more than the card."""
+    rules, table = env
+    result = check(shlex.split(f"{MODEL} --performance-mode memory --layerwise-offload-components dit,text_encoder,vae "
+                               "--dit-layerwise-resident-layers 40"), load_profile("1xL40S"), rules, table, {})
+    memory = result.evaluation.context["derived.memory"]
+    assert "H3D640" in _ids(result) and memory["peak_weights_gib"] > memory["capacity_gib"]
+
+
+@pytest.mark.parametrize("point_id", ["A", "B"])
+def test_the_cookbook_consumer_recipes_are_not_blocked(point_id, env):
+    rules, table = env
+    point = next(p for p in TABLE["points"] if p["id"] == point_id)
+    result = check(shlex.split(f"{MODEL} {point['argv']}"), _hw(point["hw"]), rules, table, {})
+    assert not _ids(result), [f.message for f in result.evaluation.findings]
+    assert result.fix_status == "clean"  # nothing to correct: the launch is pasted as published
+    # what is said is that the full-size startup warmup is predicted over the card and survived
+    assert "H3D642" in _warnings(result)
