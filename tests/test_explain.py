@@ -252,9 +252,9 @@ def test_server_args_line_is_rebuilt_into_the_launch():
      "CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.11 GiB of which 1.06 GiB is free."),
      "load", ["H3D540"]),
     ("Warmup requests: 0/1 t2va 1344x768\n" + traceback_of("torch.OutOfMemoryError", "CUDA out of memory. Tried to allocate 8.00 GiB."),
-     "warmup", ["H3D640"]),
+     "warmup", ["H3D640", "H3D642"]),
     ("Warmup requests: 0/1 t2va\nError executing request warmup-0: CUDA out of memory. Tried to allocate 1.00 GiB.",
-     "warmup", ["H3D640"]),
+     "warmup", ["H3D640", "H3D642"]),
     ("The server is fired up and ready to roll!\nError executing request abc: CUDA out of memory. Tried to allocate 1.00 GiB.\n"
      "\nOOM detected. Possible solutions:\n  - If the OOM occurs during loading, or on the first request\n"
      "  Or, open an issue on GitHub https://github.com/sgl-project/sglang/issues/new/choose\n",

@@ -31,7 +31,8 @@ _PHASES = (
                            r"|/generate\b.*HTTP|Processing request")),
 )
 # what each phase means for the memory rules (h3doctor's memory model: docs/memory.md)
-PHASE_RULES = {"load": ("H3D540",), "warmup": ("H3D640",), "request": ("H3D640", "H3D641"), None: ("H3D540", "H3D640")}
+PHASE_RULES = {"load": ("H3D540",), "warmup": ("H3D640", "H3D642"), "request": ("H3D640", "H3D641"),
+               None: ("H3D540", "H3D640")}
 
 
 @dataclass(frozen=True)
