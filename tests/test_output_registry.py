@@ -86,7 +86,8 @@ def test_stdout_and_output_file_are_the_same_and_strict(command, name, tmp_path)
             assert data["effective_config"]["attention_backend_config"] == {"sparsity": "nan", "cap": "inf"}
     if command == "explain" and name == "text":
         assert "H3D227" in on_stdout.stdout and "[bold" not in on_stdout.stdout
-        assert on_stdout.stdout.splitlines()[-1] == "sglang serve MiniMaxAI/MiniMax-H3 --tp-size 1"
+        # the host has the two GPUs --tp-size 2 asks for: they are supplied, the degree kept
+        assert on_stdout.stdout.splitlines()[-1] == "sglang serve MiniMaxAI/MiniMax-H3 --tp-size 2 --num-gpus 2"
     if command == "check" and name == "text":  # the whole report, without Rich's markup left in it
         assert "H3D305" in on_stdout.stdout and "[bold" not in on_stdout.stdout and "[/]" not in on_stdout.stdout
 
