@@ -231,3 +231,15 @@ def test_the_cookbook_consumer_recipes_are_not_blocked(point_id, env):
     assert result.fix_status == "clean"  # nothing to correct: the launch is pasted as published
     # what is said is that the full-size startup warmup is predicted over the card and survived
     assert "H3D642" in _warnings(result)
+
+
+def test_the_cookbooks_48_gb_card_is_in_the_catalog_as_calibrated(env):
+    """`--profile 1xRTX6000Ada` is the card the calibration's 48 GB tier is judged on, and that tier
+    is still an out-of-memory there: its forty resident blocks alone are more than the card."""
+    rules, table = env
+    point = next(p for p in TABLE["points"] if p["id"] == "Ada")
+    catalog, calibrated = load_profile("1xRTX6000Ada"), _hw(point["hw"])
+    assert (catalog.gpu_memory_gib, catalog.compute_capability, catalog.device_name) == \
+        (calibrated.gpu_memory_gib, calibrated.compute_capability, calibrated.device_name)
+    result = check(shlex.split(f"{MODEL} {point['argv']}"), catalog, rules, table, {})
+    assert "H3D640" in _ids(result)
