@@ -27,11 +27,12 @@ def test_fuzz_checks_catch_what_they_look_for():
     case = fuzz.Case("recipe")
     case.args = ["check", "--recipe", "r.yaml", "--format", "json"]
     case.files = {"r.yaml": b""}
-    base = {"code": 2, "elapsed_s": 0.1, "rss_mb": 50, "killed": False, "stdout": b"", "stderr": b"error: r.yaml:1: bad"}
+    base = {"code": 2, "elapsed_s": 0.1, "cpu_s": 0.1, "rss_mb": 50, "killed": False, "stdout": b"", "stderr": b"error: r.yaml:1: bad"}
     assert fuzz.problems_of(case, base) == []
     assert fuzz.problems_of(case, {**base, "code": 3}) == ["internal-error"]
     assert fuzz.problems_of(case, {**base, "code": 120}) == ["exit-120"]
-    assert fuzz.problems_of(case, {**base, "elapsed_s": 6.0}) == ["slow"]
+    assert fuzz.problems_of(case, {**base, "cpu_s": 6.0}) == ["slow"]
+    assert fuzz.problems_of(case, {**base, "elapsed_s": 6.0}) == []  # wall time alone is the machine's load
     assert fuzz.problems_of(case, {**base, "rss_mb": 300}) == ["memory"]
     assert fuzz.problems_of(case, {**base, "stderr": b"error: bad"}) == ["unlocated-usage-error"]
     assert "canary-printed" in fuzz.problems_of(case, {**base, "stderr": f"r.yaml {fuzz.CANARY}".encode()})
