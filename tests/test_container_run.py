@@ -560,11 +560,12 @@ def test_lint_reads_an_entrypoint_line_in_a_script(tmp_path):
 # --- the published launches as lint fixtures, every finding at its line ---------------------------
 
 # sglang's install guide ("Method 3: Using Docker") and the MiniMax-H3 cookbook's Docker path, as
-# a script would keep them (the cookbook's form on a CUDA 12 image, with a flag 0.5.19 lacks)
+# a script would keep them (the cookbook's form on a CUDA 12 image, with a flag 0.5.19 lacks; the
+# Hugging Face cache mounted at a short container path instead of the docs' one under root's home)
 PUBLISHED_SCRIPT = """\
     #!/bin/bash
     # sglang's install guide, "Method 3: Using Docker"
-    docker run --gpus all --shm-size 32g -p 30000:30000 -v ~/.cache/huggingface:/root/.cache/huggingface \\
+    docker run --gpus all --shm-size 32g -p 30000:30000 -v ~/.cache/huggingface:/hf-cache \\
       --env "HF_TOKEN=<secret>" --ipc=host lmsysorg/sglang:latest \\
       python3 -m sglang.launch_server --model-path MiniMaxAI/MiniMax-H3 --host 0.0.0.0 --port 30000
     # the MiniMax-H3 cookbook's Docker path
@@ -580,7 +581,7 @@ PUBLISHED_COMPOSE = """\
         image: lmsysorg/sglang:latest
         container_name: sglang
         volumes:
-          - ${HOME}/.cache/huggingface:/root/.cache/huggingface
+          - ${HOME}/.cache/huggingface:/hf-cache
         restart: always
         network_mode: host
         privileged: true
