@@ -7,8 +7,6 @@ Bytes that are not UTF-8 are replaced (a log is often cut mid-character) and cou
 
 from __future__ import annotations
 
-import os
-import stat
 import sys
 from dataclasses import dataclass
 
