@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import random
-from pathlib import Path
 from typing import Any
 
 GENERATOR_VERSION = 1
@@ -411,7 +410,6 @@ def fsdp_suite(version: str | None = None) -> list[dict[str, Any]]:
     return cases
 
 
-FLAGDATA = Path(__file__).resolve().parents[2] / "h3doctor" / "sglang" / "flagdata"
 BOUNDARY_LAUNCH = ["MiniMaxAI/MiniMax-H3", "--num-gpus", "4"]  # the default 4xH200 launch
 BOUNDARY_PROFILE = "4xH200"
 BOUNDARY_INT_VALUES = ("-1", "0", "1", "3", "100000")
@@ -425,19 +423,15 @@ BOUNDARY_EXTRAS = [
 
 def boundary_flags(version: str) -> list[tuple[str, str]]:
     """(option, "int"/"float") of every int/float flag of `sglang serve` in that release's flag
-    table (h3doctor/sglang/flagdata/sglang-<version>.json), in the table's order. The serve parser's
-    options are the table's actions minus the ones only `sglang generate` adds (as
-    h3doctor.sglang.flagtable builds them); the option is the action's first spelling."""
-    raw = json.loads((FLAGDATA / f"sglang-{version}.json").read_text(encoding="utf-8"))
-    parsers = raw.get("parsers", {})
-    serve_own = set(parsers.get("serve", {}).get("extra", ()))
-    others = {opt for name, p in parsers.items() if name != "serve" for opt in p.get("extra", ())} - serve_own
-    out = []
-    for action in raw["actions"]:
-        opts = [o for o in action.get("option_strings") or () if o not in others]
-        if opts and action.get("type") in ("int", "float"):
-            out.append((opts[0], action["type"]))
-    return out
+    table, in the table's order: the serve parser's options as h3doctor.sglang.flagtable builds
+    them; the option is the action's first spelling."""
+    from h3doctor.sglang.flagtable import load_flag_table
+
+    first: dict[int, tuple[str, str]] = {}  # one row per action, at its first option
+    for opt, action in load_flag_table(version).options_for("serve").items():
+        if action.type in ("int", "float"):
+            first.setdefault(id(action), (opt, action.type))
+    return list(first.values())
 
 
 def boundary_suite(version: str | None = None) -> list[dict[str, Any]]:
