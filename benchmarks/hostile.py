@@ -23,6 +23,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from h3doctor.safeload import MAX_NODES  # the value budget; the launch word budget is the same (launch_forms)
+
+# the most `env:` entries or YAML `--config` keys within the value budget (each is two values), with room to spare
+WITHIN_BUDGET = MAX_NODES // 2 - 10
+
 MiB = 1 << 20
 BUDGET_S, BUDGET_MB = 1.0, 150
 LAUNCH = ["sglang", "serve", "MiniMaxAI/MiniMax-H3", "--num-gpus", "4"]
@@ -68,20 +73,20 @@ def cases(tmp: Path) -> dict[str, tuple[list[str], str]]:
     command = " ".join(LAUNCH + words)
     out["recipe-1MiB"] = ([*CHECK, "--recipe", _recipe(tmp, "flags.yaml", f"targets: [4xH200]\ncommand: {command}\n")],
                           f"check --recipe: a 1 MiB recipe, {len(words) // 2:,} unknown flags in `command:` (past the word budget: exit 2)")
-    # the largest launch within the word budget (50,000 words, launch_forms.MAX_LAUNCH_WORDS)
-    most = " ".join(LAUNCH + _bogus((50_000 - len(LAUNCH)) // 2))
+    # the largest launch within the word budget (launch_forms.MAX_LAUNCH_WORDS = MAX_NODES words)
+    most = " ".join(LAUNCH + _bogus((MAX_NODES - len(LAUNCH)) // 2))
     out["recipe-word-budget"] = ([*CHECK, "--recipe", _recipe(tmp, "most.yaml", f"targets: [4xH200]\ncommand: {most}\n")],
-                                 f"check --recipe: the largest launch within the 50,000-word budget "
-                                 f"({(50_000 - len(LAUNCH)) // 2:,} unknown flags, {len(most) // 1024} KiB)")
+                                 f"check --recipe: the largest launch within the {MAX_NODES:,}-word budget "
+                                 f"({(MAX_NODES - len(LAUNCH)) // 2:,} unknown flags, {len(most) // 1024} KiB)")
     env_lines = _lines_up_to(MiB - 300, "  VAR_{i}: value{i}\n")
     body = f"targets: [4xH200]\ncommand: {' '.join(LAUNCH)}\nenv:\n{''.join(env_lines)}"
     out["env-1MiB"] = ([*CHECK, "--recipe", _recipe(tmp, "env.yaml", body)],
                        f"check --recipe: a 1 MiB `env:` of {len(env_lines):,} entries (past the value budget: exit 2)")
-    # the largest `env:` within the node budget (50,000 values: each entry is two), ~0.5 MiB
-    within = "".join(f"  VAR_{i}: value{i}\n" for i in range(24_990))
+    # the largest `env:` within the node budget (each entry is two values), ~0.5 MiB
+    within = "".join(f"  VAR_{i}: value{i}\n" for i in range(WITHIN_BUDGET))
     body = f"targets: [4xH200]\ncommand: {' '.join(LAUNCH)}\nenv:\n{within}"
     out["env-budget"] = ([*CHECK, "--recipe", _recipe(tmp, "env-budget.yaml", body)],
-                         f"check --recipe: the largest `env:` within the 50,000-value budget (24,990 entries, "
+                         f"check --recipe: the largest `env:` within the {MAX_NODES:,}-value budget ({WITHIN_BUDGET:,} entries, "
                          f"{len(body) // 1024} KiB)")
     keys = _lines_up_to(MiB - 300, "key_{i}: {i}\n")
     body = f"targets: [4xH200]\ncommand: {' '.join(LAUNCH)}\n{''.join(keys)}"
@@ -101,11 +106,11 @@ def cases(tmp: Path) -> dict[str, tuple[list[str], str]]:
     yaml_config = tmp / "config.yaml"
     yaml_config.write_text("".join(_lines_up_to(MiB - 100, "k{i}: {i}\n")), encoding="utf-8")
     out["config-yaml-1MiB"] = ([*CHECK, "--profile", "4xH200", "--", *LAUNCH, "--config", str(yaml_config)],
-                               "check: a 1 MiB YAML `--config` of ~70,000 keys (past the 50,000-value budget: exit 2)")
+                               f"check: a 1 MiB YAML `--config` of ~70,000 keys (past the {MAX_NODES:,}-value budget: exit 2)")
     budget_config = tmp / "config-budget.yaml"
-    budget_config.write_text("".join(f"k{i}: {i}\n" for i in range(24_990)), encoding="utf-8")
+    budget_config.write_text("".join(f"k{i}: {i}\n" for i in range(WITHIN_BUDGET)), encoding="utf-8")
     out["config-yaml-budget"] = ([*CHECK, "--profile", "4xH200", "--", *LAUNCH, "--config", str(budget_config)],
-                                 "check: the largest YAML `--config` within the value budget (24,990 keys, PyYAML's "
+                                 f"check: the largest YAML `--config` within the value budget ({WITHIN_BUDGET:,} keys, PyYAML's "
                                  "own constructor, as sglang reads it)")
     big_path = tmp / "big-value.json"
     big_path.write_text(json.dumps({"num_gpus": "4" + " " * (MiB - 100)}), encoding="utf-8")
