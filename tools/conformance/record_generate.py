@@ -269,28 +269,15 @@ def _gen_step(finding) -> int:
     return 6 if "gen-5" in finding.rule.catalog else 5
 
 
-class Doctor:
-    def __init__(self, version: str = "0.5.23"):
-        from h3doctor.engine.ruleset import load_rules
-        from h3doctor.sglang import releases
-        from h3doctor.sglang.flagtable import load_flag_table
-
-        # as `h3doctor check --sglang-version VERSION`: that release's table, rules and facts
-        self.release = releases.target(version, None)
-        self.table = load_flag_table(self.release.table_version)
-        self.rules = load_rules()
-        self._profiles: dict[str, Any] = {}
+class Doctor(compare.Doctor):
+    """compare.Doctor (that release's table, rules and facts, as `h3doctor check --sglang-version
+    VERSION`), judging `sglang generate` launches."""
 
     def run(self, case: dict[str, Any]) -> Outcome:
-        from h3doctor.engine.check import check
-        from h3doctor.host.profiles import load_profile
-
-        if case["profile"] not in self._profiles:
-            self._profiles[case["profile"]] = load_profile(case["profile"])
         tokens = ["sglang", "generate", *case["argv"]]
         with compare.case_files(case.get("files")):
             try:
-                result = check(tokens, self._profiles[case["profile"]], self.rules, self.table, {}, release=self.release)
+                result = self.check(tokens, self.profile(case["profile"]))
             except Exception as exc:  # noqa: BLE001 - an h3doctor crash is a disagreement too
                 return Outcome([], [], [], None, None, "crash", crash=f"{type(exc).__name__}: {exc}")
         findings = [f for f in result.evaluation.findings if f.severity == "error"]
