@@ -46,8 +46,16 @@ class _Text:
     text: str
     offsets: list[int]  # per character; one more entry: the end
 
+    def end_offset(self, start: int, end: int) -> int:
+        """The file offset just past text[start:end] (its start when it is empty)."""
+        return self.offsets[end - 1] + 1 if end > start else self.offsets[start]
+
     def span(self, start: int, end: int) -> tuple[int, int]:
-        return self.offsets[start], self.offsets[end - 1] + 1 if end > start else self.offsets[start]
+        return self.offsets[start], self.end_offset(start, end)
+
+    def part(self, start: int, end: int) -> _Text:
+        """text[start:end], its characters still mapped to the file."""
+        return _Text(self.text[start:end], self.offsets[start:end] + [self.end_offset(start, end)])
 
 
 @dataclass
@@ -177,7 +185,7 @@ def _script(path: str, script: _Text, stage: _Stage, pos, notes: list[Note], *,
 
 def _inner(word: Word) -> _Text:
     text, source, start, end = word
-    return _Text(text, source.offsets[start:end] + [source.offsets[end - 1] + 1 if end > start else source.offsets[start]])
+    return _Text(text, source.part(start, end).offsets)
 
 
 # --- the file's instructions ---------------------------------------------------------------------
@@ -246,8 +254,7 @@ def _exec_form(args: _Text) -> list[Word] | None:
 def _trimmed(args: _Text) -> _Text:
     text = args.text
     lead = len(text) - len(text.lstrip())
-    end = len(text.rstrip())
-    return _Text(text[lead:end], args.offsets[lead:end] + [args.offsets[end - 1] + 1 if end > lead else args.offsets[lead]])
+    return args.part(lead, max(len(text.rstrip()), lead))
 
 
 _ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
