@@ -12,14 +12,13 @@ the sglang release); a Dockerfile grants no GPUs (`docker run --gpus` does), so 
 
 from __future__ import annotations
 
-import bisect
 import json
 import re
 import shlex
 from dataclasses import dataclass, field
 
 from h3doctor.inputs.launch import Launch, Note, Segment, Unsupported, launch_start, mentions_sglang, shell_commands
-from h3doctor.located import Pos
+from h3doctor.inputs.shell import Lines
 
 _NAMES = ("dockerfile", "containerfile")
 _SHELLS = {"sh", "bash", "dash", "zsh", "ash"}
@@ -81,12 +80,7 @@ Word = tuple[str, _Text, int, int]  # the word, the text it is in, its [start, e
 
 
 def read_dockerfile(path: str, text: str) -> tuple[list[Launch], list[Note]]:
-    lines = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
-
-    def pos(offset: int) -> Pos:
-        line = bisect.bisect_right(lines, offset) - 1
-        return Pos(line + 1, offset - lines[line] + 1)
-
+    pos = Lines(text).pos
     notes: list[Note] = []
     stages: dict[str, _Stage] = {}
     global_args: dict[str, str] = {}

@@ -56,7 +56,9 @@ def is_shell_script(path: str, text: str) -> bool:
     return path.endswith((".sh", ".bash")) or shebang_shell(text.split("\n", 1)[0])
 
 
-class _Lines:
+class Lines:
+    """Line and column of an offset in a text (the dockerfile reader's too)."""
+
     def __init__(self, text: str) -> None:
         self.starts = [0] + [m.end() for m in re.finditer("\n", text)]
 
@@ -84,7 +86,7 @@ def read_script(path: str, text: str, variables: dict[str, str | None] | None = 
 
 
 def _read_lf(path: str, text: str, variables: dict[str, str | None] | None) -> tuple[list[Launch], list[Note]]:
-    lines = _Lines(text)
+    lines = Lines(text)
     launches: list[Launch] = []
     notes: list[Note] = []
     exported: dict[str, str] = {}
@@ -120,7 +122,7 @@ def _read_lf(path: str, text: str, variables: dict[str, str | None] | None) -> t
     return launches, notes
 
 
-def _commands(path: str, base: int, line: str, lines: _Lines, notes: list[Note], variables=None):
+def _commands(path: str, base: int, line: str, lines: Lines, notes: list[Note], variables=None):
     """(offset, words) of each simple command of a logical line. A line the word splitter does not
     model (an expansion somewhere) is split at its unquoted `;`, `&&`, `||`, `|` and each part read
     on its own: `cd "$APP" && exec sglang serve ...` is judged; a part that still is not
@@ -168,7 +170,7 @@ def _top_level_parts(line: str) -> list[tuple[int, str]]:
     return [(o, p) for o, p in parts if p.strip()]
 
 
-def _container_launch(path: str, words, base: int, lines: _Lines, exported: dict[str, str],
+def _container_launch(path: str, words, base: int, lines: Lines, exported: dict[str, str],
                       notes: list[Note]) -> Launch | None:
     """`docker run … IMAGE sglang …` (or `bash -lc '… sglang serve "$@"' -- FLAGS`): every word is
     the launch's (the corrected command keeps them); the container's environment comes from the
