@@ -9,11 +9,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from h3doctor.inputs.launch import Launch, Note, Segment, Unsupported, launch_start, mentions_sglang, shell_commands
+from h3doctor.inputs.launch import (
+    Launch,
+    Note,
+    Segment,
+    Unsupported,
+    is_shell_c,
+    launch_start,
+    mentions_sglang,
+    shell_commands,
+)
 from h3doctor.located import Document, Pos
-
-_SHELLS = {"sh", "bash", "dash", "zsh", "ash"}
-
 
 @dataclass(frozen=True)
 class _Word:
@@ -55,8 +61,7 @@ def launches_from_parts(parts: list[tuple[tuple, object]], ctx: Context, notes: 
     if not words:
         return []
     texts = [w.text for w in words]
-    if texts[0].rsplit("/", 1)[-1] in _SHELLS and len(words) >= 3 and texts[1].startswith("-") and "c" in texts[1] \
-            and words[2].kind == "list":
+    if is_shell_c(texts) and words[2].kind == "list":
         return _script_launches(words[2], ctx, notes)
     found = launch_start(texts)
     if found is None:

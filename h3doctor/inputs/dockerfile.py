@@ -17,11 +17,19 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-from h3doctor.inputs.launch import Launch, Note, Segment, Unsupported, launch_start, mentions_sglang, shell_commands
+from h3doctor.inputs.launch import (
+    Launch,
+    Note,
+    Segment,
+    Unsupported,
+    is_shell_c,
+    launch_start,
+    mentions_sglang,
+    shell_commands,
+)
 from h3doctor.inputs.shell import Lines
 
 _NAMES = ("dockerfile", "containerfile")
-_SHELLS = {"sh", "bash", "dash", "zsh", "ash"}
 _INSTRUCTION = re.compile(r"[ \t]*([A-Za-z]+)(?:[ \t]+|$)")
 _DIRECTIVE = re.compile(r"#[ \t]*(\w+)[ \t]*=[ \t]*(\S*)[ \t]*$")
 _VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)(?::([-+])([^}]*))?\}|([A-Za-z_][A-Za-z0-9_]*))")
@@ -117,7 +125,7 @@ def read_dockerfile(path: str, text: str) -> tuple[list[Launch], list[Note]]:
     if not words:
         return [], notes
     texts = [w[0] for w in words]
-    if texts[0].rsplit("/", 1)[-1] in _SHELLS and len(texts) >= 3 and texts[1].startswith("-") and "c" in texts[1]:
+    if is_shell_c(texts):
         return _script(path, _inner(words[2]), stage, pos, notes, shell_form=words[2][1] is words[0][1])
     found = launch_start(texts)
     if found is None:

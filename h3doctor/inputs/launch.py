@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from h3doctor.located import Document, Pos
+from h3doctor.sglang.container_run import SHELLS
 
 
 @dataclass(frozen=True)
@@ -241,6 +242,12 @@ _LAUNCH_MODULES = ("sglang.multimodal_gen.runtime.launch_server", "sglang.multim
 def _is_assignment(word: str) -> bool:
     name, eq, _ = word.partition("=")
     return bool(eq) and name.replace("_", "a").isalnum() and not name[0].isdigit()
+
+
+def is_shell_c(words: list[str]) -> bool:
+    """`sh -c SCRIPT …` (`bash -lc`, `/bin/sh -ec`): words[2] is the script the shell runs."""
+    return (len(words) >= 3 and words[0].rsplit("/", 1)[-1] in SHELLS and words[1].startswith("-")
+            and "c" in words[1])
 
 
 def launch_start(words: list[str]) -> tuple[int, dict[str, str]] | None:

@@ -84,7 +84,7 @@ _NERDCTL_FLAG = _DOCKER_FLAG | {"--rootfs", "--systemd"}
 _OPTIONS = {"docker": (_DOCKER_VALUE, _DOCKER_FLAG), "podman": (_PODMAN_VALUE, _PODMAN_FLAG),
             "nerdctl": (_NERDCTL_VALUE, _NERDCTL_FLAG)}
 
-_SHELLS = ("bash", "sh", "dash", "zsh", "ash")
+SHELLS = ("bash", "sh", "dash", "zsh", "ash")  # what `NAME -c SCRIPT` is read for
 _HINT = "the container forms h3doctor reads are listed in the README (Launch forms)"
 
 
@@ -355,7 +355,7 @@ def bind_positional(word: str, args: list[str], zero: str | None) -> str:
 def read_shell_c(words: list[str]) -> ShellC | None:
     """`bash -lc SCRIPT …`, `sh -c`, `bash -l -c`, `bash --login -c`: the script and where its
     arguments start; None when the words are not a shell given a script."""
-    if not words or os.path.basename(words[0]) not in _SHELLS:
+    if not words or os.path.basename(words[0]) not in SHELLS:
         return None
     i, has_c = 1, False
     while i < len(words) and words[i].startswith("-") and words[i] not in ("-", "--"):
