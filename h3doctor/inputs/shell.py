@@ -180,7 +180,7 @@ def _container_launch(path: str, words, base: int, lines: Lines, exported: dict[
     try:
         form = read_launch_form(texts)
     except UsageError as exc:
-        if any(mentions_sglang(t) for t in texts) or "sglang" in " ".join(texts):
+        if any("sglang" in t for t in texts):  # a container that names sglang at all
             notes.append(Note(path, pos, f"not understood ({exc.message}); this launch is not judged"))
         return None
     run = form.container
