@@ -123,7 +123,7 @@ class GpuGrant:
                 count = None if val == "all" else (int(val) if val.isdigit() else -1)
             elif key in ("device", "devices"):
                 known = True
-                count = len([d for d in val.split(",") if d.strip()])
+                count = _listed(val)
             elif key in ("capabilities", "driver", "options"):
                 known = True
         if not known or count == -1:
@@ -168,7 +168,12 @@ class ContainerRun:
             return None
         if visible.strip() in ("", "none", "void"):
             return 0
-        return len([d for d in visible.split(",") if d.strip()])
+        return _listed(visible)
+
+
+def _listed(devices: str) -> int:
+    """How many devices a comma-separated list names (`0,1`, `GPU-uuid`)."""
+    return len([d for d in devices.split(",") if d.strip()])
 
 
 def is_container_run(tokens: list[str]) -> bool:
