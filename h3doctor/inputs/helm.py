@@ -45,8 +45,9 @@ def is_chart(path: str) -> bool:
 
 
 def read_chart(path: str, *, max_bytes: int) -> tuple[list[Launch], list[Note]]:
-    chart = str(Path(path).parent)
-    rendered = _render(chart, path)
+    chart = Path(path).parent
+    sources_root = chart.parent  # what a `# Source:` path is relative to
+    rendered = _render(str(chart), path)
     docs = load_yaml(rendered, f"{path} (helm template)")
     sources = _sources(rendered)
     launches, notes = read_manifests(docs, rendered)
@@ -58,7 +59,7 @@ def read_chart(path: str, *, max_bytes: int) -> tuple[list[Launch], list[Note]]:
         if source is None:
             return None
         if source not in templates:
-            templates[source] = _template_lines(Path(chart).parent / source, max_bytes)
+            templates[source] = _template_lines(sources_root / source, max_bytes)
         return source, templates[source]
 
     for launch in launches:
@@ -67,7 +68,7 @@ def read_chart(path: str, *, max_bytes: int) -> tuple[list[Launch], list[Note]]:
         if found is None:
             continue
         source, lines = found
-        launch.path = str(Path(chart).parent / source)
+        launch.path = str(sources_root / source)
         launch.pos = _mapped(launch.pos, rendered_lines, lines)
         launch.token_pos = [_mapped(p, rendered_lines, lines) for p in launch.token_pos]
         launch.label = f"{launch.label} ({source})"
@@ -77,7 +78,7 @@ def read_chart(path: str, *, max_bytes: int) -> tuple[list[Launch], list[Note]]:
         if found is None:
             mapped.append(Note(path, Pos(1, 1), note.message))
         else:
-            mapped.append(Note(str(Path(chart).parent / found[0]), _mapped(note.pos, rendered_lines, found[1]),
+            mapped.append(Note(str(sources_root / found[0]), _mapped(note.pos, rendered_lines, found[1]),
                                note.message))
     return launches, mapped
 
