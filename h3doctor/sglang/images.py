@@ -38,10 +38,6 @@ class ImageRelease:
     kind: str  # release | latest | dev | unmapped | foreign
     version: str | None = None  # for kind == release
 
-    @property
-    def is_sglang(self) -> bool:
-        return self.kind != "foreign"
-
 
 @functools.lru_cache(maxsize=1)
 def _data() -> tuple[frozenset[str], tuple[tuple[str, re.Pattern[str]], ...]]:
