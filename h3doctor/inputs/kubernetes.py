@@ -79,9 +79,10 @@ def _read_object(doc: Document, obj: dict[str, Any], base: tuple, launches: list
     if kind == "LeaderWorkerSet":
         _read_group(doc, obj, base, launches, notes)
         return
-    worker = _get(obj, _WORKER_SPECS.get(kind, ("\0",)))
+    worker_path = _WORKER_SPECS.get(kind)
+    worker = _get(obj, worker_path) if worker_path else None
     if isinstance(worker, dict):
-        _read_object(doc, {**worker, "kind": _POD_SPEC_ITSELF}, base + _WORKER_SPECS[kind], launches, notes,
+        _read_object(doc, {**worker, "kind": _POD_SPEC_ITSELF}, base + worker_path, launches, notes,
                      f"{kind}/{name} workerSpec")
     spec_path = _POD_SPEC.get(kind)
     if spec_path is None:
