@@ -169,7 +169,7 @@ class LintSession:
         held = set()
         for rule in self.rules:
             rid = rule.id
-            if ((select and not _matches(select, rid)) or _matches(ignore, rid)
+            if (_dropped(select, ignore, rid)
                     or any(ig.matches(rid) for ig in launch.ignores) or any(s.matches(rid) for s in comments)):
                 held.add(rid)
         return frozenset(held)
@@ -225,9 +225,7 @@ class LintSession:
                 ev = result.evaluation
                 for f in ev.findings:
                     rid = f.rule.id
-                    if select and not _matches(select, rid):
-                        continue
-                    if _matches(ignore, rid):
+                    if _dropped(select, ignore, rid):
                         continue
                     pos = self.locator.locate(f, ev, launch, result)
                     rec = Record(rid, f.severity, f.message, launch.path, pos, target, hw.description or target,
@@ -245,7 +243,7 @@ class LintSession:
                     if not step.found_after_fix or not step.changes or step.evaluation is None:
                         continue
                     rid = step.rule.id
-                    if (select and not _matches(select, rid)) or _matches(ignore, rid):
+                    if _dropped(select, ignore, rid):
                         continue
                     rec = Record(rid, _severity(step) or step.rule.severity, step.message, path,
                                  self.locator.locate_step(step, step.evaluation, launch), target,
@@ -289,6 +287,11 @@ def load_profile_mapping(name: str, count: int) -> HardwareFacts:
 
 def _matches(patterns: tuple[str, ...], rule_id: str) -> bool:
     return any(rule_id.startswith(p[:-1]) if p.endswith("*") else rule_id == p for p in patterns)
+
+
+def _dropped(select: tuple[str, ...], ignore: tuple[str, ...], rule_id: str) -> bool:
+    """The configuration leaves the rule out: not selected (when `select` names any), or ignored."""
+    return (bool(select) and not _matches(select, rule_id)) or _matches(ignore, rule_id)
 
 
 def _apply_suppressions(rec: Record, launch: Launch, inline: dict[int, list[Suppression]]) -> None:
