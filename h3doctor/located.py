@@ -98,10 +98,7 @@ class Document:
             quote = 0 if scalar.style is None else 1
             return Pos(scalar.pos.line, scalar.pos.col + quote + offset)
         if scalar.style in ("|", ">") and scalar.raw_lines:
-            line, rest = 0, offset
-            while line < len(scalar.raw_lines) - 1 and rest > len(scalar.raw_lines[line]):
-                rest -= len(scalar.raw_lines[line]) + 1
-                line += 1
+            line, rest = _line_col(scalar.raw_lines, offset)
             return Pos(scalar.pos.line + 1 + line, scalar.indent + 1 + rest)
         if scalar.raw_lines:  # a plain or quoted string over several lines: folded, maybe escaped
             path = tuple(path)
@@ -142,11 +139,17 @@ def _align(value: str, scalar: Scalar) -> list[int] | None:
     return at
 
 
-def _source_pos(scalar: Scalar, offset: int) -> Pos:
+def _line_col(raw_lines: tuple[str, ...], offset: int) -> tuple[int, int]:
+    """(0-based line, 0-based column) of `offset` in the lines joined by LF; past the end: on the last line."""
     line, col = 0, offset
-    while line < len(scalar.raw_lines) - 1 and col > len(scalar.raw_lines[line]):
-        col -= len(scalar.raw_lines[line]) + 1
+    while line < len(raw_lines) - 1 and col > len(raw_lines[line]):
+        col -= len(raw_lines[line]) + 1
         line += 1
+    return line, col
+
+
+def _source_pos(scalar: Scalar, offset: int) -> Pos:
+    line, col = _line_col(scalar.raw_lines, offset)
     return Pos(scalar.pos.line + line, (scalar.pos.col if line == 0 else 1) + col)
 
 
