@@ -243,11 +243,13 @@ def _segment_edits(launch: Launch, new: list[str]) -> dict[int, list[tuple[int, 
     return out
 
 
+def _all_crlf(text: str) -> bool:
+    return "\r\n" in text and text.count("\n") == text.count("\r\n")
+
+
 def _keep_newlines(before: str, after: str) -> str:
     """A file written with CRLF throughout stays CRLF throughout (the YAML writer emits LF)."""
-    if "\r\n" in before and before.count("\n") == before.count("\r\n"):
-        return after.replace("\r\n", "\n").replace("\n", "\r\n")
-    return after
+    return after.replace("\r\n", "\n").replace("\n", "\r\n") if _all_crlf(before) else after
 
 
 def _apply(path: str, text: str, kind: str | None, edits: list[tuple[Launch, list[str]]], session: LintSession) -> str:
@@ -269,9 +271,7 @@ def _apply(path: str, text: str, kind: str | None, edits: list[tuple[Launch, lis
 def _keeping_line_ends(text: str, rewrite) -> str:
     """`rewrite` on the text with LF line ends, the result given the file's CRLF back (the
     round-trip writer writes LF)."""
-    if "\r\n" not in text or text.count("\r\n") != text.count("\n"):
-        return rewrite(text)
-    return rewrite(text.replace("\r\n", "\n")).replace("\n", "\r\n")
+    return _keep_newlines(text, rewrite(text.replace("\r\n", "\n") if _all_crlf(text) else text))
 
 
 def _in_text(path: str, text: str, edits: list[tuple[Launch, list[str]]]) -> str | None:
