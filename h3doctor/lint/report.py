@@ -9,7 +9,7 @@ from h3doctor import __version__
 from h3doctor.engine.conditions import render_generic
 from h3doctor.engine.ruleset import Rule
 from h3doctor.lint.notices import NOTICES
-from h3doctor.lint.session import SEVERITY_RANK, LintRun, Record
+from h3doctor.lint.session import SEVERITY_RANK, LintRun, Record, finding_record
 
 LINT_SCHEMA_VERSION = 1
 
@@ -111,11 +111,8 @@ def check_findings(result, *, target: str | None, launch=None, table=None) -> li
     out = []
     for f in ev.findings:
         pos = locator.locate(f, ev, launch, result) if locator else Pos(0, 0)
-        rec = Record(f.rule.id, f.severity, f.message, launch.path if launch else "", pos, target,
-                     ev.hardware.description or target, launch.label if launch else "command line",
-                     launch.kind if launch else None, f.rule, f.cannot_verify, cannot_verify_why=f.unknown_why or None,
-                     sglang_version=ev.context.get("release.version"),
-                     sglang_version_source=ev.context.get("release.source"))
+        rec = finding_record(f, ev, launch.path if launch else "", pos, target, ev.hardware.description or target,
+                             launch.label if launch else "command line", launch.kind if launch else None)
         d = record_dict(rec)
         if launch is None:
             d["file"], d["line"], d["col"] = None, None, None

@@ -228,11 +228,8 @@ class LintSession:
                     if _dropped(select, ignore, rid):
                         continue
                     pos = self.locator.locate(f, ev, launch, result)
-                    rec = Record(rid, f.severity, f.message, launch.path, pos, target, hw.description or target,
-                                 launch.label, launch.kind, f.rule, f.cannot_verify,
-                                 cannot_verify_why=f.unknown_why or None,
-                                 sglang_version=ev.context.get("release.version"),
-                                 sglang_version_source=ev.context.get("release.source"))
+                    rec = finding_record(f, ev, launch.path, pos, target, hw.description or target, launch.label,
+                                         launch.kind)
                     _apply_suppressions(rec, launch, inline)
                     records.append(rec)
                 # what sglang reports once the first errors are fixed: only while every earlier round
@@ -270,6 +267,14 @@ class LintSession:
                 if ig.rule not in used:
                     records.append(_notice("H3DL001", f"unused recipe ignore of {ig.rule}", path, ig.pos))
         return out
+
+
+def finding_record(f, ev, path: str, pos: Pos, target: str | None, hardware: str, label: str,
+                   kind: str | None) -> Record:
+    """One finding of an evaluation as a record, with the release it was judged for (`ev`'s context)."""
+    return Record(f.rule.id, f.severity, f.message, path, pos, target, hardware, label, kind, f.rule, f.cannot_verify,
+                  cannot_verify_why=f.unknown_why or None, sglang_version=ev.context.get("release.version"),
+                  sglang_version_source=ev.context.get("release.source"))
 
 
 def _severity(step) -> str | None:
