@@ -88,7 +88,7 @@ def open_regular(path: Any, *, what: str, follow: bool = True, max_bytes: int | 
     others may have planted names in. `max_bytes` refuses a larger file before any read.
     Raises LoadError (a located UsageError) for anything else."""
     name = os.fspath(path) if not isinstance(path, str) else path
-    where = excerpt(name, 160)
+    where = _where(name)
     if "\0" in name:
         raise LoadError(f"{what}: the path contains a NUL byte", location=where)
     try:
@@ -126,28 +126,31 @@ def _kind(mode: int) -> str:
 
 def read_bounded_bytes(path: Any, *, max_bytes: int, what: str, follow: bool = True) -> bytes:
     """The bytes of a regular file of at most `max_bytes` bytes (`open_regular`'s rules)."""
-    where = excerpt(os.fspath(path) if not isinstance(path, str) else path, 160)
-    fh, _size_now = open_regular(path, what=what, follow=follow, max_bytes=max_bytes)
-    try:
-        with fh:
-            data = fh.read(max_bytes + 1)
-    except OSError as exc:
-        raise LoadError(f"cannot read {what}: {exc.strerror or type(exc).__name__}", location=where) from None
+    data = _read(path, max_bytes + 1, what=what, follow=follow, max_bytes=max_bytes)
     if len(data) > max_bytes:  # grew after the open
-        raise LimitExceeded(f"{what} is larger than {_size(max_bytes)}, h3doctor's limit", location=where)
+        raise LimitExceeded(f"{what} is larger than {_size(max_bytes)}, h3doctor's limit", location=_where(path))
     return data
 
 
 def read_head(path: Any, *, max_bytes: int, what: str) -> bytes:
     """At most the first `max_bytes` bytes of a regular file of any size (`open_regular`'s rules):
     enough to tell what a file is (its `#!` line) without reading it."""
-    where = excerpt(os.fspath(path) if not isinstance(path, str) else path, 160)
-    fh, _size_now = open_regular(path, what=what)
+    return _read(path, max_bytes, what=what)
+
+
+def _read(path: Any, size: int, *, what: str, follow: bool = True, max_bytes: int | None = None) -> bytes:
+    """At most `size` bytes of the file `open_regular` opens; a read error is a LoadError."""
+    fh, _size_now = open_regular(path, what=what, follow=follow, max_bytes=max_bytes)
     try:
         with fh:
-            return fh.read(max_bytes)
+            return fh.read(size)
     except OSError as exc:
-        raise LoadError(f"cannot read {what}: {exc.strerror or type(exc).__name__}", location=where) from None
+        raise LoadError(f"cannot read {what}: {exc.strerror or type(exc).__name__}", location=_where(path)) from None
+
+
+def _where(path: Any) -> str:
+    """A path as an error's location (an excerpt: a hostile name can be long)."""
+    return excerpt(os.fspath(path) if not isinstance(path, str) else path, 160)
 
 
 def read_bounded(path: Any, *, max_bytes: int, what: str, follow: bool = True) -> str:
@@ -162,8 +165,7 @@ def decode_text(data: bytes, path: Any, *, what: str) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        where = excerpt(os.fspath(path) if not isinstance(path, str) else path, 160)
-        raise LoadError(f"{what} is not UTF-8 text (byte {exc.start})", location=f"{where}:{line}") from None
+        raise LoadError(f"{what} is not UTF-8 text (byte {exc.start})", location=f"{_where(path)}:{line}") from None
 
 
 def _size(n: int) -> str:
