@@ -321,6 +321,7 @@ def _words(script: str) -> list[list[str]]:
 
 
 def _node_value(data, path):
+    """The value at `path` (keys and indexes) inside `data`: a loaded document or a round-trip one."""
     for key in path:
         data = data[key]
     return data
@@ -370,13 +371,6 @@ def _dump_all(y, docs) -> str:
     return buf.getvalue()
 
 
-def _node(docs, index: int, path: tuple):
-    node = docs[index]
-    for key in path:
-        node = node[key]
-    return node
-
-
 def _typed_like(old: Any, new: str) -> Any:
     """A new list item: quoted like the one it replaces, and quoted whenever YAML would otherwise
     read it as something other than a string (`4`, `true`)."""
@@ -408,7 +402,7 @@ def _fix_yaml(path: str, text: str, edits: list[tuple[Launch, list[str]]]) -> st
         for n, seg_edits in _segment_edits(launch, new).items():
             seg: Segment = launch.segments[n]
             if seg.kind == "list":
-                seq = _node(docs, index, seg.path)
+                seq = _node_value(docs[index], seg.path)
                 for a, b, tokens in seg_edits:
                     template = seq[a] if a < len(seq) else (seq[-1] if len(seq) else "")
                     kept = min(b - a, len(tokens))
@@ -419,7 +413,7 @@ def _fix_yaml(path: str, text: str, edits: list[tuple[Launch, list[str]]]) -> st
                     for k, tok in enumerate(tokens[kept:]):
                         seq.insert(a + kept + k, _typed_like(template, tok))
             else:
-                parent = _node(docs, index, seg.path[:-1])
+                parent = _node_value(docs[index], seg.path[:-1])
                 old = parent[seg.path[-1]]
                 value = edit_words(str(old), seg.spans, seg_edits) if seg.spans else shlex.join(new)
                 parent[seg.path[-1]] = type(old)(value) if type(old) is not str else value
