@@ -57,10 +57,6 @@ def _validator():  # built once: a lint run validates every recipe with it
     return Draft202012Validator(schema())
 
 
-def looks_like_recipe(data: Any) -> bool:
-    return isinstance(data, dict) and "command" in data and set(data) <= RECIPE_KEYS
-
-
 def load_recipe(path_text: str) -> Recipe:
     path = Path(path_text)
     if not path.is_file():

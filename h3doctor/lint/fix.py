@@ -33,7 +33,7 @@ from h3doctor.inputs.launch import Launch, Segment
 from h3doctor.lint.applicability import unsafe_reasons
 from h3doctor.lint.session import LintRun, LintSession
 from h3doctor.lint.textedit import LineIndex, edit_words, scalar_spans
-from h3doctor.paths import replace_file, write_atomic
+from h3doctor.paths import replace_file
 from h3doctor.safeload import excerpt
 
 MAX_ROUNDS = 4
@@ -73,11 +73,6 @@ class Correction:
     argv: list[str]
     unsafe: list[str]
     per_target: dict[str, list[str] | None]  # each target's own correction (None: clean there)
-
-
-def write_atomically(path: str, text: str) -> None:
-    """Write `path` so a reader never sees half a file, keeping its line endings (paths.write_atomic)."""
-    write_atomic(Path(path), text)
 
 
 def lint_roots(given: list[str]) -> tuple[str, ...]:

@@ -9,7 +9,6 @@ there verbatim (a YAML escape inside it), the caller falls back to the round-tri
 
 from __future__ import annotations
 
-import bisect
 import shlex
 
 from h3doctor.located import Pos, Scalar
@@ -18,16 +17,13 @@ Edit = tuple[int, int, list[str]]  # (first token, past the last token, the toke
 
 
 class LineIndex:
-    """Offsets of a text by line and column, and back."""
+    """Offsets of a text by line and column."""
 
     def __init__(self, text: str) -> None:
         self.starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
 
     def offset(self, pos: Pos) -> int:
         return self.starts[pos.line - 1] + pos.col - 1
-
-    def line_of(self, offset: int) -> int:
-        return bisect.bisect_right(self.starts, offset)
 
 
 def scalar_spans(text: str, lines: LineIndex, scalar: Scalar, value: str,
