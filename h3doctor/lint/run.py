@@ -4,7 +4,7 @@ exit code, the report and the notes for stderr, so the CLI stays thin."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from h3doctor.errors import ExitCode, UsageError
@@ -74,7 +74,7 @@ def _lint(paths: list[str], opts: LintOptions, cfg, copy: StdinCopy | None) -> t
         changes, notes = fix_files(run, session, write=write, roots=lint_roots(paths) if copy is None else (),
                                    unsafe_fixes=opts.unsafe_fixes, show_unsafe=opts.diff)
         if copy is not None:
-            changes = [c.__class__(copy.name, c.before, c.after, c.summary) for c in changes]
+            changes = [replace(c, path=copy.name) for c in changes]
             notes = [copy.shown(n) for n in notes]
         if opts.diff:
             diff_text = "".join(c.diff for c in changes)
