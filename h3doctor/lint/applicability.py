@@ -49,22 +49,25 @@ def _offloaded(value: Any) -> set[str]:
     return set()
 
 
-def unsafe_reasons(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
-    """What the corrected launch (`after`, its resolved configuration) takes away from `before`."""
-    out: list[str] = []
-    for dest in PARALLEL:
+def _lowered(before: dict[str, Any], after: dict[str, Any], dests: tuple[str, ...], note: str = "") -> list[str]:
+    """The numeric arguments of `dests` that `after` sets lower than `before`."""
+    out = []
+    for dest in dests:
         b, a = _number(before.get(dest)), _number(after.get(dest))
         if b is not None and a is not None and a < b:
-            out.append(f"lowers {_flag(dest)} from {before[dest]} to {after[dest]}")
+            out.append(f"lowers {_flag(dest)} from {before[dest]} to {after[dest]}{note}")
+    return out
+
+
+def unsafe_reasons(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    """What the corrected launch (`after`, its resolved configuration) takes away from `before`."""
+    out = _lowered(before, after, PARALLEL)
     if before.get("enable_cfg_parallel") is True and after.get("enable_cfg_parallel") is not True:
         out.append("turns CFG parallelism off")
     for dest in QUALITY:
         if dest in before and dest in after and before[dest] != after[dest]:
             out.append(f"changes {_flag(dest)} from {before[dest]} to {after[dest]}")
-    for dest in RESIDENT:
-        b, a = _number(before.get(dest)), _number(after.get(dest))
-        if b is not None and a is not None and a < b:
-            out.append(f"lowers {_flag(dest)} from {before[dest]} to {after[dest]} (fewer layers resident)")
+    out += _lowered(before, after, RESIDENT, " (fewer layers resident)")
     for dest in sorted(set(before) | set(after)):
         if "offload" in dest and "prefetch" not in dest and dest != "offload_during_compile":
             added = _offloaded(after.get(dest)) - _offloaded(before.get(dest))
