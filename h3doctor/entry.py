@@ -64,22 +64,27 @@ def _exit_quietly() -> None:
     os._exit(0)
 
 
+def _options(options: list[str], allowed: tuple[str, ...]) -> dict[str, str] | None:
+    """`--name value` pairs, each of `allowed` at most once, else None (the CLI says what is wrong)."""
+    found: dict[str, str] = {}
+    while options:
+        if len(options) < 2 or options[0] not in allowed or options[0] in found:
+            return None
+        name, value = options[0], options[1]
+        if not value or value.startswith("-"):
+            return None
+        found[name] = value
+        options = options[2:]
+    return found
+
+
 def parse_hook_argv(argv: list[str]) -> tuple[str | None, str | None, list[str]] | None:
     """(argv_out, profile, launch words) for the hook's command line, else None."""
     if argv[:2] != ["check", "--hook"] or "--" not in argv:
         return None
     split = argv.index("--")
-    options, words = argv[2:split], argv[split + 1:]
-    found: dict[str, str] = {}
-    while options:
-        if len(options) < 2 or options[0] not in ("--argv-out", "--profile") or options[0] in found:
-            return None
-        name, value = options[0], options[1]
-        if not value or value.startswith("-"):
-            return None  # the CLI says what is wrong with it
-        found[name] = value
-        options = options[2:]
-    if not words:
+    found, words = _options(argv[2:split], ("--argv-out", "--profile")), argv[split + 1:]
+    if found is None or not words:
         return None
     return found.get("--argv-out"), found.get("--profile"), words
 
@@ -89,17 +94,8 @@ def parse_check_argv(argv: list[str]) -> tuple[str | None, str, str | None, list
     if argv[:1] != ["check"] or "--" not in argv:
         return None
     split = argv.index("--")
-    options, words = argv[1:split], argv[split + 1:]
-    found: dict[str, str] = {}
-    while options:
-        if len(options) < 2 or options[0] not in ("--profile", "--format", "--output-file") or options[0] in found:
-            return None
-        name, value = options[0], options[1]
-        if not value or value.startswith("-"):
-            return None
-        found[name] = value
-        options = options[2:]
-    if not words:
+    found, words = _options(argv[1:split], ("--profile", "--format", "--output-file")), argv[split + 1:]
+    if found is None or not words:
         return None
     return found.get("--profile"), found.get("--format", "text"), found.get("--output-file"), words
 
