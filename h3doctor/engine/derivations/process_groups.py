@@ -37,8 +37,8 @@ def _prefix_products(sizes: list[int]) -> list[int]:
     return out
 
 
-def _split(index: int, sizes: list[int], strides: list[int] | None = None) -> list[int]:
-    strides = strides or _prefix_products(sizes)
+def _split(index: int, sizes: list[int]) -> list[int]:
+    strides = _prefix_products(sizes)
     parts = [(index // d) % s for s, d in zip(sizes, strides)]
     if sum(p * d for p, d in zip(parts, strides[:-1])) != index:
         raise _GroupError(f"idx {index} with shape {sizes} mismatch the return idx {parts}")
