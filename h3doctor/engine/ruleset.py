@@ -363,9 +363,7 @@ def _status_key(files: list[str], declared: str) -> tuple[str, bool] | None:
 
 
 def _index_name(status: str) -> str:
-    import zlib
-
-    return f"ruleindex-{zlib.crc32(status.encode()):08x}.json"  # the index holds the status whole
+    return f"ruleindex-{_crc_of(status):08x}.json"  # the index holds the status whole
 
 
 def _crc_of(body: str) -> int:
