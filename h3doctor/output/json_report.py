@@ -75,7 +75,7 @@ def finding_dict(f: Finding, changes: list[str] | None = None) -> dict[str, Any]
         "title": r.title,
         "why": f.why or r.why,
         "fix": list(r.fix) if r.fix else None,
-        "fix_note": f.fix_note or r.fix_note or None,
+        "fix_note": f.fix_note or None,  # the rule's, rendered
         "sglang_where": r.where,
         "cannot_verify": f.cannot_verify,
         # the facts a fuller profile could give; the engine's own verdicts it could not reach are

@@ -69,8 +69,8 @@ def text_report(result: CheckResult, console: Console, out: TextIO, *, show_conf
         console.print(f"     why: {escape(' '.join((f.why or f.rule.why).split()))}", soft_wrap=True)
         if f.detail:
             console.print(f"     {escape(f.detail)}", soft_wrap=True)
-        if f.fix_note or f.rule.fix_note:
-            console.print(f"     fix: {escape(f.fix_note or f.rule.fix_note)}", soft_wrap=True)
+        if f.fix_note:
+            console.print(f"     fix: {escape(f.fix_note)}", soft_wrap=True)
         for change in changes.get(f.rule.id, ()):
             console.print(f"     {proposal} {escape(change)}", soft_wrap=True)
     later = [step for step in result.fix_steps if step.found_after_fix and step.changes] if changes else []
