@@ -43,7 +43,7 @@ def _read_profile_text(name_or_path: str) -> tuple[str, str]:
 
 
 def _exists(path: str) -> bool:
-    """Whether the path names something (a too-long or NUL-containing path is read, and refused, there)."""
+    """Whether the path names something (a too-long path is read, and refused, there; one with a NUL names nothing)."""
     try:  # Path(path).exists(), without pathlib: a missing part or a link loop is "no", a NUL is "no"
         os.stat(path)
     except OSError as exc:
