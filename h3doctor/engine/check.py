@@ -121,12 +121,12 @@ def _after_first(rule: Rule, ctx: dict[str, Any]) -> str | None:
 
 
 def _changes(before: list[str], after: list[str], resolved: frozenset[tuple[str, str]] = frozenset()) -> tuple[Change, ...]:
-    """Every run of tokens that differs between two commands (difflib over tokens). `resolved`:
-    (abbreviation, flag) pairs argparse itself resolves, so spelling one out is the same flag."""
-    from difflib import SequenceMatcher
+    """Every run of tokens that differs between two commands (tokendiff: linear in the tokens).
+    `resolved`: (abbreviation, flag) pairs argparse itself resolves, so spelling one out is the same flag."""
+    from h3doctor.tokendiff import opcodes
 
     out = []
-    for op, i1, i2, j1, j2 in SequenceMatcher(None, before, after, autojunk=False).get_opcodes():
+    for op, i1, i2, j1, j2 in opcodes(before, after):
         if op == "equal":
             continue
         removed, added = tuple(before[i1:i2]), tuple(after[j1:j2])

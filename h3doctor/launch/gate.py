@@ -7,7 +7,6 @@ command as given. Either way the user is told first what is run instead, or what
 
 from __future__ import annotations
 
-import difflib
 import shlex
 import sys
 from dataclasses import dataclass
@@ -15,6 +14,7 @@ from typing import Mapping
 
 from h3doctor.launch.execute import replace_process
 from h3doctor.shellwords import split_exec
+from h3doctor.tokendiff import opcodes
 
 FINDINGS = 1  # the exit status when nothing is launched because of findings
 
@@ -58,8 +58,7 @@ def decide(verdict: Verdict, tokens: list[str], *, apply_fixes: bool = False, fo
 def describe_changes(before: list[str], after: list[str]) -> list[str]:
     """The word-level differences between two commands, one line each, in command order."""
     lines = []
-    matcher = difflib.SequenceMatcher(a=before, b=after, autojunk=False)
-    for op, a0, a1, b0, b1 in matcher.get_opcodes():
+    for op, a0, a1, b0, b1 in opcodes(before, after):
         old, new = shlex.join(before[a0:a1]), shlex.join(after[b0:b1])
         if op == "replace":
             lines.append(f"changed {old} -> {new}")

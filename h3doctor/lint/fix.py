@@ -35,6 +35,7 @@ from h3doctor.lint.session import LintRun, LintSession
 from h3doctor.lint.textedit import LineIndex, edit_words, scalar_spans
 from h3doctor.paths import replace_file
 from h3doctor.safeload import excerpt
+from h3doctor.tokendiff import opcodes
 
 MAX_ROUNDS = 4
 
@@ -213,7 +214,7 @@ class _Refused(Exception):
 
 
 def _opcodes(old: list[str], new: list[str]):
-    return [op for op in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes() if op[0] != "equal"]
+    return [op for op in opcodes(old, new) if op[0] != "equal"]
 
 
 def _segment_edits(launch: Launch, new: list[str]) -> dict[int, list[tuple[int, int, list[str]]]]:
@@ -419,8 +420,7 @@ def _fix_yaml(path: str, text: str, edits: list[tuple[Launch, list[str]]]) -> st
 
 def _guard(before: str, after: str, allowed: set[int]) -> None:
     """Refuse a rewrite that touches lines outside the launches (ruamel reformatting them)."""
-    matcher = difflib.SequenceMatcher(None, before.splitlines(), after.splitlines(), autojunk=False)
-    for tag, i1, i2, _j1, _j2 in matcher.get_opcodes():
+    for tag, i1, i2, _j1, _j2 in opcodes(before.splitlines(), after.splitlines()):
         if tag == "equal":
             continue
         touched = set(range(i1 + 1, i2 + 1)) or {i1 + 1}

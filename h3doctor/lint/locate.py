@@ -21,6 +21,7 @@ from h3doctor.inputs.launch import Launch
 from h3doctor.located import Pos
 from h3doctor.sglang.argv import PARSE_KIND
 from h3doctor.sglang.flagtable import FlagTable
+from h3doctor.tokendiff import opcodes
 
 _CONFIG_KEY_LISTS = ("config.removed_keys", "config.string_booleans", "config.mistyped_keys", "config.ignored_keys")
 # Derived values a condition reads, and the flags (or --config key lists) they are made from:
@@ -165,12 +166,15 @@ def _flag_dests(ops, options, into: list[str], skip=()) -> list[str]:
     return into
 
 
+_MAX_ALIKE = 16  # the most words of one change compared for likeness: each costs a difflib ratio
+
+
 def map_index(argv: list[str], original: list[str], index: int) -> int | None:
     """Where token `index` of `argv` (a command the fix loop made from `original`) came from in
     `original`: the same token, or the first of the tokens a change replaced."""
     if argv == original:
         return index
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, original, argv, autojunk=False).get_opcodes():
+    for tag, i1, i2, j1, j2 in opcodes(original, argv):
         if j1 <= index < j2 or (j1 == j2 == index):
             if tag == "equal" or (i2 - i1 == j2 - j1 and index < j2):
                 return i1 + (index - j1)
@@ -178,6 +182,8 @@ def map_index(argv: list[str], original: list[str], index: int) -> int | None:
                 return None
             if i1 == i2 or index >= j2:
                 return i1
+            if i2 - i1 > _MAX_ALIKE:  # a long run rewritten whole (tokendiff): the word at the same place
+                return i1 + min(index - j1, i2 - i1 - 1)
             # several words became others (a flag respelt, its neighbour dropped): the most alike
             word = argv[index]
             return max(range(i1, i2), key=lambda i: difflib.SequenceMatcher(None, original[i], word).ratio())

@@ -1,0 +1,70 @@
+"""Issue 27, item 7: hostile inputs a second review found super-linear (explain, check, lint), each
+held linear by counting the work rather than timing it (benchmarks/hostile.py measures the time)."""
+
+from __future__ import annotations
+
+import difflib
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from h3doctor import tokendiff
+from h3doctor.engine.check import check
+from h3doctor.host.profiles import load_profile
+
+LAUNCH = ["sglang", "serve", "MiniMaxAI/MiniMax-H3", "--num-gpus", "4"]
+
+
+# --- check: the change list is not difflib over the whole command ---------------------------
+
+def _counting_matcher(monkeypatch) -> list[int]:
+    """The lengths difflib's SequenceMatcher is asked to compare, word lists only."""
+    sizes: list[int] = []
+    real = difflib.SequenceMatcher
+
+    class Counting(real):
+        def __init__(self, isjunk=None, a="", b="", autojunk=True):
+            if isinstance(a, (list, tuple)):
+                sizes.append(max(len(a), len(b)))
+            super().__init__(isjunk, a, b, autojunk)
+    monkeypatch.setattr(difflib, "SequenceMatcher", Counting)
+    return sizes
+
+
+def test_repeated_abbreviations_are_respelt_without_difflib_over_the_command(rules, table, monkeypatch):
+    sizes = _counting_matcher(monkeypatch)
+    result = check(LAUNCH + ["--tp", "1"] * 400, load_profile("4xH200"), rules, table, {})
+    assert result.corrected_argv == LAUNCH + ["--tp-size", "1"] * 400
+    [step] = [s for s in result.fix_steps if s.rule.id == "H3D021"]
+    assert [(c.removed, c.added) for c in step.changes] == [(("--tp",), ("--tp-size",))] * 400  # difflib's answer
+    assert max(sizes, default=0) <= tokendiff.MAX_MATCHED_WORDS
+
+
+def test_thousands_of_repeated_flags_and_one_unknown_diff_only_the_middle(rules, table, monkeypatch):
+    sizes = _counting_matcher(monkeypatch)
+    result = check(LAUNCH + ["--port", "1"] * 3000 + ["--bogus", "x"], load_profile("4xH200"), rules, table, {})
+    assert result.corrected_argv == LAUNCH + ["--port", "1"] * 3000
+    assert max(sizes, default=0) <= tokendiff.MAX_MATCHED_WORDS
+
+
+words = st.lists(st.sampled_from(["--tp", "1", "--port", "--tp-size", "x"]), max_size=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(words, words)
+def test_the_diff_is_always_a_valid_alignment(a, b):
+    ops = tokendiff.opcodes(a, b)
+    # a valid alignment: contiguous, covering both, equal runs equal
+    assert [o[1] for o in ops[1:]] == [o[2] for o in ops[:-1]] and [o[3] for o in ops[1:]] == [o[4] for o in ops[:-1]]
+    if ops:
+        assert (ops[0][1], ops[0][3], ops[-1][2], ops[-1][4]) == (0, 0, len(a), len(b))
+    assert all(a[i1:i2] == b[j1:j2] for tag, i1, i2, j1, j2 in ops if tag == "equal")
+    assert not any(a[i1:i2] == b[j1:j2] for tag, i1, i2, j1, j2 in ops if tag != "equal")
+
+
+def test_a_long_middle_is_told_apart_word_by_word_or_replaced_whole():
+    n = tokendiff.MAX_MATCHED_WORDS + 10
+    a, b = ["--tp", "1"] * n, ["--tp-size", "1"] * n
+    ops = tokendiff.opcodes(a, b)
+    assert [o for o in ops if o[0] == "replace"] == [("replace", 2 * k, 2 * k + 1, 2 * k, 2 * k + 1) for k in range(n)]
+    assert tokendiff.opcodes(a, b[:-2] + ["x"]) == [("replace", 0, 2 * n, 0, 2 * n - 1)]
