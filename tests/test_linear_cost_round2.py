@@ -68,3 +68,63 @@ def test_a_long_middle_is_told_apart_word_by_word_or_replaced_whole():
     ops = tokendiff.opcodes(a, b)
     assert [o for o in ops if o[0] == "replace"] == [("replace", 2 * k, 2 * k + 1, 2 * k, 2 * k + 1) for k in range(n)]
     assert tokendiff.opcodes(a, b[:-2] + ["x"]) == [("replace", 0, 2 * n, 0, 2 * n - 1)]
+
+
+# --- check: a weights shard's header is read only up to its limit ------------------------------
+
+def test_a_header_past_the_limit_is_unread_and_its_body_never_read(tmp_path, monkeypatch):
+    from h3doctor.sglang import safetensors_header as sh
+
+    shard = tmp_path / "big.safetensors"
+    length = sh.MAX_HEADER_BYTES + 1
+    with shard.open("wb") as fh:
+        fh.write(length.to_bytes(8, "little") + b"{" + b" " * (length - 2) + b"}")
+    read: list[int] = []
+    real_open = sh.open_regular
+
+    def counting_open(*args, **kwargs):
+        fh, info = real_open(*args, **kwargs)
+        real_read = fh.read
+        fh.read = lambda n=-1: read.append(n) or real_read(n)
+        return fh, info
+    monkeypatch.setattr(sh, "open_regular", counting_open)
+    checkpoint = sh.checkpoint_formats(str(shard))
+    assert checkpoint.formats == frozenset() and len(checkpoint.unread) == 1
+    assert "larger than h3doctor reads" in checkpoint.unread[0]
+    assert read == [8]  # the length only: the 4 MiB body is not read
+    assert sh.MAX_HEADER_BYTES <= 8 << 20  # parsed, a header takes ~13x its size: the 150 MB budget
+
+
+# --- explain: a command line is searched from a bounded stretch before its program -------------
+
+class _Recording:
+    def __init__(self, regex, calls):
+        self.regex, self.calls = regex, calls
+
+    def search(self, line, pos=0):
+        self.calls.append(len(line) - pos)  # the characters the search may start in
+        return self.regex.search(line, pos)
+
+
+def test_a_long_line_of_assignments_is_not_searched_from_every_start(monkeypatch):
+    from h3doctor.explain import logread
+
+    calls: list[int] = []
+    monkeypatch.setattr(logread, "_COMMAND", _Recording(logread._COMMAND, calls))
+    assert logread.read_log("a= " * 21_000 + "sglang\n").commands == []
+    assert calls == []  # no program: the command search is not run at all
+    log = logread.read_log("a= " * 21_000 + "A=1 sglang serve MiniMaxAI/MiniMax-H3 --num-gpus 4\n")
+    [found] = log.commands
+    assert found.text.endswith("a= A=1 sglang serve MiniMaxAI/MiniMax-H3 --num-gpus 4")
+    assert len(found.text) < logread.MAX_ENV_CHARS + 100
+    assert calls and max(calls) <= logread.MAX_ENV_CHARS + 100
+
+
+def test_the_bounded_search_finds_what_the_whole_search_finds_on_ordinary_lines():
+    from h3doctor.explain import logread
+
+    for line in ("$ CUDA_VISIBLE_DEVICES=0,1 sglang serve M --tp-size 2", "root# python3 -m sglang.launch_server --model M",
+                 "run: X=1 Y=2 python3.11 -m sglang.cli.main serve M", "xsglang serve M", "sglang serves", "+sglang generate M"):
+        whole = logread._COMMAND.search(line)
+        bounded = logread._command(line)
+        assert (whole and whole.group("cmd")) == (bounded and bounded.group("cmd")), line

@@ -41,6 +41,14 @@ _COMMAND = re.compile(
     r"(?:^|[\s$>#+])(?P<cmd>(?:[A-Za-z_]\w*=\S*\s+)*(?:sglang\s+(?:serve|generate)"
     r"|python3?(?:\.\d+)?\s+-m\s+sglang(?:\.cli\.main|\.launch_server|\.multimodal_gen\.runtime\.(?:launch_server|entrypoints\.cli\.main)))"
     r"(?:\s.*)?)$")
+# the program _COMMAND ends its `NAME=value` words at, where a command can start: found first, in
+# one pass, so _COMMAND is tried only from a bounded stretch before it (from every start of a long
+# line, its repeat of `NAME=value ` words was quadratic: 63 KB of `a= ` took 16 s)
+_PROGRAM = re.compile(
+    r"(?:^|(?<=[\s$>#+]))(?:sglang\s+(?:serve|generate)"
+    r"|python3?(?:\.\d+)?\s+-m\s+sglang(?:\.cli\.main|\.launch_server|\.multimodal_gen\.runtime\.(?:launch_server|entrypoints\.cli\.main)))"
+    r"(?=\s|$)")
+MAX_ENV_CHARS = 2048  # `NAME=value` words read in front of the program; more is not a launch's environment
 _NOT_A_COMMAND = ("usage:", "<model>", "recommended entrypoint", "Example:")
 _SERVER_ARGS = re.compile(r"^server_args: (?P<json>\{.*\})\s*$")
 
@@ -116,7 +124,7 @@ def read_log(text: str, quoted: Callable[[str], bool] | None = None) -> LogText:
         if m:
             log.server_args.append(Found(number, "server_args", m.group("json")))
             continue
-        m = _COMMAND.search(line) if "sglang" in line else None
+        m = _command(line) if "sglang" in line else None
         if m and error is None and not any(word in line for word in _NOT_A_COMMAND):
             log.commands.append(Found(number, "command line", m.group("cmd").strip()))
     if not log.errors:  # one message pasted without its exception type: every line is a candidate
@@ -125,6 +133,14 @@ def read_log(text: str, quoted: Callable[[str], bool] | None = None) -> LogText:
                 exc_type, message = normalise(line)
                 log.errors.append(ErrorLine(number, line, exc_type, message, "bare"))
     return log
+
+
+def _command(line: str) -> re.Match[str] | None:
+    """_COMMAND's leftmost match, tried only from MAX_ENV_CHARS before the first program."""
+    program = _PROGRAM.search(line)
+    if program is None:
+        return None
+    return _COMMAND.search(line, max(0, program.start() - MAX_ENV_CHARS - 1))
 
 
 def _error_line(number: int, line: str, normalise) -> ErrorLine | None:

@@ -22,7 +22,10 @@ TYPE_CHECKING = False  # pathlib is imported only for a local weights path (star
 if TYPE_CHECKING:
     from pathlib import Path
 
-MAX_HEADER_BYTES = 64 << 20
+# safetensors itself reads headers up to 100 MB, but parsed JSON takes ~13 times its size: a 56 MiB
+# header cost 738 MB. A real shard's header is a few hundred KiB (one entry per tensor); past this
+# one the file is not read and its quantization is unknown (H3D935), never absent
+MAX_HEADER_BYTES = 4 << 20
 MAX_MARKER_BYTES = 1 << 16
 MAX_FILES = 256
 # directory entries the walk looks at (files and folders alike): a folder named by mistake
