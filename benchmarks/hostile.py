@@ -20,6 +20,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -131,15 +132,101 @@ def cases(tmp: Path) -> dict[str, tuple[list[str], str]]:
     (tree / "d000" / "recipe.yaml").write_text(f"targets: [4xH200]\ncommand: {' '.join(LAUNCH)}\n", encoding="utf-8")
     out["lint-tree-50k"] = ([sys.executable, "-m", "h3doctor", "lint", "--format", "json", str(tree)],
                             "lint: a tree of 50,000 files (500 directories), one recipe")
+    out.update(round2_cases(tmp))
     return out
 
 
-def run_once(argv: list[str]) -> tuple[float, float, int, float]:
+EXPLAIN = [sys.executable, "-m", "h3doctor", "explain", "--format", "json"]
+LINT = [sys.executable, "-m", "h3doctor", "lint", "--format", "json", "--target", "4xH200"]
+
+
+def _anchors() -> list[str]:
+    """The fixed text (anchor) of every explain pattern, longest first: asked of a child, so this
+    process stays small (a child's peak RSS starts at its parent's)."""
+    code = ("import json; from h3doctor.engine.ruleset import load_rules; from h3doctor.explain.patterns import compiled; "
+            "print(json.dumps(sorted({p.anchor for p in compiled(load_rules())}, key=lambda a: (-len(a), a))))")
+    return json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+
+
+def round2_cases(tmp: Path) -> dict[str, tuple[list[str], str]]:
+    """Issue 27, item 7: the super-linear cases a second review found (explain, check, lint)."""
+    out: dict[str, tuple[list[str], str]] = {}
+    every = _anchors()
+    fixed = every[0]
+    line = "Error: " + (fixed + " ") * (4096 // (len(fixed) + 1))
+    out["explain-rule-text-4k"] = ([*EXPLAIN, "--log", _recipe(tmp, "rule-text.log", line + "\n")],
+                                   f"explain: a 4 KB line of one rule's fixed text repeated ({fixed[:30]!r}...)")
+    out["explain-assign-63k"] = ([*EXPLAIN, "--log", _recipe(tmp, "assign.log", "a= " * 21_000 + "sglang\n")],
+                                 "explain: a 63 KB `a= a= ... sglang` line")
+    anchors = " ".join(every)
+    out["explain-all-anchors"] = ([*EXPLAIN, "--log", _recipe(tmp, "anchors.log", "ValueError: " + anchors + "\n")],
+                                  f"explain: one line holding every rule's anchor ({len(anchors) // 1024} KiB)")
+    exc = "ValueError: " + "x" * 180 + " tail of it\n"  # 210 characters with its newline... about
+    for mib in (8, 16):
+        body = exc * ((mib * MiB) // len(exc))
+        out[f"explain-exceptions-{mib}MiB"] = ([*EXPLAIN, "--log", _recipe(tmp, f"exc-{mib}.log", body)],
+                                               f"explain: a {mib} MiB log of {len(exc)}-character exception lines")
+    out["check-abbrev-1k"] = ([*CHECK, "--profile", "4xH200", "--", *LAUNCH, *["--tp", "1"] * 1000],
+                              "check: `--tp 1` repeated 1,000 times (an abbreviation each time)")
+    out["check-port-10k"] = ([*CHECK, "--profile", "4xH200", "--", *LAUNCH, *["--port", "1"] * 10_000, "--bogus", "x"],
+                             "check: 10,000 `--port 1` flags and one unknown flag")
+    ignore = tmp / "ignore-backtrack"
+    (ignore / "d").mkdir(parents=True)
+    (ignore / ".gitignore").write_text("*a*a*a*a*a*a*a*a*c\n", encoding="utf-8")
+    for i in range(200):
+        (ignore / "d" / ("a" * 60 + f"{i}.sh")).write_text("echo hi\n", encoding="utf-8")
+    out["lint-gitignore-backtrack"] = ([*LINT, str(ignore)],
+                                       "lint: `.gitignore` `*a*a*a*a*a*a*a*a*c` over 200 files named `aaa...a<N>.sh` (60 a's)")
+    plain = tmp / "ignore-plain"
+    plain.mkdir()
+    (plain / ".gitignore").write_text("".join(f"name{i}.txt\n" for i in range(50_000)), encoding="utf-8")
+    for i in range(200):
+        (plain / f"f{i}.sh").write_text("echo hi\n", encoding="utf-8")
+    out["lint-gitignore-50k"] = ([*LINT, str(plain)], "lint: a `.gitignore` of 50,000 plain names over 200 files")
+    links = tmp / "links"
+    links.mkdir()
+    for name in ("a", "b", "c"):
+        os.symlink(".", links / name)
+    (links / "run.sh").write_text("echo hi\n", encoding="utf-8")
+    out["lint-glob-links"] = ([*LINT, str(links) + "/**/*.sh"], "lint: `DIR/**/*.sh` where DIR holds three links `a -> .`, `b -> .`, `c -> .`")
+    many = tmp / "many"
+    many.mkdir()
+    (many / "launches.sh").write_text("#!/bin/bash\n" + "sglang serve MiniMaxAI/MiniMax-H3 --num-gpus 4\n" * 30_000,
+                                      encoding="utf-8")
+    out["lint-launches-30k"] = ([*LINT, str(many)], "lint: one script of 30,000 launches")
+    shard = tmp / "shard.safetensors"
+    # written entry by entry: a child's peak RSS starts at this process's (fork), so nothing large is held here
+    entry = '"model.layers.{i}.weight": {{"dtype": "F16", "shape": [1, 1], "data_offsets": [0, 0]}}'
+    size = 56 * MiB
+    with shard.open("wb") as fh:
+        fh.write(size.to_bytes(8, "little") + b"{")
+        written, i = 1, 0
+        while True:
+            piece = (("," if i else "") + entry.format(i=i)).encode()
+            if written + len(piece) + 1 > size:
+                break
+            fh.write(piece)
+            written += len(piece)
+            i += 1
+        fh.write(b" " * (size - written - 1) + b"}")
+    out["check-shard-header-56MiB"] = ([*CHECK, "--profile", "m3-max", "--", *LAUNCH[:3], "--layerwise-offload-components",
+                                        "all", "--transformer-weights-path", str(shard)],
+                                       f"check: a `.safetensors` shard with a {size // MiB} MiB header ({i:,} tensors)")
+    return out
+
+
+def run_once(argv: list[str], timeout: float | None = None) -> tuple[float, float, int, float]:
     """(wall seconds, peak RSS in MB of that child, exit code, its CPU seconds: user + system,
-    which a machine shared with other work inflates less than the wall time)."""
+    which a machine shared with other work inflates less than the wall time). A child still
+    running after `timeout` seconds is killed (exit -9)."""
     start = time.perf_counter()
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    timer = threading.Timer(timeout, proc.kill) if timeout else None
+    if timer:
+        timer.start()
     _, status, usage = os.wait4(proc.pid, 0)
+    if timer:
+        timer.cancel()
     wall = time.perf_counter() - start
     proc.returncode = os.waitstatus_to_exitcode(status)
     kb = usage.ru_maxrss  # kilobytes on Linux
@@ -150,6 +237,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--only", nargs="*", default=None)
+    parser.add_argument("--timeout", type=float, default=None, help="kill a case after this many seconds (exit -9)")
     opts = parser.parse_args()
     env = {**os.environ, "H3DOCTOR_CACHE_DIR": tempfile.mkdtemp(prefix="h3d-bench-cache-")}
     os.environ.update(env)
@@ -163,7 +251,7 @@ def main() -> None:
         for name, (argv, what) in all_cases.items():
             if opts.only and name not in opts.only:
                 continue
-            runs = [run_once(argv) for _ in range(opts.runs)]
+            runs = [run_once(argv, opts.timeout) for _ in range(opts.runs)]
             walls = [r[0] for r in runs]
             rss = max(r[1] for r in runs)
             med = statistics.median(walls)
