@@ -11,6 +11,16 @@ import re
 ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
 
+# The programs that can stand in front of sglang (README "Launch forms"): the wrappers h3doctor's
+# launch-form reader reads (sglang/launch_forms.py) and the programs that start sglang. The shell
+# hook (launch/hook.py) defines a function for each that a shell lets a function stand in for, so
+# the forms `check` reads and the forms the hook intercepts are this one list.
+WRAPPER_PROGRAMS = ("env", "nohup", "setsid", "time", "uv", "pipx")  # `uv run`, `pipx run`
+SHELL_KEYWORDS = ("exec", "time")  # read by the shell itself: `time sglang` calls the sglang function
+SGLANG_PROGRAM = "sglang"
+PYTHON_PROGRAM = re.compile(r"^python(\d+(\.\d+)?)?$")  # python, python3, python3.11 (`-m sglang…`)
+
+
 def is_assignment(word: str) -> bool:
     return ASSIGNMENT.match(word) is not None
 

@@ -33,39 +33,56 @@ function __h3doctor_names_sglang --description 'some word starts sglang: sglang 
     return 1
 end
 
-function sglang --description 'sglang; serve and generate are checked by h3doctor first'
-    if __h3doctor_off; or not contains -- "$argv[1]" serve generate; or contains -- --help $argv; or contains -- -h $argv
-        command sglang $argv
-        return $status
+function __h3doctor_python_module --description 'ARGS of python…: [options] -m sglang… (not a script, not -c)'
+    while set -q argv[1]
+        switch $argv[1]
+            case -m
+                string match -q -r -- '^sglang(\.|$)' "$argv[2]"
+                return
+            case -msglang '-msglang.*'
+                return 0
+            case -X -W
+                set -e argv[1]
+            case '-c*' '-m*' - --
+                return 1
+            case '-*'
+            case '*'
+                return 1
+        end
+        set -e argv[1]
     end
-    __h3doctor_check sglang $argv
+    return 1
 end
 
-function __h3doctor_python --description 'PROGRAM ARGS…: python -m sglang… is checked'
+function __h3doctor_wants --description 'PROGRAM ARGS…: whether this is a launch to check (else it runs untouched)'
     set -l __h3doctor_prog $argv[1]
     set -e argv[1]
-    set -l __h3doctor_mod no
-    if test "$argv[1]" = -m; and string match -q -r -- '^sglang(\.|$)' "$argv[2]"
-        set __h3doctor_mod yes
-    else if string match -q -r -- '^-msglang(\.|$)' "$argv[1]"
-        set __h3doctor_mod yes
+    if __h3doctor_off; or contains -- --help $argv; or contains -- -h $argv
+        return 1
     end
-    if test $__h3doctor_mod = no; or __h3doctor_off; or contains -- --help $argv; or contains -- -h $argv
-        command $__h3doctor_prog $argv
-        return $status
+    switch $__h3doctor_prog
+        case sglang
+            contains -- "$argv[1]" serve generate
+            return
+        case 'python*'
+            __h3doctor_python_module $argv
+            return
+        case uv pipx
+            test "$argv[1]" = run; or return 1
     end
-    __h3doctor_check $__h3doctor_prog $argv
+    __h3doctor_names_sglang $argv
 end
 
-function python; __h3doctor_python python $argv; end
-function python3; __h3doctor_python python3 $argv; end
-
-function uv --description 'uv; uv run … sglang serve|generate … is checked by h3doctor first'
-    if test "$argv[1]" != run; or __h3doctor_off; or not __h3doctor_names_sglang $argv; or contains -- --help $argv; or contains -- -h $argv
-        command uv $argv
-        return $status
+# `h3doctor check --hook` in the user's own environment: NAMES… -- ARGS… (after the options). The names typed in front of the program
+# (`NAME=value sglang serve …`) are exported variables of a local scope; erased here (in this function's
+# scope only), the user's own global value comes back (H3DOCTOR_HOOK_ARGS too)
+function __h3doctor_run_own
+    while set -q argv[1]; and test "$argv[1]" != --
+        set -e $argv[1]
+        set -e argv[1]
     end
-    __h3doctor_check uv $argv
+    set -e argv[1]
+    command h3doctor check --hook (string split -n -- ' ' "$H3DOCTOR_HOOK_ARGS") $argv
 end
 
 # __h3doctor_check PROGRAM ARGS…: check `PROGRAM ARGS…` and start what the answer says
@@ -82,9 +99,20 @@ function __h3doctor_check
     set -l __h3doctor_file (command mktemp "$__h3doctor_tmp/h3doctor.XXXXXX" 2>/dev/null)
     set -l __h3doctor_out
     test -n "$__h3doctor_file"; and set __h3doctor_out --argv-out $__h3doctor_file
-    set -l __h3doctor_opts (string split -n -- ' ' "$H3DOCTOR_HOOK_ARGS")
+    # the NAME=value words typed in front of the program: exported variables of a local scope (fish
+    # exports a path variable's list joined by colons, any other's by spaces)
+    set -l __h3doctor_names
+    set -l __h3doctor_words
+    for __h3doctor_n in (set --names --local --export)
+        string match -q -- '__h3doctor_*' $__h3doctor_n; and continue
+        set -a __h3doctor_names $__h3doctor_n
+        set -l __h3doctor_sep ' '
+        string match -q -- '*PATH' $__h3doctor_n; and set __h3doctor_sep :
+        set -l __h3doctor_v (string join -- $__h3doctor_sep $$__h3doctor_n)
+        set -a __h3doctor_words "$__h3doctor_n=$__h3doctor_v"
+    end
     set -l __h3doctor_jobs (jobs -p 2>/dev/null)
-    command h3doctor check --hook $__h3doctor_out $__h3doctor_opts -- $__h3doctor_prog $argv
+    __h3doctor_run_own $__h3doctor_names -- $__h3doctor_out -- $__h3doctor_words $__h3doctor_prog $argv
     set -l __h3doctor_rc $status
     # fish goes on with the function when Ctrl-Z stops h3doctor, with $status 0 (3.6) or 128+SIGTSTP:
     # a job that was not there before the check is h3doctor, stopped; nothing may start then

@@ -21,6 +21,7 @@ from typing import Mapping
 from h3doctor.errors import UsageError
 from h3doctor.launch.gate import FINDINGS, Verdict
 from h3doctor.paths import package_dir
+from h3doctor.shellwords import SGLANG_PROGRAM, SHELL_KEYWORDS, WRAPPER_PROGRAMS
 
 SHELLS = ("bash", "zsh", "fish")
 ACCEPTED = 4  # the user accepted the corrected command (see hook.bash, hook.zsh, hook.fish)
@@ -47,6 +48,28 @@ _LOAD_LINES = {
 WRAPPABLE = ("docker", "podman", "nerdctl")  # `init SHELL --wrap RUNTIME`: its `run … sglang …` lines are checked
 
 
+# The python names the hook stands in for (the launch-form reader reads any `python[N[.M]]`, a
+# function needs a name): the usual ones and the 3.x releases sglang's wheels are built for.
+PYTHON_NAMES = ("python", "python3", *(f"python3.{minor}" for minor in range(9, 15)))
+
+
+def hooked_programs() -> tuple[str, ...]:
+    """Every program of a launch form (shellwords: the wrappers and the programs that start sglang)
+    that a shell function can stand in for; the shell's own words (`exec`, `time`) cannot be
+    (`time sglang …` calls the sglang function; `exec` is refused in docs/security.md)."""
+    wrappers = tuple(w for w in WRAPPER_PROGRAMS if w not in SHELL_KEYWORDS)
+    return (SGLANG_PROGRAM, *PYTHON_NAMES, *wrappers)
+
+
+_PROGRAM_FUNCTION = {  # one per hooked program: check what __h3doctor_wants calls a launch, else run it untouched
+    "sh": 'function {p} {{ if __h3doctor_wants {p} "$@"; then eval "$__h3doctor_typed_here"; '
+          '__h3doctor_check {p} "$@"; else command {p} "$@"; fi; }}\n',
+    "fish": "function {p} --description '{p}; its sglang launches are checked by h3doctor first'\n"
+            "    if __h3doctor_wants {p} $argv\n        __h3doctor_check {p} $argv\n"
+            "    else\n        command {p} $argv\n    end\nend\n",
+}
+
+
 def init_script(shell: str, wrap: tuple[str, ...] = ()) -> str:
     if shell not in SHELLS:
         raise UsageError(f"no hook for shell {shell!r}; choose one of {', '.join(SHELLS)}")
@@ -58,6 +81,8 @@ def init_script(shell: str, wrap: tuple[str, ...] = ()) -> str:
     if shell in ("bash", "zsh"):  # one text for what both do with h3doctor's answer, and for which commands are launches
         script += (here / "hook_decide.sh").read_text(encoding="utf-8")
         script += (here / "hook_front.sh").read_text(encoding="utf-8")
+    kind = "fish" if shell == "fish" else "sh"
+    script += "".join(_PROGRAM_FUNCTION[kind].format(p=program) for program in hooked_programs())
     wrapper = (here / ("hook_wrap.fish" if shell == "fish" else "hook_wrap.sh")).read_text(encoding="utf-8")
     for runtime in dict.fromkeys(wrap):
         script += wrapper.replace("@RUNTIME@", runtime)

@@ -20,6 +20,33 @@ function __h3doctor_off {
   return 1
 }
 
+# The user's own environment, taken when each command line starts (preexec) and when the hook is
+# loaded: an exported name whose value differs from it inside a function was typed in front of that
+# function (`NAME=value sglang serve …`; zsh gives such words no scope of their own to tell them by).
+typeset -gA __h3doctor_own
+typeset -ga __h3doctor_typed
+function __h3doctor_snapshot {
+  emulate -L zsh
+  local __h3doctor_n
+  __h3doctor_own=()
+  for __h3doctor_n in ${(k)parameters[(R)*export*]}; do __h3doctor_own[$__h3doctor_n]="${(P)__h3doctor_n}"; done
+}
+function __h3doctor_typed_names {
+  emulate -L zsh
+  local __h3doctor_n
+  __h3doctor_typed=()
+  for __h3doctor_n in ${(k)parameters[(R)*export*]}; do
+    [[ $__h3doctor_n == (_|__h3doctor_*) ]] && continue
+    if (( ! ${+__h3doctor_own[$__h3doctor_n]} )) || [[ "${__h3doctor_own[$__h3doctor_n]}" != "${(P)__h3doctor_n}" ]]; then
+      __h3doctor_typed+=("$__h3doctor_n")
+    fi
+  done
+}
+typeset -ga preexec_functions
+(( ${preexec_functions[(Ie)__h3doctor_snapshot]} )) || preexec_functions+=(__h3doctor_snapshot)
+__h3doctor_snapshot
+__h3doctor_typed_here=__h3doctor_typed_names
+
 # __h3doctor_check PROGRAM ARGS…: check `PROGRAM ARGS…` and start what the answer says
 function __h3doctor_check {
   emulate -L zsh
@@ -29,10 +56,23 @@ function __h3doctor_check {
     print -ru2 -- "h3doctor failed (not installed: no h3doctor on PATH); launching sglang anyway"
     command "$__h3doctor_prog" "$@"; return
   fi
-  local __h3doctor_file="" __h3doctor_rc=0 __h3doctor_word
-  local -a __h3doctor_opts __h3doctor_out __h3doctor_argv
+  local __h3doctor_file="" __h3doctor_rc=0 __h3doctor_word __h3doctor_n
+  local -a __h3doctor_out __h3doctor_argv __h3doctor_words __h3doctor_names
   __h3doctor_file="$(command mktemp "${TMPDIR:-/tmp}/h3doctor.XXXXXX" 2>/dev/null)" || __h3doctor_file=""
   [[ -n "$__h3doctor_file" ]] && __h3doctor_out=(--argv-out "$__h3doctor_file")
-  __h3doctor_opts=(${(s: :)H3DOCTOR_HOOK_ARGS})
-  command h3doctor check --hook "${__h3doctor_out[@]}" "${__h3doctor_opts[@]}" -- "$__h3doctor_prog" "$@" || __h3doctor_rc=$?
+  __h3doctor_names=("${__h3doctor_typed[@]}")
+  __h3doctor_typed=()
+  for __h3doctor_n in "${__h3doctor_names[@]}"; do __h3doctor_words+=("$__h3doctor_n=${(P)__h3doctor_n}"); done
+  # h3doctor runs in the user's own environment (as it was when the command line started): the
+  # NAME=value words typed in front of the program are the launch's, given to h3doctor as launch words
+  (
+    for __h3doctor_n in "${__h3doctor_names[@]}"; do
+      if (( ${+__h3doctor_own[$__h3doctor_n]} )); then
+        export "$__h3doctor_n=${__h3doctor_own[$__h3doctor_n]}"
+      else
+        unset "$__h3doctor_n"
+      fi
+    done
+    exec h3doctor check --hook "${__h3doctor_out[@]}" ${(s: :)H3DOCTOR_HOOK_ARGS} -- "${__h3doctor_words[@]}" "$__h3doctor_prog" "$@"
+  ) || __h3doctor_rc=$?
   # the rest of the function, what the exit status decides, is hook_decide.sh (shared with hook.bash)

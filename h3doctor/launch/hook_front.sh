@@ -25,33 +25,32 @@ function __h3doctor_names_sglang {  # some word starts sglang: `sglang serve|gen
   return 1
 }
 
-function sglang {
-  case "${1-}" in
-    serve|generate) ;;
-    *) command sglang "$@"; return ;;
-  esac
-  if __h3doctor_off || __h3doctor_help "$@"; then command sglang "$@"; return; fi
-  __h3doctor_check sglang "$@"
+function __h3doctor_python_module {  # ARGS of python…: `[options] -m sglang…` (not a script, not -c)
+  [ -n "${ZSH_VERSION-}" ] && emulate -L zsh
+  while [ "$#" -gt 0 ]; do
+    case "$1" in
+      -m) case "${2-}" in sglang|sglang.*) return 0 ;; esac; return 1 ;;
+      -msglang|-msglang.*) return 0 ;;
+      -[XW]) shift ;;
+      -c*|-m*|-|--|[!-]*) return 1 ;;
+    esac
+    shift
+  done
+  return 1
 }
 
-function __h3doctor_python {  # PROGRAM ARGS…: `python -m sglang…` is checked
+function __h3doctor_wants {  # PROGRAM ARGS…: whether this is a launch to check (else it runs untouched)
   [ -n "${ZSH_VERSION-}" ] && emulate -L zsh
   local __h3doctor_prog="$1"
   shift
-  case "${1-}|${2-}" in
-    -m\|sglang|-m\|sglang.*|-msglang\|*|-msglang.*\|*) ;;
-    *) command "$__h3doctor_prog" "$@"; return ;;
+  if __h3doctor_off || __h3doctor_help "$@"; then return 1; fi
+  case "$__h3doctor_prog" in
+    sglang) case "${1-}" in serve|generate) return 0 ;; esac; return 1 ;;
+    python|python[0-9]*) __h3doctor_python_module "$@"; return ;;
+    uv|pipx) [ "${1-}" = run ] || return 1 ;;
   esac
-  if __h3doctor_off || __h3doctor_help "$@"; then command "$__h3doctor_prog" "$@"; return; fi
-  __h3doctor_check "$__h3doctor_prog" "$@"
+  __h3doctor_names_sglang "$@"
 }
-
-function python { __h3doctor_python python "$@"; }
-function python3 { __h3doctor_python python3 "$@"; }
-
-function uv {  # `uv run … sglang serve|generate …` (or `uv run python -m sglang…`) is checked
-  if [ "${1-}" != run ] || __h3doctor_off || ! __h3doctor_names_sglang "$@" || __h3doctor_help "$@"; then
-    command uv "$@"; return
-  fi
-  __h3doctor_check uv "$@"
-}
+# The functions for the programs themselves (sglang, python…, env, nohup, uv, …) follow, written by
+# `h3doctor init` from the launch forms h3doctor reads (shellwords.WRAPPER_PROGRAMS): each checks what
+# __h3doctor_wants says is a launch, with the words typed in front of it found first (__h3doctor_typed_here).

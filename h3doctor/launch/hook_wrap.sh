@@ -9,5 +9,6 @@ function @RUNTIME@ {  # opt-in (h3doctor init SHELL --wrap @RUNTIME@): `@RUNTIME
     case "$__h3doctor_w" in --help) command @RUNTIME@ "$@"; return ;; esac
   done
   if __h3doctor_off || ! __h3doctor_names_sglang "$@"; then command @RUNTIME@ "$@"; return; fi
+  eval "$__h3doctor_typed_here"
   __h3doctor_check @RUNTIME@ "$@"
 }

@@ -30,14 +30,14 @@ from h3doctor.sglang.container_run import (
     read_container_run,
     read_shell_c,
 )
-from h3doctor.shellwords import is_assignment
+from h3doctor.shellwords import PYTHON_PROGRAM, SGLANG_PROGRAM, WRAPPER_PROGRAMS, is_assignment
 
-_PYTHON = re.compile(r"^python(\d+(\.\d+)?)?$")
+_PYTHON = PYTHON_PROGRAM
 _REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 _PIPX_APP = re.compile(r"^sglang(\[[^\]]*\])?([=<>~!].*)?$")
 
 # launcher: how sglang is started (entry: which sglang parser reads the flags)
-SGLANG = "sglang"  # sglang serve|generate (the console script, sglang.cli.main:main)
+SGLANG = SGLANG_PROGRAM  # sglang serve|generate (the console script, sglang.cli.main:main)
 CLI_MAIN_MODULE = "python -m sglang.cli.main"  # the same main(), but as a module: see H3D041
 LLM_LAUNCH_SERVER = "python -m sglang.launch_server"  # sglang's LLM server launcher: see H3D040
 DIFFUSION_LAUNCH_SERVER = "python -m sglang.multimodal_gen.runtime.launch_server"
@@ -195,6 +195,8 @@ class _Reader:
         if tok is None:
             return False
         name = os.path.basename(tok)
+        if name not in WRAPPER_PROGRAMS and tok != "exec":  # the one list the shell hook intercepts too
+            return False
         if tok == "exec" and not self.wrapped:  # the shell builtin: only the shell runs it (not `nohup exec`)
             self.i += 1
         elif name == "nohup":
