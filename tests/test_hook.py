@@ -461,3 +461,57 @@ def test_wrap_names_a_runtime():
     proc = subprocess.run([sys.executable, "-m", "h3doctor", "init", "bash", "--wrap", "kubectl"],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and "kubectl" in proc.stderr
+
+
+# -- what is typed in front of a launch is the launch's, never h3doctor's (docs/security.md) -------
+
+PLANTED = """import os, sys
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'ran.txt'), 'a') as fh:
+    fh.write(sys.argv[0] + '\\n')
+"""
+
+
+def test_pythonpath_typed_before_sglang_runs_no_code_in_h3doctor(shell, stub, tmp_path):
+    """A hostile checkout's sitecustomize.py with `PYTHONPATH=.` typed in front: sglang (the launch)
+    gets it, h3doctor never imports it, on a real terminal (zsh's own environment is taken at preexec)."""
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    (checkout / "sitecustomize.py").write_text(PLANTED, encoding="utf-8")
+    env = stub.env(H3DOCTOR_HOOK_ARGS=PROFILE, TERM="dumb", HOME=str(tmp_path), PS1="$ ")
+    term = Terminal(INTERACTIVE[shell], env)
+    try:
+        assert term.run(LOAD[shell], STATUS[shell]) == "0"
+        assert term.run(f"cd {checkout}", STATUS[shell]) == "0"
+        assert term.run("PYTHONPATH=. STUB_VAR_TYPED=1 sglang " + " ".join(CLEAN), STATUS[shell]) == "0"
+    finally:
+        term.close()
+    ran = (checkout / "ran.txt").read_text(encoding="utf-8").split()
+    assert ran and all(Path(argv0).name == "sglang" for argv0 in ran), ran  # the stub sglang only: never h3doctor
+    [call] = stub.calls()
+    assert call["argv"] == CLEAN and call["env"] == {"STUB_VAR_TYPED": "1"}
+    assert call["startup_env"]["PYTHONPATH"] == "."
+
+
+@pytest.mark.parametrize("typed", ["H3DOCTOR_RULES_DIR={empty}", "H3DOCTOR_HOOK_ARGS='--rules-dir {empty}'",
+                                   "H3DOCTOR_PROBE_TIMEOUT=x H3DOCTOR_RULES_DIR={empty}"])
+def test_h3doctor_settings_typed_before_sglang_do_not_change_its_verdict(shell, stub, tmp_path, typed):
+    """With no rules (an empty rules folder) the failing launch would start; typed in front of it,
+    the folder is the launch's environment, not h3doctor's: the launch is still blocked."""
+    empty = tmp_path / "norules"
+    empty.mkdir()
+    line = typed.format(empty=empty) + " sglang " + " ".join(FAILING)
+    script = {"bash": ["bash", "--norc", "--noprofile", "-c", f'eval "$(h3doctor init bash)" || exit 99; {line}'],
+              "zsh": ["zsh", "-f", "-c", f'eval "$(h3doctor init zsh)" || exit 99; {line}'],
+              "fish": ["fish", "--no-config", "-c", f"h3doctor init fish | source; or exit 99; {line}"]}[shell]
+    proc = subprocess.run(script, capture_output=True, text=True, env=stub.env(H3DOCTOR_HOOK_ARGS=PROFILE),
+                          timeout=120, cwd=tmp_path, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 1 and stub.calls() == [], proc.stderr
+    assert "H3D" in proc.stderr
+
+
+@pytest.mark.parametrize("wrapper", [["env", "STUB_VAR=1"], ["env", "-u", "HOME", "STUB_VAR=1"],
+                                     ["env", "-i", f"PATH={os.defpath}"], ["nohup"]])
+def test_a_failing_launch_behind_env_or_nohup_is_blocked(shell, stub, wrapper):
+    proc = run_any(shell, stub, [*wrapper, "sglang", *FAILING])
+    assert proc.returncode == 1 and stub.calls() == [], proc.stderr
+    assert "sglang was not started" in proc.stderr
