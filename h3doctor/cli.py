@@ -109,11 +109,18 @@ def check(
     _check_launch_options(exec_, apply_fixes, force, hook, argv_out)
     tokens = list(argv or []) + list(ctx.args)
     _refuse_misspelt_option(tokens, ctx, sglang_version)
-    outcome = run(CheckRequest(
+    request = CheckRequest(
         tokens=tokens, profile=profile, recipe=recipe, sglang_version=sglang_version,
         rules_dir=rules_dir, use_probe_cache=not no_cache, intent={"quality": request_quality, "steps": request_steps, "resolution": request_resolution,
                                                                "seconds": request_seconds},
-    ))
+    )
+    try:
+        outcome = run(request)
+    except UsageError as unreadable:
+        if not hook:
+            raise
+        _hook_judge_the_readable_words(request, unreadable, fail_on.value, format.value)
+        raise
     result = outcome.result
     out = sys.stderr if exec_ or hook else sys.stdout  # when sglang may start, stdout is sglang's
     if not (hook and not result.evaluation.findings):  # the hook is quiet on a clean launch, as shell hooks are
@@ -129,6 +136,34 @@ def check(
             raise typer.Exit(hook_exit(verdict, argv_out))
         raise typer.Exit(exec_launch(verdict, outcome.tokens, outcome.launch_env, apply_fixes=apply_fixes, force=force))
     raise typer.Exit(int(ExitCode.FINDINGS) if report.exit_failing(result, fail_on.value) else int(ExitCode.OK))
+
+
+def _hook_judge_the_readable_words(request, unreadable: UsageError, fail_on: str, format_name: str) -> None:
+    """The hook fails closed on h3doctor's own limits: when the check cannot read the launch's
+    `--config` file (nested past the limit, a file it refuses, ...), the words it can read are
+    judged without it, and if they already fail the launch is blocked (exit 1, the report and why the
+    file was not read). Only when nothing readable fails does the UsageError stand (exit 2: the hook
+    says it could not verify and launches, README "Shell hook")."""
+    from h3doctor.output import json_report as report
+    from h3doctor.record import replace
+    from h3doctor.request import run
+    from h3doctor.sglang.launch_forms import without_config
+
+    readable = without_config(request.tokens)
+    if readable == request.tokens:
+        return
+    try:
+        result = run(replace(request, tokens=readable)).result
+    except H3DoctorError:
+        return
+    if not report.failing(result, fail_on):
+        return
+    write_report("check", format_name, check_report(result, fail_on, False, None, request.profile, request.rules_dir),
+                 sys.stderr, None)
+    where = f"{unreadable.location}: " if unreadable.location else ""
+    sys.stderr.write(f"h3doctor: cannot read the launch's --config ({where}{unreadable.message}); its other words, "
+                     "judged above without it, fail already: sglang was not started\n")
+    raise typer.Exit(int(ExitCode.FINDINGS))
 
 
 def _check_launch_options(exec_: bool, apply_fixes: bool, force: bool, hook: bool, argv_out: str | None) -> None:

@@ -515,3 +515,23 @@ def test_a_failing_launch_behind_env_or_nohup_is_blocked(shell, stub, wrapper):
     proc = run_any(shell, stub, [*wrapper, "sglang", *FAILING])
     assert proc.returncode == 1 and stub.calls() == [], proc.stderr
     assert "sglang was not started" in proc.stderr
+
+
+# -- the hook fails closed on h3doctor's own limits --------------------------------------------------
+
+@pytest.mark.parametrize("config", ["deep", "fifo"])
+def test_an_unreadable_config_beside_a_failing_flag_is_blocked(shell, stub, tmp_path, config):
+    """h3doctor cannot read the --config (nested past its limit, a FIFO it refuses):
+    the launch's other words are judged without it, and they fail, so nothing starts; with words
+    that pass, the hook says it could not verify and launches (README "Shell hook")."""
+    path = tmp_path / "cfg.yaml"
+    if config == "deep":
+        path.write_text("a: " + "[" * 200 + "]" * 200 + "\n", encoding="utf-8")
+    elif config == "fifo":
+        os.mkfifo(path)
+    proc = run_hook(shell, stub, [*FAILING, "--config", str(path)])
+    assert proc.returncode == 1 and stub.calls() == [], proc.stderr
+    assert "cannot read the launch's --config" in proc.stderr and "sglang was not started" in proc.stderr
+    proc = run_hook(shell, stub, [*CLEAN, f"--config={path}"])
+    assert proc.returncode == 0 and [c["argv"] for c in stub.calls()] == [[*CLEAN, f"--config={path}"]], proc.stderr
+    assert "could not verify" in proc.stderr

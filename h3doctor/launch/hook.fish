@@ -141,6 +141,9 @@ function __h3doctor_check
                 command env -- $__h3doctor_argv
                 return $status
             end
+        case 2  # a usage or input error: nothing h3doctor could read of the launch fails (it blocks with 1 then)
+            echo "h3doctor could not verify this launch (said above)" >&2
+            echo "h3doctor failed (exit $__h3doctor_rc); launching sglang anyway" >&2
         case '*'
             echo "h3doctor failed (exit $__h3doctor_rc); launching sglang anyway" >&2
     end

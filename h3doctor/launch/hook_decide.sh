@@ -24,6 +24,9 @@
         fi
         command env -- "$@"; return
       fi ;;
+    2) # a usage or input error: nothing h3doctor could read of the launch fails (it blocks with 1 then)
+      printf '%s\n' "h3doctor could not verify this launch (said above)" \
+        "h3doctor failed (exit $__h3doctor_rc); launching sglang anyway" >&2 ;;
     *) printf '%s\n' "h3doctor failed (exit $__h3doctor_rc); launching sglang anyway" >&2 ;;
   esac
   [[ -n "$__h3doctor_file" ]] && command rm -f -- "$__h3doctor_file"

@@ -456,3 +456,18 @@ def _script_value(name: str, value: str, where: str) -> str:
         raise UsageError(f"{where}: the `-c` script sets {name} from {excerpt(value)!r}, known only when it runs",
                          hint=_HINT)
     return value
+
+
+def without_config(tokens: list[str]) -> list[str]:
+    """The launch without its `--config FILE` words (`--config=FILE` too): what the shell hook
+    judges when the file cannot be read (cli.py), never a launch h3doctor runs."""
+    kept: list[str] = []
+    skip = False
+    for word in tokens:
+        if skip:
+            skip = False
+        elif word == "--config":
+            skip = True
+        elif not word.startswith("--config="):
+            kept.append(word)
+    return kept
