@@ -12,6 +12,7 @@ import os
 import pty
 import select
 import shutil
+import shlex
 import signal
 import stat
 import subprocess
@@ -535,3 +536,51 @@ def test_an_unreadable_config_beside_a_failing_flag_is_blocked(shell, stub, tmp_
     proc = run_hook(shell, stub, [*CLEAN, f"--config={path}"])
     assert proc.returncode == 0 and [c["argv"] for c in stub.calls()] == [[*CLEAN, f"--config={path}"]], proc.stderr
     assert "could not verify" in proc.stderr
+
+
+# -- every launch form `check` reads is checked by the hook --------------------------------------------
+
+M = ["MiniMaxAI/MiniMax-H3", "--num-gpus", "4"]
+FORMS = [  # a launch of every form the launch-form reader reads (README "Launch forms"), as typed
+    ["sglang", "serve", *M], ["sglang", "generate", *M],
+    ["python", "-m", "sglang.launch_server", "--model-path", *M],
+    ["python3", "-u", "-m", "sglang.launch_server", "--model-path", *M],
+    ["python3", "-X", "dev", "-msglang.multimodal_gen.runtime.launch_server", "--model-path", *M],
+    ["python3.11", "-m", "sglang.multimodal_gen.runtime.entrypoints.cli.main", "serve", "--model-path", *M],
+    ["python3", "-m", "sglang.cli.main", "generate", "--model-path", *M],
+    ["STUB_VAR=1", "sglang", "serve", *M],
+    ["env", "STUB_VAR=1", "sglang", "serve", *M], ["env", "-i", "PATH=/bin", "sglang", "serve", *M],
+    ["env", "-u", "HOME", "python3", "-m", "sglang.launch_server", "--model-path", *M],
+    ["nohup", "sglang", "serve", *M], ["setsid", "-f", "sglang", "serve", *M],
+    ["time", "sglang", "serve", *M],
+    ["uv", "run", "--with", "kernels", "sglang", "serve", *M],
+    ["uv", "run", "python", "-m", "sglang.launch_server", "--model-path", *M],
+    ["pipx", "run", "sglang", "serve", *M],
+    ["STUB_VAR=1", "nohup", "env", "STUB_VAR2=2", "uv", "run", "--", "sglang", "serve", *M],
+]
+NOT_HOOKED = {"exec": "the shell execs the program itself; a function named exec would change what `exec >file` does"}
+
+
+def test_every_launch_form_check_reads_is_checked_by_the_hook(shell, stub):
+    from h3doctor.launch.hook import hooked_programs
+    from h3doctor.sglang.launch_forms import _MODULES, read_launch_form
+    from h3doctor.shellwords import SHELL_KEYWORDS, WRAPPER_PROGRAMS
+
+    for form in FORMS:
+        read_launch_form(form)  # check reads it
+    typed = {w for form in FORMS for w in form}
+    assert set(WRAPPER_PROGRAMS) <= typed and set(_MODULES) <= {w.removeprefix("-m") for w in typed}
+    assert set(WRAPPER_PROGRAMS) - set(SHELL_KEYWORDS) <= set(hooked_programs())  # the hook's list is check's
+    assert "exec" in NOT_HOOKED and "exec" not in hooked_programs()
+    fake_h3doctor(stub, "import json\nwith open(os.environ['STUB_RECORD'] + '.h3doctor', 'a') as fh:\n"
+                        "    fh.write(json.dumps(argv[argv.index('--') + 1:]) + '\\n')\nsys.exit(1)")
+    lines = "\n".join(shlex.join(form) for form in FORMS)
+    script = {"bash": ["bash", "--norc", "--noprofile", "-c", f'eval "$(h3doctor init bash)" || exit 99\n{lines}'],
+              "zsh": ["zsh", "-f", "-c", f'eval "$(h3doctor init zsh)" || exit 99\n{lines}'],
+              "fish": ["fish", "--no-config", "-c", f"h3doctor init fish | source; or exit 99\n{lines}"]}[shell]
+    proc = subprocess.run(script, capture_output=True, text=True, env=stub.env(H3DOCTOR_HOOK_ARGS=PROFILE),
+                          timeout=120, cwd=stub.bin.parent, stdin=subprocess.DEVNULL)
+    checked = [json.loads(line) for line in Path(str(stub.record) + ".h3doctor").read_text().splitlines()]
+    # `time` is the shell's own word: the sglang function it times is what is checked
+    assert checked == [[w for w in form if w != "time"] for form in FORMS], proc.stderr
+    assert stub.calls() == [], proc.stderr
