@@ -1,6 +1,9 @@
 """The shell hook: `h3doctor init bash|zsh|fish [--wrap docker]` prints shell functions that check a
-launch before it starts — `sglang`, `python`/`python3` (`-m sglang…`), `uv` (`uv run … sglang …`) and,
-opted into, `docker`/`podman`/`nerdctl` (`run … IMAGE sglang …`); every other use runs untouched. The
+launch before it starts — `sglang`, `python…` (`-m sglang…`), the wrappers of a launch form (`env`,
+`nohup`, `setsid`, `uv run`, `pipx run`: `hooked_programs`, from the list the launch-form reader reads)
+and, opted into, `docker`/`podman`/`nerdctl` (`run … IMAGE sglang …`); every other use runs untouched.
+The NAME=value words typed in front are given to h3doctor as launch words and kept out of its own
+environment (docs/security.md, "The shell hook: what reaches h3doctor"). The
 scripts are the package data files hook.bash, hook.zsh, hook.fish; bash and zsh share the end of
 the check (hook_decide.sh) and the front functions (hook_front.sh); hook_wrap.sh/.fish is a runtime's.
 

@@ -1,8 +1,9 @@
 # h3doctor shell hook for zsh. Load it with this line in ~/.zshrc:
 #   eval "$(h3doctor init zsh)"
-# It defines `sglang`, `python`, `python3` and `uv` functions: `sglang serve|generate`, `python -m
-# sglang…` and `uv run sglang serve|generate …` are checked by h3doctor and start only when no
-# finding reaches --fail-on; everything else passes straight through. `h3doctor init zsh --wrap
+# It defines `sglang`, `python…`, `env`, `nohup`, `setsid`, `uv` and `pipx` functions: `sglang
+# serve|generate`, `python -m sglang…` and those behind a wrapper are checked by h3doctor (with the
+# NAME=value words typed in front given to it as the launch's, never as its own environment) and
+# start only when no finding reaches --fail-on; everything else passes straight through. `h3doctor init zsh --wrap
 # docker` adds a `docker` function: `docker run` lines whose command is sglang are checked too.
 # H3DOCTOR_DISABLE=1 switches it off; H3DOCTOR_HOOK_ARGS adds h3doctor options, separated by
 # spaces (e.g. "--profile 4xH200 --fail-on warning"). If h3doctor itself fails, sglang starts anyway;
