@@ -381,7 +381,8 @@ def lint_cmd(
         no_config=no_config, fix=fix, diff=diff, unsafe_fixes=unsafe_fixes, sglang_version=sglang_version,
         rules_dir=rules_dir, stdin_filename=stdin_filename, force_exclude=force_exclude, quiet=quiet,
         statistics=statistics))
-    write_report("lint", format.value, report, sys.stdout, output_file)
+    # lint runs in trees others wrote: its report never goes through a link planted in them
+    write_report("lint", format.value, report, sys.stdout, output_file, follow=False)
     if notes and not quiet:
         sys.stderr.write("".join(n + "\n" for n in notes))
     raise typer.Exit(code)

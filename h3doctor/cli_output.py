@@ -45,27 +45,28 @@ def check_report(result, fail_on: str, show_config: bool, recipe, profile, rules
     return Report(data, text=text, findings=findings, rules=rules)
 
 
-def write_report(command: str, name: str, report, out, output_file: str | None) -> None:
+def write_report(command: str, name: str, report, out, output_file: str | None, *, follow: bool = True) -> None:
     """The report in its format, to --output-file or else `out` (the same text either way; a
-    terminal gets the text format's colours)."""
+    terminal gets the text format's colours). `follow=False`: the file is written fresh, never
+    through a link or into a FIFO (paths.write_atomic)."""
     from h3doctor.output.formats import render
     from h3doctor.record import replace
 
     styled = output_file is None and (out.isatty() or bool(os.environ.get("FORCE_COLOR")))
     text = render(command, name, replace(report, styled=styled))
     if output_file:
-        write_file(output_file, text, "report")
+        write_file(output_file, text, "report", follow=follow)
     else:
         out.write(text)
 
 
-def write_file(path: str, text: str, what: str) -> None:
+def write_file(path: str, text: str, what: str, *, follow: bool = True) -> None:
     from pathlib import Path
 
     from h3doctor.paths import write_atomic
 
     try:
-        write_atomic(Path(path), text)
+        write_atomic(Path(path), text, follow=follow)
     except (OSError, ValueError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else type(exc).__name__
         raise UsageError(f"cannot write the {what}: {reason}", location=short(path, 200)) from None

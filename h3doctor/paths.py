@@ -207,22 +207,32 @@ def _write_and_rename(directory: str, name: str, text: str, mode: int, *, durabl
         raise
 
 
-def write_atomic(path: Path, text: str) -> None:
+def write_atomic(path: Path, text: str, *, follow: bool = True) -> None:
     """Write through a temporary file in the same directory and os.replace it into place, so a
     reader never sees half a file (a full disk, a crash, two runs at once). A symlink is written
     through (its target is replaced, not the link); a device or a pipe (`/dev/full`,
     `/dev/stdout`) is written into, never replaced; the file keeps its permissions. OSError
-    propagates; the temporary file is removed."""
+    propagates; the temporary file is removed.
+
+    `follow=False` is for a name inside a tree someone else wrote (lint's `--output-file` in a
+    checkout): a link there is refused, never written through (a pull request can commit
+    `h3doctor.sarif -> ~/.bashrc`), and so is anything but a regular file (a FIFO would block the
+    open); the new file is created fresh (mkstemp's O_EXCL) and renamed over the name."""
+    import errno
     import stat
     from pathlib import Path
 
-    target = Path(os.path.realpath(path))
+    target = Path(os.path.realpath(path)) if follow else Path(path)
     try:
-        info = os.stat(target)
+        info = os.stat(target) if follow else os.lstat(target)
     except FileNotFoundError:
         info = None
+    if info is not None and stat.S_ISLNK(info.st_mode):
+        raise OSError(errno.ELOOP, "it is a symbolic link (not written through)", str(path))
     if info is not None and stat.S_ISDIR(info.st_mode):
         raise IsADirectoryError(21, "Is a directory", str(path))
+    if info is not None and not follow and not stat.S_ISREG(info.st_mode):
+        raise OSError(errno.EINVAL, "it is not a regular file (not written into)", str(path))
     if info is not None and not stat.S_ISREG(info.st_mode):
         with open(target, "w", encoding="utf-8", newline="") as fh:
             fh.write(text)

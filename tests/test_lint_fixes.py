@@ -234,12 +234,16 @@ def _action() -> dict:
 
 def _lint_step(tmp_path: Path, inputs: dict[str, str], bindir: str = "") -> tuple[subprocess.CompletedProcess, dict]:
     lint = next(s for s in _action()["runs"]["steps"] if s.get("id") == "lint")
-    env = {**os.environ, "GITHUB_OUTPUT": str(tmp_path / "out"), "H3D_BIN": bindir, "NO_COLOR": "1",
+    runner_temp = tmp_path.parent / f"{tmp_path.name}-runner-temp"
+    runner_temp.mkdir(exist_ok=True)
+    github_output = runner_temp / "github-output"  # the runner's file, outside the checkout
+    env = {**os.environ, "GITHUB_OUTPUT": str(github_output), "H3D_BIN": bindir, "NO_COLOR": "1",
+           "RUNNER_TEMP": str(runner_temp),
            "H3D_INPUT_PATHS": inputs.get("paths", "."), "H3D_INPUT_TARGETS": inputs.get("targets", ""),
            "H3D_INPUT_FAIL_ON": inputs.get("fail-on", "")}
     proc = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", lint["run"]], cwd=tmp_path,
                           env=env, capture_output=True, text=True, timeout=300)
-    outputs = dict(line.split("=", 1) for line in (tmp_path / "out").read_text(encoding="utf-8").splitlines())
+    outputs = dict(line.split("=", 1) for line in github_output.read_text(encoding="utf-8").splitlines())
     return proc, outputs
 
 
@@ -258,8 +262,8 @@ def test_the_action_lints_paths_one_a_line_and_counts_the_findings(tmp_path):
     write(tmp_path / "my recipes" / "r.yaml", f"targets: [4xH200]\ncommand: {SAGE}\n")
     proc, outputs = _lint_step(tmp_path, {"paths": "my recipes/r.yaml\n\n"}, str(Path(sys.executable).parent))
     assert proc.returncode == 0, proc.stderr
-    assert outputs["exit-code"] == "1" and int(outputs["errors"]) == 1 and outputs["sarif-file"] == "h3doctor.sarif"
-    sarif = json.loads((tmp_path / "h3doctor.sarif").read_text(encoding="utf-8"))
+    assert outputs["exit-code"] == "1" and int(outputs["errors"]) == 1
+    sarif = json.loads(Path(outputs["sarif-file"]).read_text(encoding="utf-8"))
     assert [r["ruleId"] for r in sarif["runs"][0]["results"]] == ["H3D305"]
 
 
@@ -267,7 +271,53 @@ def test_the_action_writes_sarif_when_lint_fails_with_an_error(tmp_path):
     proc, outputs = _lint_step(tmp_path, {"paths": "no-such-file.yaml"}, str(Path(sys.executable).parent))
     assert proc.returncode == 0, proc.stderr
     assert outputs["exit-code"] == "2" and outputs["errors"] == "0"
-    run = json.loads((tmp_path / "h3doctor.sarif").read_text(encoding="utf-8"))["runs"][0]
+    run = json.loads(Path(outputs["sarif-file"]).read_text(encoding="utf-8"))["runs"][0]
     [invocation] = run["invocations"]
     assert run["results"] == [] and invocation["executionSuccessful"] is False and invocation["exitCode"] == 2
     assert "no such file or directory" in invocation["toolExecutionNotifications"][0]["message"]["text"]
+
+
+# the names the Action wrote into the checkout before it wrote only under RUNNER_TEMP
+_FORMER_ACTION_NAMES = ("h3doctor.sarif", "h3doctor-lint.err", "h3doctor-venv")
+
+
+@pytest.mark.parametrize("paths, code", [("my recipes/r.yaml", "1"), ("no-such-file.yaml", "2")])
+def test_the_action_writes_nothing_into_the_checkout_and_follows_no_planted_link(tmp_path, paths, code):
+    """A pull request can commit any name as a link (h3doctor.sarif -> ~/.bashrc): the step's
+    files are new ones in a fresh directory under RUNNER_TEMP, whether h3doctor writes the SARIF
+    (findings) or the step's fallback does (an input error)."""
+    write(tmp_path / "my recipes" / "r.yaml", f"targets: [4xH200]\ncommand: {SAGE}\n")
+    victim = tmp_path.parent / f"{tmp_path.name}-victim"
+    victim.write_text("the user's own file\n", encoding="utf-8")
+    for name in _FORMER_ACTION_NAMES:
+        (tmp_path / name).symlink_to(victim)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    proc, outputs = _lint_step(tmp_path, {"paths": paths}, str(Path(sys.executable).parent))
+    assert proc.returncode == 0, proc.stderr
+    assert outputs["exit-code"] == code
+    assert victim.read_text(encoding="utf-8") == "the user's own file\n"
+    assert all((tmp_path / name).is_symlink() for name in _FORMER_ACTION_NAMES)
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # nothing new in the checkout
+    sarif = Path(outputs["sarif-file"])
+    runner_temp = tmp_path.parent / f"{tmp_path.name}-runner-temp"
+    assert sarif.parent.parent == runner_temp and not sarif.is_symlink()
+    assert (sarif.parent.stat().st_mode & 0o077) == 0  # mktemp -d: the step's own directory
+    assert json.loads(sarif.read_text(encoding="utf-8"))["version"] == "2.1.0"
+
+
+def test_lint_never_writes_its_report_through_a_link_or_into_a_fifo(tmp_path):
+    """lint's --output-file is created fresh: a link there (to a file that exists or not) or a
+    FIFO is a usage error, and neither the link's target nor the FIFO is touched."""
+    write(tmp_path / "r.yaml", f"targets: [4xH200]\ncommand: {SAGE}\n")
+    victim = tmp_path / "victim"
+    victim.write_text("mine\n", encoding="utf-8")
+    (tmp_path / "to-file.sarif").symlink_to(victim)
+    (tmp_path / "dangling.sarif").symlink_to(tmp_path / "new-file")
+    os.mkfifo(tmp_path / "pipe.sarif")
+    for name in ("to-file.sarif", "dangling.sarif", "pipe.sarif"):
+        code, out, err = run("lint", "--format", "sarif", "--output-file", name, "r.yaml", cwd=tmp_path)
+        assert code == 2 and "cannot write the report" in err, (name, err)
+    assert victim.read_text(encoding="utf-8") == "mine\n" and not (tmp_path / "new-file").exists()
+    assert (tmp_path / "to-file.sarif").is_symlink() and (tmp_path / "dangling.sarif").is_symlink()
+    code, _, err = run("lint", "--format", "sarif", "--output-file", "fresh.sarif", "r.yaml", cwd=tmp_path)
+    assert code == 1 and json.loads((tmp_path / "fresh.sarif").read_text(encoding="utf-8"))["version"] == "2.1.0"

@@ -234,8 +234,10 @@ def test_action_inputs_reach_bash_only_through_the_environment(tmp_path):
     fake.chmod(0o755)
     (tmp_path / "a.yaml").write_text("x: 1\n", encoding="utf-8")  # a file the `*` would match, were it expanded
     lint = next(step for step in steps if step.get("id") == "lint")
+    runner_temp = tmp_path / "runner-temp"
+    runner_temp.mkdir()
     env = {"PATH": f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}", "GITHUB_OUTPUT": str(tmp_path / "out"),
-           **_action_env(lint, HOSTILE_INPUTS)}
+           "RUNNER_TEMP": str(runner_temp), **_action_env(lint, HOSTILE_INPUTS)}
     proc = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", lint["run"]], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
@@ -243,7 +245,8 @@ def test_action_inputs_reach_bash_only_through_the_environment(tmp_path):
     words = ["--fix $(touch pwned)", '`touch pwned` * "q"']  # one path a line, spaces and all
     options = ["--target", "4xH200", "--target", ";touch${IFS}pwned", "--fail-on", HOSTILE_INPUTS["fail-on"]]
     calls = [json.loads(line) for line in record.read_text(encoding="utf-8").splitlines()]
-    assert calls == [["lint", *options, "--format", "sarif", "--output-file", "h3doctor.sarif", "--", *words],
+    [sarif] = runner_temp.glob("h3doctor-lint.*/h3doctor.sarif")  # written by the step's fallback
+    assert calls == [["lint", *options, "--format", "sarif", "--output-file", str(sarif), "--", *words],
                      ["lint", *options, "--format", "github", "--", *words]]
     assert (tmp_path / "out").read_text(encoding="utf-8").splitlines()[-1] == "exit-code=1"
     verdict = next(step for step in steps if step.get("name") == "Verdict")
