@@ -59,7 +59,8 @@ class Record:
 
     def fingerprint(self) -> str:
         """Stable while lines move: the file, rule, target, launch and message, not the position."""
-        h = hashlib.sha256("\0".join([self.file, self.rule, self.target or "", self.launch or "", self.message]).encode())
+        h = hashlib.sha256("\0".join([self.file, self.rule, self.target or "", self.launch or "", self.message])
+                            .encode("utf-8", "surrogatepass"))  # a file name that is not UTF-8 too
         return h.hexdigest()[:32]
 
 

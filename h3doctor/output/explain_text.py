@@ -3,24 +3,23 @@ decides nothing. Commands go to `out` unstyled, one per line, so they can be cop
 
 from __future__ import annotations
 
-import re
 import shlex
 from typing import TYPE_CHECKING, Any, TextIO
 
-from h3doctor.output.markup import escape
+from h3doctor.output.text import escape
 
 if TYPE_CHECKING:  # Rich styles a terminal's report only (output/markup.py)
     from rich.console import Console
 
 _MARK = {"error": "[bold red]✗[/]", "warning": "[yellow]![/]", "info": "[blue]i[/]"}
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def shown(text: Any, limit: int = 400) -> str:
-    """A value echoed from the log or the launch, safe to print: control characters written as
-    escapes (a log may carry terminal codes), Rich markup escaped, long values cut."""
-    text = _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), str(text))
-    return escape(text if len(text) <= limit else text[: limit - 3] + "...")
+    """A value echoed from the log or the launch, safe to print through the one path every
+    renderer uses (output/text.escape over shellwords.safe_text): C0/C1 controls, every bidi and
+    format character (U+202E, U+2066-2069, U+200B-200F, U+061C: category Cf) and undecodable
+    bytes written as escapes, Rich markup escaped, long values cut."""
+    return escape(str(text), limit)
 
 
 def explain_report(report: Any, console: Console, out: TextIO) -> None:

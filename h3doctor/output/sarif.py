@@ -24,12 +24,18 @@ def help_uri(base: str | None, rule_id: str) -> str:
 
 
 def artifact_uri(path: str, root: str | None = None) -> str:
-    """Relative to the working directory (the repository root in CI), else an absolute file URI."""
+    """Relative to the working directory (the repository root in CI), else an absolute file URI;
+    either way a URI (RFC 3986): every byte of the file's name (non-UTF-8 ones as they are on disk)
+    but unreserved characters and `/` percent-encoded, so `h#1.sh` is not a fragment, `q?x.sh` not
+    a query and `c:d.sh` not a scheme (`c%3Ad.sh`)."""
+    from urllib.parse import quote
+
     absolute = Path(os.path.abspath(path))
     try:
-        return absolute.relative_to(Path(root or os.getcwd()).resolve()).as_posix()
+        relative = absolute.relative_to(Path(root or os.getcwd()).resolve()).as_posix()
     except ValueError:
-        return absolute.as_uri()
+        return absolute.as_uri()  # pathlib percent-encodes the file system's bytes the same way
+    return quote(os.fsencode(relative), safe="/")
 
 
 def build(findings: list[dict[str, Any]], rules: list[dict[str, Any]], *, help_uri_base: str | None = None) -> dict[str, Any]:

