@@ -10,6 +10,7 @@ of None means *unknown*, and rules that need it report "cannot verify" instead o
 
 from __future__ import annotations
 
+from h3doctor.digits import is_digits
 from h3doctor.errors import UsageError
 from h3doctor.record import field, fields_of, record
 from h3doctor.safeload import excerpt
@@ -121,4 +122,4 @@ def facts_from_mapping(data: dict[str, Any], origin: str) -> HardwareFacts:
 
 def _valid_cc(cc: str) -> bool:
     major, dot, minor = cc.partition(".")
-    return bool(dot) and major.isdigit() and minor.isdigit()
+    return bool(dot) and is_digits(major) and is_digits(minor)

@@ -20,6 +20,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from h3doctor.digits import is_digits
 from h3doctor.safeload import MAX_DEPTH, MAX_NODES, LimitExceeded, LoadError, excerpt, read_bounded, too_many_values, yaml_events
 from h3doctor.safeload import load_json as _load_json
 
@@ -355,7 +356,7 @@ class _Builder:
         if tag is None or tag == "!":
             if not event.implicit[0] or value[:1] not in self.implicit:
                 tag = _STR
-            elif value.isdigit() and value.isascii():  # what the resolver says of plain digits, sooner
+            elif is_digits(value):  # what the resolver says of plain digits, sooner
                 tag = _INT
             else:
                 tag = self.resolver.resolve(self.yaml.ScalarNode, value, event.implicit)
@@ -415,7 +416,7 @@ class _Builder:
             return None
         try:
             if tag == _INT:
-                if value.isdigit() and (value[0] != "0" or value == "0"):
+                if is_digits(value) and (value[0] != "0" or value == "0"):
                     return int(value)
                 return self.constructor.construct_yaml_int(self.yaml.ScalarNode(tag, value))
             if tag == _BOOL:

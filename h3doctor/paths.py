@@ -7,6 +7,8 @@ import os
 import sys
 from collections.abc import Mapping
 
+from h3doctor.digits import is_digits
+
 TYPE_CHECKING = False  # pathlib is not imported on the check's path (start-up: benchmarks/README.md)
 if TYPE_CHECKING:
     from pathlib import Path
@@ -90,7 +92,7 @@ def _dist_index(path: tuple[str, ...]) -> dict[str, str]:
                 if item.endswith(suffix):
                     dist, _, version = item[: -len(suffix)].partition("-")
                     key = _norm_dist(dist)
-                    if key not in found and version[:1].isdigit():
+                    if key not in found and is_digits(version[:1]):
                         found[key] = version
     return found
 

@@ -60,6 +60,8 @@ def run(request: CheckRequest) -> Outcome:
     _check_request(intent)
     if not tokens:
         raise UsageError("no launch to check: give sglang flags, `-- sglang serve MODEL [flags]`, or --recipe FILE")
+    if any("\0" in word for word in tokens):  # a launch read from a log (explain): no program can be given it
+        raise UsageError("the launch holds a NUL byte in a word, which no program can be given")
     from_recipe = recipe if recipe is not None and request.profile is None and recipe.profile else None
     with _located(from_recipe, "profile", "--profile" if request.profile is not None else None):
         hw = _hardware(profile, tokens, env, request.use_probe_cache, from_recipe is not None)

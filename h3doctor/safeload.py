@@ -23,6 +23,7 @@ PyYAML and the stdlib json do the parsing; only the limits are ours (neither lib
 from __future__ import annotations
 
 import errno
+import io
 import json
 import math
 import os
@@ -109,11 +110,23 @@ def open_regular(path: Any, *, what: str, follow: bool = True, max_bytes: int | 
         if max_bytes is not None and info.st_size > max_bytes:
             raise LimitExceeded(f"{what} is larger than {_size(max_bytes)}, h3doctor's limit ({_size(info.st_size)})",
                                 location=where)
-        fh = os.fdopen(fd, "rb")
+        fh = _Reader(io.FileIO(fd, "rb"))
     except BaseException:
         os.close(fd)
         raise
     return fh, info.st_size
+
+
+class _Reader(io.BufferedReader):
+    """A file opened non-blocking whose read never answers None: a kernel file that calls itself
+    regular but has nothing to give without waiting (/proc/kmsg) raises BlockingIOError, an
+    OSError every reader already turns into a located error, instead of handing a caller None."""
+
+    def read(self, size: int | None = -1) -> bytes:
+        data = super().read(size)
+        if data is None:
+            raise BlockingIOError(errno.EAGAIN, "it has no data without waiting (a kernel file?)")
+        return data
 
 
 def _kind(mode: int) -> str:
@@ -143,9 +156,10 @@ def _read(path: Any, size: int, *, what: str, follow: bool = True, max_bytes: in
     fh, _size_now = open_regular(path, what=what, follow=follow, max_bytes=max_bytes)
     try:
         with fh:
-            return fh.read(size)
-    except OSError as exc:
+            data = fh.read(size)
+    except OSError as exc:  # EPERM, EIO, EAGAIN raised by a kernel file
         raise LoadError(f"cannot read {what}: {exc.strerror or type(exc).__name__}", location=_where(path)) from None
+    return data
 
 
 def _where(path: Any) -> str:
@@ -401,6 +415,26 @@ def load_json(text: str, *, origin: str, max_depth: int | None = MAX_DEPTH, fini
     except ValueError as exc:  # e.g. an integer of more than 4300 digits
         raise LoadError(f"unreadable JSON value: {excerpt(str(exc), 160)}", location=origin) from None
     if max_depth is not None and depth_exceeds(data, max_depth):
+        raise LimitExceeded(f"nested deeper than {max_depth} levels (h3doctor's limit)", location=origin)
+    return data
+
+
+def load_toml(text: str, *, origin: str, max_depth: int = MAX_DEPTH) -> dict[str, Any]:
+    """tomllib.loads with its failures located (LoadError) and depth capped: a malformed file, an
+    integer beyond Python's digit limit and an array nested past tomllib's recursion (a
+    RecursionError, as deep JSON) are the file's errors, never a traceback. Python 3.11+ (the
+    caller says what a 3.10 does without tomllib)."""
+    import tomllib
+
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise LoadError(f"malformed TOML: {excerpt(str(exc), 160)}", location=origin) from None
+    except RecursionError:
+        raise LimitExceeded(f"nested deeper than {max_depth} levels (h3doctor's limit)", location=origin) from None
+    except ValueError as exc:  # e.g. an integer of more than 4300 digits
+        raise LoadError(f"unreadable TOML value: {excerpt(str(exc), 160)}", location=origin) from None
+    if depth_exceeds(data, max_depth):
         raise LimitExceeded(f"nested deeper than {max_depth} levels (h3doctor's limit)", location=origin)
     return data
 

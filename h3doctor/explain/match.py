@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from h3doctor.digits import is_digits
 from h3doctor.explain.logread import ErrorLine
 from h3doctor.explain.oom import PHASE_RULES, OutOfMemory
 from h3doctor.explain.patterns import Pattern
@@ -81,4 +82,4 @@ def oom_matches(oom: OutOfMemory | None) -> list[Match]:
 
 
 def _release_key(version: str) -> tuple[int, ...]:
-    return tuple(int(p) if p.isdigit() else 0 for p in version.split("."))
+    return tuple(int(p) if is_digits(p) else 0 for p in version.split("."))

@@ -7,6 +7,7 @@ Bytes that are not UTF-8 are replaced (a log is often cut mid-character) and cou
 
 from __future__ import annotations
 
+import errno
 import sys
 from dataclasses import dataclass
 
@@ -38,10 +39,14 @@ def from_stdin() -> Text:
         raise UsageError("stdin cannot be read (closed)", location="-")
     try:
         data = stream.read(MAX_BYTES + 1)
+        if data is None:  # a non-blocking stdin with nothing in it yet
+            raise BlockingIOError(errno.EAGAIN, "it has no data without waiting (non-blocking)")
         if len(data) > MAX_BYTES:
             tail = bytearray(data[HEAD_BYTES:])
             while True:  # keep the newest bytes: the failure is at the end
                 chunk = stream.read(1 << 20)
+                if chunk is None:
+                    raise BlockingIOError(errno.EAGAIN, "it has no data without waiting (non-blocking)")
                 if not chunk:
                     break
                 tail.extend(chunk)

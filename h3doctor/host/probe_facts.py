@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from h3doctor import __version__
+from h3doctor.digits import is_digits
 from h3doctor.facts import HardwareFacts
 from h3doctor.verified import NEWEST_VERIFIED
 from h3doctor.host.probe_child import GIB, detect_platform, override_of, parse_visible
@@ -247,7 +248,7 @@ class _Builder:
                            "is disabled' (cuda.py device_id_to_physical_device_id)")
         else:
             status, reason = "ok", f"{count} visible ({where})" + (f"; {note}" if note and "unset" not in note else "")
-        if platform == "cuda" and cvd and any(not e.isdigit() for e in (parse_visible(cvd) or [])):
+        if platform == "cuda" and cvd and any(not is_digits(e) for e in (parse_visible(cvd) or [])):
             nvml_used = (self.obs.get("nvml") or {}).get("ok") or (self.obs.get("nvidia_procfs") or {}).get("gpus")
             if nvml_used:
                 status = "problem"
@@ -529,7 +530,7 @@ def map_visible(cvd: str | None, devices: list[dict[str, Any]]) -> tuple[list[di
     stopped = None
     for entry in entries:
         idx = None
-        if entry.isdigit():
+        if is_digits(entry):
             idx = int(entry) if int(entry) < len(devices) else None
         elif entry.startswith("GPU-"):
             matches = [i for i, d in enumerate(devices) if str(d.get("uuid") or "").startswith(entry)]

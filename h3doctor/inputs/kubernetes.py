@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from h3doctor.digits import is_digits
 from h3doctor.inputs.argvparts import Context, launches_from_parts
 from h3doctor.inputs.launch import Launch, Note
 from h3doctor.located import Document
@@ -185,6 +186,6 @@ def _gpus(container: dict[str, Any]) -> int | None:
             value = values.get(name) if isinstance(values, dict) else None
             if isinstance(value, int) and not isinstance(value, bool):
                 return value
-            if isinstance(value, str) and value.strip().isdigit():
+            if isinstance(value, str) and is_digits(value.strip()):
                 return int(value)
     return None

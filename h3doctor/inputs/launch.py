@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from h3doctor.digits import is_digits
 from h3doctor.located import Document, Pos
 from h3doctor.sglang.container_run import SHELLS
 
@@ -122,7 +123,7 @@ def _skip_redirection(text: str, stop: int, words: list[Word]) -> int:
     op = text[stop]
     if op not in "<>":
         return stop + 1
-    if words and words[-1][2] == stop and words[-1][0].isdigit():
+    if words and words[-1][2] == stop and is_digits(words[-1][0]):
         words.pop()  # the `2` of `2>&1`
     j = stop + 1
     while j < len(text) and text[j] in "<>&":
@@ -241,7 +242,7 @@ _LAUNCH_MODULES = ("sglang.multimodal_gen.runtime.launch_server", "sglang.multim
 
 def _is_assignment(word: str) -> bool:
     name, eq, _ = word.partition("=")
-    return bool(eq) and name.replace("_", "a").isalnum() and not name[0].isdigit()
+    return bool(eq) and name.isascii() and name.replace("_", "a").isalnum() and not is_digits(name[0])
 
 
 def is_shell_c(words: list[str]) -> bool:

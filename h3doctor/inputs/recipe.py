@@ -78,6 +78,7 @@ def recipe_from(doc: Document) -> Recipe:
     except ValueError as exc:  # an unbalanced quote or a trailing backslash
         raise UsageError(f"command: {exc} (as a shell would read it)", location=f"{path_text}:{doc.pos(('command',))}") from None
     env = {k: ("true" if v is True else "false" if v is False else str(v)) for k, v in (data.get("env") or {}).items()}
+    _no_nul(tokens, env, doc, listed=not isinstance(command, str))
     return Recipe(
         path_text, tokens, env, _profile(data.get("profile"), doc, ("profile",)), data.get("sglang_version"),
         dict(data.get("request") or {}),
@@ -85,6 +86,21 @@ def recipe_from(doc: Document) -> Recipe:
         tuple(Ignore(i["rule"], i["reason"], doc.pos(("ignore", n))) for n, i in enumerate(data.get("ignore") or ())),
         doc,
     )
+
+
+def _no_nul(tokens: list[str], env: dict[str, str], doc: Document, *, listed: bool) -> None:
+    """A NUL byte cannot be in a program's argument or environment (execve ends the string there,
+    and Python refuses it), so a recipe holding one is a located usage error before anything
+    runs, not a traceback at the probe or at --exec (nor a word read as a script's "$@" marker)."""
+    for n, word in enumerate(tokens):
+        if "\0" in word:
+            where = doc.pos(("command", n) if listed else ("command",))
+            raise UsageError(f"command: word {n + 1} holds a NUL byte, which no program can be given",
+                             location=f"{doc.origin}:{where}")
+    for name, value in env.items():
+        if "\0" in value:
+            raise UsageError(f"env: {name} holds a NUL byte, which no environment can hold",
+                             location=f"{doc.origin}:{doc.pos(('env', name))}")
 
 
 _SHELL_SPECIAL = frozenset("#$`\\|&;<>()\n")

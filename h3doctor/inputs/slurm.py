@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 
+from h3doctor.digits import is_digits
 from h3doctor.inputs.launch import Launch, Note, Unsupported, shell_commands
 from h3doctor.inputs.shell import read_script
 
@@ -104,8 +105,8 @@ def _grant(options: dict[str, str], nodes: str) -> tuple[int | None, str | None]
         if len(parts) == 1:  # a bare `gpu` is one, of any type
             return 1, None
         if len(parts) == 2:  # gpu:N or gpu:TYPE (one of that type)
-            return (int(parts[1]), None) if parts[1].isdigit() else (1, parts[1])
-        return (int(parts[-1]) if parts[-1].isdigit() else None), parts[1]
+            return (int(parts[1]), None) if is_digits(parts[1]) else (1, parts[1])
+        return (int(parts[-1]) if is_digits(parts[-1]) else None), parts[1]
     for name in ("--gpus-per-node", "--gpus-per-task"):
         m = _COUNT.match(options.get(name, ""))
         if m:

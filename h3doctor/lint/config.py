@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from h3doctor.errors import UsageError
 from h3doctor.located import MAX_INPUT_BYTES, load_file
-from h3doctor.safeload import read_bounded
+from h3doctor.safeload import load_toml, read_bounded
 from h3doctor.paths import package_dir
 
 CONFIG_NAMES = (".h3doctor.yaml", ".h3doctor.yml")
@@ -104,15 +105,10 @@ def load_config(path: str | Path | None) -> LintConfig:
 
 
 def _from_pyproject(path: Path) -> dict[str, Any]:
-    try:
-        import tomllib
-    except ImportError:  # Python 3.10
+    if sys.version_info < (3, 11):  # no tomllib
         raise UsageError("[tool.h3doctor] in pyproject.toml needs Python 3.11 (tomllib); use .h3doctor.yaml",
                          location=str(path)) from None
-    try:
-        data = tomllib.loads(read_bounded(path, max_bytes=MAX_INPUT_BYTES, what="pyproject.toml"))
-    except tomllib.TOMLDecodeError as exc:
-        raise UsageError(f"malformed TOML: {exc}", location=str(path)) from None
+    data = load_toml(read_bounded(path, max_bytes=MAX_INPUT_BYTES, what="pyproject.toml"), origin=str(path))
     section = data.get("tool", {}).get("h3doctor", {})
     # TOML keys are often dashed (fail-on); the schema's are underscored
     return {k.replace("-", "_"): v for k, v in section.items()} if isinstance(section, dict) else section

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from h3doctor.digits import is_digits
 from h3doctor.engine.check import check
 from h3doctor.engine.results import CheckResult
 from h3doctor.engine.ruleset import SEVERITY_RANK, Rule, load_rules
@@ -332,9 +333,9 @@ def _notice(rule: str, message: str, path: str, pos: Pos, **extra: Any) -> Recor
 
 def _split_location(location: str) -> tuple[str, Pos]:
     parts = location.rsplit(":", 2)
-    if len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit():
+    if len(parts) == 3 and is_digits(parts[1]) and is_digits(parts[2]):
         return parts[0], Pos(int(parts[1]), int(parts[2]))
     parts = location.rsplit(":", 1)
-    if len(parts) == 2 and parts[1].isdigit():
+    if len(parts) == 2 and is_digits(parts[1]):
         return parts[0], Pos(int(parts[1]), 1)
     return location, Pos(1, 1)

@@ -27,7 +27,13 @@ def read_stdin(stream=None) -> str:
     if stream is None:
         raise UsageError("lint -: standard input is closed")
     buffer = getattr(stream, "buffer", stream)
-    data = buffer.read(MAX_INPUT_BYTES + 1)
+    try:
+        data = buffer.read(MAX_INPUT_BYTES + 1)
+    except OSError as exc:  # EIO, EAGAIN (a non-blocking stdin)
+        raise UsageError(f"lint -: cannot read standard input: {exc.strerror or type(exc).__name__}",
+                         location=STDIN) from None
+    if data is None:  # a non-blocking stdin with nothing in it yet
+        raise UsageError("lint -: standard input has no data without waiting (non-blocking)", location=STDIN)
     if isinstance(data, str):
         data = data.encode("utf-8", "surrogateescape")
     if len(data) > MAX_INPUT_BYTES:

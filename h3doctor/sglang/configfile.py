@@ -8,11 +8,12 @@ each surprise (unsupported suffix, removed keys, strings where booleans belong, 
 from __future__ import annotations
 
 import os
+import sys
 from collections import OrderedDict
 
 from h3doctor.errors import UsageError
 from h3doctor.record import field, record
-from h3doctor.safeload import LimitExceeded, excerpt, load_json, load_yaml, read_bounded
+from h3doctor.safeload import LimitExceeded, excerpt, load_json, load_toml, load_yaml, read_bounded
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
 if TYPE_CHECKING:
@@ -155,12 +156,10 @@ def coerce(value: Any, expected: str) -> Any:
 def _read_toml(path: str) -> dict[str, Any]:
     if not path.endswith(".toml"):
         return {}
-    try:
-        import tomllib  # Python >= 3.11
-    except ImportError:
+    if sys.version_info < (3, 11):  # no tomllib
         return {}
     try:  # non-blocking, regular files only (a FIFO is refused at once)
-        data = tomllib.loads(read_bounded(path, max_bytes=MAX_CONFIG_BYTES, what="config file"))
-    except (UsageError, ValueError, RecursionError):
+        data = load_toml(read_bounded(path, max_bytes=MAX_CONFIG_BYTES, what="config file"), origin=path)
+    except UsageError:
         return {}
     return data if isinstance(data, dict) else {}

@@ -29,6 +29,7 @@ import os
 import re
 import shlex
 
+from h3doctor.digits import is_digits
 from h3doctor.errors import UsageError
 from h3doctor.record import field, record
 from h3doctor.safeload import excerpt, read_bounded
@@ -102,7 +103,7 @@ class GpuGrant:
         text = value.strip()
         if text == "all":
             return GpuGrant(said, None)
-        if text.isdigit():
+        if is_digits(text):
             return GpuGrant(said, int(text))
         import csv  # only for a --gpus list: not on the check's path otherwise
 
@@ -120,7 +121,7 @@ class GpuGrant:
                                  "refuses it; quote a list of devices: --gpus '\"device=0,1\"'", hint=_HINT)
             if key == "count":
                 known = True
-                count = None if val == "all" else (int(val) if val.isdigit() else -1)
+                count = None if val == "all" else (int(val) if is_digits(val) else -1)
             elif key in ("device", "devices"):
                 known = True
                 count = _listed(val)
@@ -311,6 +312,8 @@ def _env_file(path: str, _version: object, max_bytes: int) -> tuple[tuple[str, s
         name, eq, value = line.partition("=")
         if not name or any(c.isspace() for c in name):
             raise UsageError(f"--env-file: line {number} is not NAME=value", location=f"{excerpt(path, 160)}:{number}")
+        if "\0" in line:  # no environment can hold it (and Python refuses it)
+            raise UsageError(f"--env-file: line {number} holds a NUL byte", location=f"{excerpt(path, 160)}:{number}")
         out.append((name, value if eq else None))
     return tuple(out)
 
@@ -408,7 +411,7 @@ def script_commands(script: str) -> list[tuple[str, ...]]:
                 continue
             if tok and all(c in "<>&" for c in tok):
                 redirect = True
-                if current and current[-1].isdigit():
+                if current and is_digits(current[-1]):
                     current.pop()  # the 2 of 2>&1
                 continue
             current.append(tok)

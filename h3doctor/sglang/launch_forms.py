@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import re
 
+from h3doctor.digits import is_digits
 from h3doctor.errors import UsageError
 from h3doctor.record import field, record
 from h3doctor.safeload import MAX_NODES, excerpt
@@ -400,8 +401,8 @@ def _script_form(tokens: list[str], run: ContainerRun, sh, where: str, args_at: 
     for c in sh.commands[:index]:
         args = tokens[args_at + shifted:]
         if c and c[0] == "shift":
-            n = int(c[1]) if len(c) > 1 and c[1].isdigit() else 1
-            if len(c) > 2 or (len(c) == 2 and not c[1].isdigit()) or n > len(args):
+            n = int(c[1]) if len(c) > 1 and is_digits(c[1]) else 1
+            if len(c) > 2 or (len(c) == 2 and not is_digits(c[1])) or n > len(args):
                 raise UsageError(f"{where}: the `-c` script's `{' '.join(c)}` shifts past the arguments the line "
                                  f"gives ({len(args)})", hint=_HINT)
             shifted += n

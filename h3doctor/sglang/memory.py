@@ -36,6 +36,7 @@ import math
 import os
 from functools import lru_cache
 
+from h3doctor.digits import is_digits
 from h3doctor.facts import HardwareFacts
 from h3doctor.paths import package_path, read_shipped_text
 from h3doctor.record import field, record
@@ -298,7 +299,7 @@ def warmup_fails_open(a: dict[str, Any], wl: Workload | None) -> bool:
 def _parse_resolution(value: Any) -> tuple[int, int] | None:
     text = str(value or "").lower().replace("*", "x")
     w, sep, h = text.partition("x")
-    if sep and w.strip().isdigit() and h.strip().isdigit() and int(w) > 0 and int(h) > 0:
+    if sep and is_digits(w.strip()) and is_digits(h.strip()) and int(w) > 0 and int(h) > 0:
         return int(w), int(h)
     return None
 

@@ -14,6 +14,7 @@ import functools
 import json
 import re
 
+from h3doctor.digits import is_digits
 from h3doctor.errors import UsageError
 from h3doctor.paths import installed_versions, package_names, read_package_text
 from h3doctor.record import record, replace
@@ -122,7 +123,7 @@ NEWEST = Release(NEWEST_VERIFIED)  # the release a check without any target is j
 # their parses are cached.
 @functools.lru_cache(maxsize=512)
 def key(version: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in version.split(".") if p.isdigit())
+    return tuple(int(p) for p in version.split(".") if is_digits(p))
 
 
 @functools.lru_cache(maxsize=4096)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 
+from h3doctor.digits import is_digits
 from h3doctor.errors import UsageError
 from h3doctor.facts import HardwareFacts
 from h3doctor.safeload import LimitExceeded, excerpt, load_json
@@ -158,7 +159,7 @@ def parse_attention_backend_config(value: Any) -> tuple[dict[str, Any], str | No
             v = v.strip()
             if v.lower() in ("true", "false"):
                 out[k.strip()] = v.lower() == "true"
-            elif v.replace(".", "", 1).isdigit():
+            elif is_digits(v.replace(".", "", 1)):
                 out[k.strip()] = float(v) if "." in v else int(v)
             else:
                 out[k.strip()] = v

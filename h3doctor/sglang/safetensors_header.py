@@ -83,7 +83,10 @@ def _file_formats(path: str, _mtime_ns: int, _size: int) -> frozenset[str]:
         raise HeaderError(exc.message) from None
     formats: set[str] = set()
     with fh:
-        header, data_start = _header(fh)
+        try:
+            header, data_start = _header(fh)
+        except OSError as exc:  # EIO, EPERM, or nothing without waiting (safeload's reader)
+            raise HeaderError(f"cannot read it: {exc.strerror or type(exc).__name__}") from None
         metadata = header.get("__metadata__") or {}
         if not isinstance(metadata, dict):
             raise HeaderError("__metadata__ is not a JSON object")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 
+from h3doctor.digits import is_digits
 from h3doctor.engine.derivations.registry import derives
 from h3doctor.sglang.residency import COMPONENT_OFFLOAD, LAYERWISE_OFFLOAD, SNAPSHOT_OFFLOAD
 from h3doctor.sglang.resolve import ATTENTION_BACKENDS
@@ -31,7 +32,7 @@ def _weight_override_component(component: str, base_names: tuple[str, ...]) -> b
     """sglang 0.5.19's supports_weight_file_override (server_args.py:1791-1796): a DiT, image-encoder
     or VAE base name (a trailing _<digits> stripped), or a text encoder by its name."""
     prefix, sep, suffix = component.rpartition("_")
-    base = prefix if sep and suffix.isdigit() else component
+    base = prefix if sep and is_digits(suffix) else component
     return base in base_names or component.startswith("text_encoder") or component.endswith("text_encoder")
 
 

@@ -5,6 +5,7 @@ divisibility checks.
 
 from __future__ import annotations
 
+from h3doctor.digits import is_digits
 from h3doctor.engine.derivations.common import is_int
 from h3doctor.engine.derivations.registry import derives
 
@@ -25,7 +26,7 @@ def _visible_gpus(hw: Any, env: dict[str, Any]) -> int:
     n = 0
     for item in str(visible).split(","):
         item = item.strip()
-        if not (item.startswith(("GPU-", "MIG-")) or item.isdigit()):
+        if not (item.startswith(("GPU-", "MIG-")) or is_digits(item)):
             break
         n += 1
     return min(n, count)
