@@ -4,7 +4,6 @@ tests/test_inert_output.py, with the formats that show it.)"""
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import re
@@ -108,18 +107,21 @@ def test_any_recipe_word_or_env_value_loads_or_is_a_located_usage_error(tmp_path
 
 # --- files that refuse a non-blocking read ---------------------------------------------------------
 
-def test_the_one_reader_never_hands_a_caller_none():
+def test_the_one_reader_never_hands_a_caller_none(monkeypatch):
     """A descriptor with nothing to give without waiting (as /proc/kmsg, which calls itself a
-    regular file) raises an OSError every reader locates, never returns None."""
-    from h3doctor.safeload import _Reader
+    regular file: here a pipe the reader is told is one) is a located read error, never None."""
+    import stat
+
+    from h3doctor.safeload import LoadError, read_bounded, read_head
 
     r, w = os.pipe()
-    os.set_blocking(r, False)
+    monkeypatch.setattr(stat, "S_ISREG", lambda mode: True)
     try:
-        with _Reader(io.FileIO(r, "rb")) as fh:
-            with pytest.raises(BlockingIOError):
-                fh.read(10)
+        for read in (lambda p: read_bounded(p, max_bytes=100, what="profile"), lambda p: read_head(p, max_bytes=8, what="x")):
+            with pytest.raises(LoadError, match="without waiting"):
+                read(f"/proc/self/fd/{r}")
     finally:
+        os.close(r)
         os.close(w)
 
 
