@@ -158,7 +158,9 @@ def trusted_cache_dir(env: Mapping[str, str], *, create: bool = True) -> str | N
     key = str(directory)
     if key not in _UNTRUSTED_SAID:
         _UNTRUSTED_SAID.add(key)
-        shown = key.encode("unicode_escape", "backslashreplace").decode("ascii")[:200]
+        from h3doctor.shellwords import safe_text
+
+        shown = safe_text(key)[:200]
         try:
             sys.stderr.write(f"h3doctor: not using the cache directory {shown}: {problem} (checking without a cache)\n")
         except (OSError, ValueError, AttributeError):

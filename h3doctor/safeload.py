@@ -32,6 +32,7 @@ import reprlib
 import stat
 
 from h3doctor.errors import UsageError
+from h3doctor.shellwords import safe_text
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
 if TYPE_CHECKING:
@@ -69,9 +70,7 @@ def excerpt(value: Any, limit: int = 80) -> str:
         short.maxlevel, short.maxdict, short.maxlist, short.maxtuple, short.maxset = 2, 4, 4, 4, 4
         short.maxstring = short.maxother = short.maxlong = limit
         text = short.repr(value)
-    text = text[: limit * 2]
-    if not text.isprintable():
-        text = text.encode("unicode_escape", "backslashreplace").decode("ascii")
+    text = safe_text(text[: limit * 2])  # the one way input is shown (controls, bidi, undecodable bytes)
     return text if len(text) <= limit else text[: max(limit - 3, 1)] + "..."
 
 

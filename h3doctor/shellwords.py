@@ -94,19 +94,6 @@ def safe_text(text: str, limit: int | None = None) -> str:
     return "".join(ch if _shown(ch) else _text_escape(ch) for ch in text)
 
 
-def utf8_text(text: str) -> str:
-    """`text` with every lone surrogate written as an escape (an undecodable byte, surrogateescape's
-    \\udc80-\\udcff, as `\\xff`; any other as `\\udXXX`), so it encodes as UTF-8; every other
-    character as it is (JSON escapes controls itself)."""
-    if text.isascii():
-        return text
-    try:
-        text.encode("utf-8")
-        return text
-    except UnicodeEncodeError:
-        return "".join(_text_escape(ch) if 0xD800 <= ord(ch) <= 0xDFFF else ch for ch in text)
-
-
 def _text_escape(ch: str) -> str:
     if ch in _NAMED:
         return _NAMED[ch]
