@@ -42,6 +42,12 @@ def test_a_profile_capability_in_other_digits_is_a_located_usage_error(tmp_path,
     usage_error(proc, "./p.json", "compute_capability")
 
 
+def test_a_gpu_count_in_other_digits_is_no_profile(tmp_path):
+    """`\\d` in a str pattern matches '٤' and int() reads it: h3doctor's own names take ASCII digits."""
+    proc = run("check", "--profile", "٤xH200", "--", "sglang", "serve", "MiniMaxAI/MiniMax-H3", cwd=tmp_path)
+    usage_error(proc, "--profile", "no such hardware profile")
+
+
 def test_no_bare_isdigit_on_input_in_the_package():
     """Every digit test goes through h3doctor/digits.py (ASCII digits only): a bare `.isdigit()`,
     `.isnumeric()` or `.isdecimal()` elsewhere is the class of '²'."""

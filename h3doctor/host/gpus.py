@@ -15,8 +15,8 @@ from typing import Any
 
 from h3doctor.paths import package_dir
 
-_NAME = re.compile(r"^\s*(\d+)\s*[xX×]\s*(.+?)\s*$")
-_MEMORY_SUFFIX = re.compile(r"^(.*?)[-_ ]?(\d+(?:\.\d+)?)\s*GB$", re.IGNORECASE)
+_NAME = re.compile(r"^\s*([0-9]+)\s*[xX×]\s*(.+?)\s*$")  # ASCII digits: `٤xH200` is no profile
+_MEMORY_SUFFIX = re.compile(r"^(.*?)[-_ ]?([0-9]+(?:\.[0-9]+)?)\s*GB$", re.IGNORECASE)
 MAX_COUNT = 64
 
 

@@ -26,7 +26,7 @@ from h3doctor.inputs.launch import Launch, Note, Unsupported, shell_commands
 from h3doctor.inputs.shell import read_script
 
 _SBATCH = re.compile(r"#SBATCH[ \t]+(.*)")
-_COUNT = re.compile(r"(?:([A-Za-z0-9_.-]+):)?(\d+)$")
+_COUNT = re.compile(r"(?:([A-Za-z0-9_.-]+):)?([0-9]+)$")  # ASCII, as Slurm reads counts
 _AMBIGUOUS = {"a100": ("A100-40GB", "A100")}  # a site's `a100` may be either part: judged on both
 _GRANT_OPTIONS = ("--gres", "--gpus-per-node", "--gpus-per-task", "--gpus", "-G", "--nodes", "-N", "--export")
 

@@ -334,7 +334,7 @@ class ShellC:
 ARGS_WORD = "\x00@"  # "$@" (or "${@}") in a script: the arguments after $0, one word each
 ARGS_SPLIT = "\x00@u"  # $@ / $* unquoted: the same, each argument split again at blanks
 ARGS_JOINED = "\x00*"  # "$*": every argument in one word
-_POSITIONAL = re.compile(r"\$(?:\{(\d+|#)\}|(\d|#))")
+_POSITIONAL = re.compile(r"\$(?:\{([0-9]+|#)\}|([0-9]|#))")  # bash: ASCII digits only
 
 
 def bind_positional(word: str, args: list[str], zero: str | None) -> str:

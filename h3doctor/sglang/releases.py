@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from h3doctor.sglang.flagtable import FlagTable
     from h3doctor.sglang.memory import MemoryModel
 
-_RELEASE = re.compile(r"^(\d+)\.(\d+)\.(\d+)")
+_RELEASE = re.compile(r"^([0-9]+)\.([0-9]+)\.([0-9]+)")
 
 
 @record(frozen=True)
