@@ -61,6 +61,65 @@ class LimitExceeded(LoadError):
     input's fault as its consumer would see it, so the input is not judged (exit 2)."""
 
 
+class OutsideRepository(LimitExceeded):
+    """`lint` was asked to read a file outside the trees it was given (an absolute path, `../`, a
+    link resolving elsewhere): not opened, not judged. `path` is the path as the input named it."""
+
+    def __init__(self, message: str, *, location: str | None = None, path: str = "") -> None:
+        super().__init__(message, location=location)
+        self.path = path
+
+
+# -- confinement: what `lint` may read --------------------------------------------------------
+# `lint` runs on other people's pull requests: every file it opens must be inside the trees it was
+# given (its roots). `check` runs on the user's own machine and reads what the user names: no roots.
+_ROOTS: list[tuple[tuple[str, ...], frozenset[str]]] = []  # a stack: the innermost block's (roots, inputs)
+
+
+class confined:
+    """`with confined(roots, inputs):` every read through this module (and `refuse_outside`) is
+    refused for a path outside `roots` (resolved folders or files); `inputs` are the files lint
+    lints, which an input may name by any path (an sglang config file is its own `--config`)."""
+
+    def __init__(self, roots: tuple[str, ...], inputs: tuple[str, ...] = ()) -> None:
+        self.roots = tuple(os.path.realpath(r) for r in roots)
+        self.inputs = frozenset(os.path.realpath(p) for p in inputs)
+
+    def __enter__(self) -> "confined":
+        _ROOTS.append((self.roots, self.inputs))
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        _ROOTS.pop()
+
+
+def outside_roots(path: Any, *, named: bool = True) -> bool:
+    """Whether a `confined` block is active and `path` leaves its roots: where the path, every link
+    in it resolved, lies outside every root; and a path an input names (`named`: a --config, an
+    --env-file, a model folder) by an absolute path (or `~`) always, inside or not: it names a file
+    of the machine the launch runs on, not of the repository. The files lint was given are not
+    `named` (their path may be absolute: the roots are made from them)."""
+    if not _ROOTS:
+        return False
+    name = os.fspath(path) if not isinstance(path, str) else path
+    if "\0" in name:
+        return False  # names nothing; open_regular says so
+    roots, inputs = _ROOTS[-1]
+    real = os.path.realpath(name)
+    if named and os.path.isabs(os.path.expanduser(name)):
+        return real not in inputs
+    return not any(real == root or real.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
+
+
+def refuse_outside(path: Any, *, what: str, named: bool = True) -> None:
+    """OutsideRepository for a path `lint` may not read (see `outside_roots`); nothing is opened."""
+    if outside_roots(path, named=named):
+        name = os.fspath(path) if not isinstance(path, str) else path
+        raise OutsideRepository(f"not judged: {what} {excerpt(name, 120)!r} is outside the repository (an "
+                                "absolute path, or a path or link leading out of the trees lint was given); "
+                                "not opened", location=_where(name), path=name)
+
+
 def excerpt(value: Any, limit: int = 80) -> str:
     """A short, printable rendering of a value for an error message (never the whole value)."""
     if isinstance(value, str):
@@ -91,6 +150,7 @@ def open_regular(path: Any, *, what: str, follow: bool = True, max_bytes: int | 
     where = _where(name)
     if "\0" in name:
         raise LoadError(f"{what}: the path contains a NUL byte", location=where)
+    refuse_outside(name, what=what, named=False)  # the callers of a named path refuse an absolute one first
     try:
         fd = os.open(name, _OPEN_FLAGS | (0 if follow else _NOFOLLOW))
     except FileNotFoundError:

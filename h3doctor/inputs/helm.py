@@ -27,7 +27,7 @@ from h3doctor.errors import UsageError
 from h3doctor.inputs.kubernetes import read_manifests
 from h3doctor.inputs.launch import Launch, Note
 from h3doctor.located import Pos, load_yaml
-from h3doctor.safeload import excerpt, read_bounded
+from h3doctor.safeload import excerpt, outside_roots, read_bounded
 
 RENDER_TIMEOUT_S = 60
 MAX_RENDERED_BYTES = 8 << 20
@@ -53,10 +53,14 @@ def read_chart(path: str, *, max_bytes: int) -> tuple[list[Launch], list[Note]]:
     launches, notes = read_manifests(docs, rendered)
     rendered_lines = rendered.split("\n")
     templates: dict[str, list[str]] = {}
+    outside: dict[str, int] = {}  # a `# Source:` path lint may not open -> its rendered line
 
     def place(line: int) -> tuple[str, list[str]] | None:
         source = _source_for(sources, line)
         if source is None:
+            return None
+        if os.path.isabs(source) or outside_roots(sources_root / source, named=False):  # the chart's output names it: never opened under lint
+            outside.setdefault(source, line)
             return None
         if source not in templates:
             templates[source] = _template_lines(sources_root / source, max_bytes)
@@ -80,6 +84,10 @@ def read_chart(path: str, *, max_bytes: int) -> tuple[list[Launch], list[Note]]:
         else:
             mapped.append(Note(str(sources_root / found[0]), _mapped(note.pos, rendered_lines, found[1]),
                                note.message))
+    for source in outside:  # the launches stay on the chart: their words are helm's output, judged as such
+        mapped.append(Note(path, Pos(1, 1), f"not judged: `# Source: {excerpt(source, 120)}` names a file outside "
+                                            "the repository; it is not opened and the launch is placed on the chart",
+                           notice="H3DL006"))
     return launches, mapped
 
 

@@ -31,6 +31,7 @@ from h3doctor.inputs.launch import (
     shell_commands,
 )
 from h3doctor.located import Pos
+from h3doctor.safeload import OutsideRepository
 from h3doctor.sglang.container_run import is_container_run
 from h3doctor.sglang.launch_forms import read_launch_form
 
@@ -179,6 +180,11 @@ def _container_launch(path: str, words, base: int, lines: Lines, exported: dict[
     pos = lines.pos(base + words[0][1])
     try:
         form = read_launch_form(texts)
+    except OutsideRepository as exc:  # under lint: an --env-file out of the repository, never opened
+        at = next((n for n, t in enumerate(texts) if t == exc.path or t.endswith("=" + exc.path)), 0)
+        notes.append(Note(path, lines.pos(base + words[at][1]), f"{exc.message}; this launch is not judged",
+                          notice="H3DL006"))
+        return None
     except UsageError as exc:
         if any("sglang" in t for t in texts):  # a container that names sglang at all
             notes.append(Note(path, pos, f"not understood ({exc.message}); this launch is not judged"))

@@ -81,6 +81,18 @@ def _repo_root(start: Path) -> Path:
     return start
 
 
+def lint_roots(given: list[str]) -> tuple[str, ...]:
+    """The trees `lint` was given, resolved: a folder itself, a file's (or a glob's) folder. They are
+    "the repository": lint reads nothing outside them (safeload.confined) and writes nothing there."""
+    roots = []
+    for p in given:
+        cut = min((i for i, c in enumerate(p) if c in "*?["), default=None)
+        if cut is not None:
+            p = os.path.dirname(p[:cut]) or "."
+        roots.append(os.path.realpath(p if os.path.isdir(p) else (os.path.dirname(p) or ".")))
+    return tuple(roots)
+
+
 def expand(paths: list[str], *, is_candidate, exclude: tuple[str, ...] = (), exclude_root: Path | None = None,
            force_exclude: bool = False) -> list[str]:
     ignore = _Ignored(exclude, exclude_root or Path.cwd())

@@ -31,6 +31,7 @@ from typing import Any
 from h3doctor.errors import UsageError
 from h3doctor.inputs.launch import Launch, Segment
 from h3doctor.lint.applicability import unsafe_reasons
+from h3doctor.lint.discover import lint_roots
 from h3doctor.lint.session import LintRun, LintSession
 from h3doctor.lint.textedit import LineIndex, edit_words, scalar_spans
 from h3doctor.paths import replace_file
@@ -74,17 +75,6 @@ class Correction:
     argv: list[str]
     unsafe: list[str]
     per_target: dict[str, list[str] | None]  # each target's own correction (None: clean there)
-
-
-def lint_roots(given: list[str]) -> tuple[str, ...]:
-    """The trees `lint` was given, resolved: a folder itself, a file's (or a glob's) folder."""
-    roots = []
-    for p in given:
-        cut = min((i for i, c in enumerate(p) if c in "*?["), default=None)
-        if cut is not None:
-            p = os.path.dirname(p[:cut]) or "."
-        roots.append(os.path.realpath(p if os.path.isdir(p) else (os.path.dirname(p) or ".")))
-    return tuple(roots)
 
 
 def _outside(target: str, roots: tuple[str, ...]) -> bool:

@@ -23,4 +23,10 @@ NOTICES = {
     "H3DL005": ("bad-target", "error",
                 "A target is not a known hardware profile",
                 "Use a built-in profile, <N>x<GPU> for a GPU of `h3doctor profiles`, or a profile file."),
+    "H3DL006": ("outside-repository", "warning",
+                "A file outside the repository was not read",
+                "The input names a file by an absolute path, a `../` path or a link that leaves the trees lint was "
+                "given (a launch's --config, --env-file, a Helm `# Source:` line, a linked input). lint runs on "
+                "other people's pull requests and never opens such a file: what depends on it is not judged. Keep "
+                "the file in the repository, or check the launch on the machine it runs on with `h3doctor check`."),
 }

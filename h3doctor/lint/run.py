@@ -10,7 +10,7 @@ from pathlib import Path
 from h3doctor.errors import ExitCode, UsageError
 from h3doctor.inputs.read import candidate
 from h3doctor.lint import config as lint_config
-from h3doctor.lint.discover import expand
+from h3doctor.lint.discover import expand, lint_roots
 from h3doctor.lint.report import build, rule_meta
 from h3doctor.lint.session import LintRun, LintSession
 from h3doctor.lint.stdin import STDIN, StdinCopy, default_name, read_stdin
@@ -60,18 +60,22 @@ def _lint(paths: list[str], opts: LintOptions, cfg, copy: StdinCopy | None) -> t
                        force_exclude=opts.force_exclude)
         named = {}
 
+    # "the repository": what lint may read (safeload.confined); standard input's text names files
+    # as a script run here would, so its root is the working directory (and the copy itself)
+    roots = lint_roots(paths) if copy is None else (".", copy.path)
+
     def new_session() -> LintSession:
         return LintSession(cfg, cli_targets=opts.targets, rules_dir=opts.rules_dir, sglang_version=opts.sglang_version,
-                           fail_on=opts.fail_on)
+                           fail_on=opts.fail_on, roots=roots)
 
     session = new_session()
     run = session.run(files, named=named)
     before, diff_text, notes, fixed_text = "", None, [], None
     if opts.fix or opts.diff:
-        from h3doctor.lint.fix import fix_files, lint_roots
+        from h3doctor.lint.fix import fix_files
 
         write = opts.fix and not opts.diff and copy is None
-        changes, notes = fix_files(run, session, write=write, roots=lint_roots(paths) if copy is None else (),
+        changes, notes = fix_files(run, session, write=write, roots=roots if copy is None else (),
                                    unsafe_fixes=opts.unsafe_fixes, show_unsafe=opts.diff)
         if copy is not None:
             changes = [replace(c, path=copy.name) for c in changes]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,7 @@ from h3doctor.lint.locate import Locator
 from h3doctor.lint.notices import NOTICES
 from h3doctor.lint.suppress import Suppression, inline_suppressions
 from h3doctor.located import Pos
-from h3doctor.safeload import LoadError
+from h3doctor.safeload import LoadError, OutsideRepository, confined
 from h3doctor.sglang import releases
 from h3doctor.sglang.flagtable import DEFAULT_SGLANG_VERSION, FlagTable, load_flag_table
 
@@ -97,8 +98,10 @@ class LintRun:
 
 class LintSession:
     def __init__(self, config: LintConfig, *, cli_targets: tuple[str, ...] = (), rules_dir: str | None = None,
-                 sglang_version: str | None = None, fail_on: str | None = None) -> None:
+                 sglang_version: str | None = None, fail_on: str | None = None,
+                 roots: tuple[str, ...] | None = None) -> None:
         self.config = config
+        self.roots = roots  # lint reads no file outside them (None: not confined, tests of the session alone)
         self.cli_targets = cli_targets
         self.rules = load_rules(Path(rules_dir) if rules_dir else None)
         self.version = sglang_version or config.sglang_version or DEFAULT_SGLANG_VERSION
@@ -186,8 +189,10 @@ class LintSession:
         (`lint - --stdin-filename NAME`: the text is read from a file of another name)."""
         files: list[FileResult] = []
         records: list[Record] = []
-        for path in paths:
-            files.append(self._lint_file(path, records, (named or {}).get(path, path)))
+        roots = self.roots if self.roots is not None else tuple(dict.fromkeys(map(_tree_of, paths)))
+        with confined(roots, tuple(paths)):
+            for path in paths:
+                files.append(self._lint_file(path, records, (named or {}).get(path, path)))
         # by file, line and column (stable: on one word, sglang's order and then the targets')
         records.sort(key=lambda r: (r.file, r.pos.line, r.pos.col))
         return LintRun(files, records, self.checks, self.fail_on)
@@ -196,14 +201,15 @@ class LintSession:
         override = self.config.override_for(name)
         try:
             found: InputFile = read_input(path, known_fields=self.known_fields, kind=override.kind)
-        except LoadError as exc:
+        except LoadError as exc:  # a linked input that leaves the repository is not opened (H3DL006)
             where, pos = _split_location(exc.location or path)
-            records.append(_notice("H3DL003", f"{exc.message}", where, pos))
+            records.append(_notice("H3DL006" if isinstance(exc, OutsideRepository) else "H3DL003", exc.message,
+                                   where, pos))
             return FileResult(path, None)
         out = FileResult(path, found.kind, list(found.launches), text=found.text)
         first_record = len(records)
         for note in found.notes:
-            records.append(_notice("H3DL002", note.message, note.path, note.pos or Pos(1, 1)))
+            records.append(_notice(note.notice, note.message, note.path, note.pos or Pos(1, 1)))
         inline = inline_suppressions(found.text)
         select = self.config.select + override.select
         ignore = self.config.ignore + override.ignore
@@ -219,6 +225,10 @@ class LintSession:
             for target in targets:
                 try:
                     hw, result = self.check(launch, target, hold)
+                except OutsideRepository as exc:  # the file is not opened: the launch is not judged, on any target
+                    records.append(_notice("H3DL006", exc.message, path, _naming(launch, exc.path),
+                                           launch=launch.label, kind=launch.kind))
+                    break
                 except UsageError as exc:
                     records.append(_notice("H3DL005", f"target {target!r}: {exc.message}", path, launch.pos,
                                            target=target, launch=launch.label, kind=launch.kind))
@@ -325,6 +335,18 @@ def _used_ignores(records: list[Record], launch: Launch) -> set[str]:
                 if ig.matches(rec.rule):
                     used.add(ig.rule)
     return used
+
+
+def _tree_of(path: str) -> str:
+    return path if os.path.isdir(path) else os.path.dirname(path) or "."
+
+
+def _naming(launch: Launch, name: str) -> Pos:
+    """Where the launch names the file `name` (its word, or `--flag=name`); the launch's start otherwise."""
+    for n, word in enumerate(launch.tokens):
+        if (word == name or word.endswith("=" + name)) and n < len(launch.token_pos):
+            return launch.token_pos[n]
+    return launch.pos
 
 
 def _notice(rule: str, message: str, path: str, pos: Pos, **extra: Any) -> Record:

@@ -32,7 +32,7 @@ import shlex
 from h3doctor.digits import is_digits
 from h3doctor.errors import UsageError
 from h3doctor.record import field, record
-from h3doctor.safeload import excerpt, read_bounded
+from h3doctor.safeload import excerpt, read_bounded, refuse_outside
 
 RUNTIMES = ("docker", "podman", "nerdctl")
 ENV_FILE_MAX_BYTES = 1 << 20
@@ -292,7 +292,9 @@ def read_env_file(path: str) -> list[tuple[str, str | None]]:
     a regular file under ENV_FILE_MAX_BYTES (no FIFO: a launch line from elsewhere could name one
     that never ends); anything else is a usage error naming the file, never quoting its content (a
     pasted line may name any file of this machine). Read once per file version and process: the
-    launch form is read many times in one check."""
+    launch form is read many times in one check. Under `lint`, a path outside the repository is
+    refused before anything looks at it (OutsideRepository)."""
+    refuse_outside(path, what="--env-file")
     try:
         info = os.stat(path)
         version = (info.st_mtime_ns, info.st_size, info.st_ino)

@@ -10,7 +10,7 @@ import os
 
 from h3doctor.errors import UsageError
 from h3doctor.record import record
-from h3doctor.safeload import LimitExceeded, excerpt, load_json, read_bounded
+from h3doctor.safeload import LimitExceeded, excerpt, load_json, outside_roots, read_bounded
 
 
 @record(frozen=True)
@@ -85,8 +85,12 @@ MAX_MODEL_INDEX_BYTES = 1 << 20
 
 def _model_index_class(model_path: str) -> str:
     """`_class_name` of a local model_index.json; "" when there is none or it is malformed.
-    One beyond h3doctor's reading limits is a usage error (LimitExceeded): not judged."""
+    One beyond h3doctor's reading limits is a usage error (LimitExceeded): not judged. Under
+    `lint`, a model folder outside the repository is not looked at: the launch is judged by the
+    model's name, as on a CI runner that does not hold the folder (docs/lint.md)."""
     path = os.path.join(model_path, "model_index.json")
+    if outside_roots(path):
+        return ""
     try:
         info = os.stat(path)
     except (OSError, ValueError):

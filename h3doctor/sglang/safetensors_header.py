@@ -16,7 +16,7 @@ from collections import deque
 
 from h3doctor.errors import UsageError
 from h3doctor.record import record
-from h3doctor.safeload import LimitExceeded, excerpt, load_json, open_regular
+from h3doctor.safeload import LimitExceeded, excerpt, load_json, open_regular, outside_roots
 
 TYPE_CHECKING = False  # pathlib is imported only for a local weights path (start-up: record.py)
 if TYPE_CHECKING:
@@ -177,6 +177,9 @@ def checkpoint_formats(path_text: str) -> Checkpoint:
     from pathlib import Path  # with a local weights path only: pathlib stays off the check's path
 
     path = Path(path_text).expanduser()
+    if outside_roots(path_text):  # under lint: not looked at, so its facts are unknown (cannot verify)
+        return Checkpoint(frozenset(), (f"{excerpt(path_text, 160)}: not read, outside the repository",),
+                          "read no header: outside the repository")
     try:
         is_dir, is_file = path.is_dir(), path.suffix == ".safetensors" and os.path.lexists(path)
     except (OSError, ValueError):
