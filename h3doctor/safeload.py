@@ -133,6 +133,17 @@ def excerpt(value: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: max(limit - 3, 1)] + "..."
 
 
+GLIMPSE_WHOLE = 8  # a value read from a file is quoted whole in lint's output only up to this length
+
+
+def glimpse(value: str) -> str:
+    """A value read from a file as lint's output may quote it: whole when short, else its first four
+    characters and its length (a mistyped port holding a token must not reach a SARIF upload whole)."""
+    if len(value) <= GLIMPSE_WHOLE:
+        return repr(value)
+    return f"{excerpt(value[:4], 8)!r}… ({len(value)} characters)"
+
+
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 

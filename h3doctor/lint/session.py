@@ -31,7 +31,7 @@ from h3doctor.lint.locate import Locator
 from h3doctor.lint.notices import NOTICES
 from h3doctor.lint.suppress import Suppression, inline_suppressions
 from h3doctor.located import Pos
-from h3doctor.safeload import LoadError, OutsideRepository, confined
+from h3doctor.safeload import GLIMPSE_WHOLE, LoadError, OutsideRepository, confined, excerpt, glimpse
 from h3doctor.sglang import releases
 from h3doctor.sglang.flagtable import DEFAULT_SGLANG_VERSION, FlagTable, load_flag_table
 
@@ -254,7 +254,7 @@ class LintSession:
                     rid = step.rule.id
                     if _dropped(select, ignore, rid):
                         continue
-                    rec = Record(rid, _severity(step) or step.rule.severity, step.message, path,
+                    rec = Record(rid, _severity(step) or step.rule.severity, glimpsed(step.message, step.evaluation), path,
                                  self.locator.locate_step(step, step.evaluation, launch), target,
                                  hw.description or target, launch.label, launch.kind, step.rule,
                                  found_after_fix=True)
@@ -284,9 +284,36 @@ class LintSession:
 def finding_record(f, ev, path: str, pos: Pos, target: str | None, hardware: str, label: str,
                    kind: str | None) -> Record:
     """One finding of an evaluation as a record, with the release it was judged for (`ev`'s context)."""
-    return Record(f.rule.id, f.severity, f.message, path, pos, target, hardware, label, kind, f.rule, f.cannot_verify,
+    return Record(f.rule.id, f.severity, glimpsed(f.message, ev), path, pos, target, hardware, label, kind, f.rule, f.cannot_verify,
                   cannot_verify_why=f.unknown_why or None, sglang_version=ev.context.get("release.version"),
                   sglang_version_source=ev.context.get("release.source"))
+
+
+def glimpsed(message: str, ev) -> str:
+    """`message` with each value the launch's file gave a flag (on the command line or in its
+    --config file; the model aside) quoted only as a glimpse when it is long: the words of a
+    finding reach CI logs and SARIF uploads, and a value typed where it does not belong may be a
+    secret. Matched in any case (sglang's KeyError quotes a backend name upper-cased)."""
+    values = [v for v in _flag_values(ev) if len(v) > GLIMPSE_WHOLE]
+    if not values or "'" not in message and '"' not in message:
+        return message
+    for value in values:
+        for shown in {repr(value), repr(excerpt(value, 120)), repr(value.upper()), repr(value.lower())}:
+            if shown in message:
+                message = message.replace(shown, glimpse(value))
+    return message
+
+
+def _flag_values(ev) -> list[str]:
+    cmd = ev.cmd
+    model = cmd.provided.get("model_path")
+    out: list[str] = []
+    for word in cmd.args:
+        _flag, eq, value = word.partition("=")
+        out += [value] if word.startswith("-") and eq else [] if word.startswith("-") else [word]
+    if ev.config is not None:
+        out += [v for v in ev.config.values.values() if isinstance(v, str)]
+    return [v for v in out if v != model]
 
 
 def _severity(step) -> str | None:

@@ -1,0 +1,108 @@
+"""lint runs on other people's pull requests (issue 27, items 3, 6 and 10): it reads only the
+repository, shows a value read from a file only as a glimpse, passes nothing silently, uses no
+configuration from above the repository, and never overwrites an edit made while it ran.
+
+Through lint's own entry (`h3doctor.lint.run.lint`, the CLI's) and the format registry: data,
+not Rich's rendering."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from h3doctor.lint.run import LintOptions, lint
+from h3doctor.output.formats import render
+
+TOKEN = "ghp_" + "Zq7" * 12  # 40 characters, a GitHub token's shape
+H3 = "sglang serve --model-path MiniMaxAI/MiniMax-H3 --num-gpus 4"
+
+
+def run_lint(root: Path, *paths: str, monkeypatch, **options) -> tuple[int, dict, object]:
+    monkeypatch.chdir(root)
+    code, report, _notes = lint(list(paths) or ["."], LintOptions(targets=("4xH200",), **options))
+    return code, report.data, report
+
+
+def found(data: dict) -> list[tuple[str, str, int, int]]:
+    return [(f["rule"], f["file"], f["line"], f["col"]) for f in data["findings"]]
+
+
+# -- item 3: files outside the linted tree are never read ------------------------------------------
+
+def _outside_config(tmp_path: Path) -> Path:
+    """A config file outside the repository that, if read, makes a distinct finding (H3D951)."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "c.yaml").write_text("port: not-a-port\n")
+    return outside / "c.yaml"
+
+
+@pytest.mark.parametrize("form", ["absolute", "dotdot", "link"])
+def test_a_config_outside_the_repository_is_not_opened_and_is_h3dl006_at_its_word(tmp_path, monkeypatch, form):
+    config = _outside_config(tmp_path)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    if form == "absolute":  # a FIFO: opened, it would be refused as one (a different finding)
+        os.mkfifo(tmp_path / "outside" / "pipe.yaml")
+        named = str(tmp_path / "outside" / "pipe.yaml")
+    elif form == "dotdot":
+        named = "../outside/c.yaml"
+    else:
+        (repo / "in.yaml").symlink_to(config)
+        named = "./in.yaml"
+    (repo / "run.sh").write_text(f"#!/bin/sh\n{H3} --config {named}\n")
+    code, data, _ = run_lint(repo, "run.sh", monkeypatch=monkeypatch)
+    column = len(f"{H3} --config ") + 1
+    assert found(data) == [("H3DL006", "run.sh", 2, column)], found(data)
+    message = data["findings"][0]["message"]
+    assert "outside the repository" in message and "FIFO" not in message
+    assert code == 0 and data["findings"][0]["severity"] == "warning"  # fails under --fail-on warning
+    code, data, _ = run_lint(repo, "run.sh", monkeypatch=monkeypatch, fail_on="warning")
+    assert code == 1
+
+
+def test_an_env_file_outside_the_repository_is_not_opened(tmp_path, monkeypatch):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    os.mkfifo(tmp_path / "env")
+    line = f"docker run --gpus all --env-file {tmp_path / 'env'} lmsysorg/sglang:v0.5.23 {H3}"
+    (repo / "run.sh").write_text(f"#!/bin/sh\n{line}\n")
+    _code, data, _ = run_lint(repo, monkeypatch=monkeypatch)
+    assert found(data) == [("H3DL006", "run.sh", 2, line.index(str(tmp_path / 'env')) + 1)], data["findings"]
+
+
+def test_a_walked_input_linked_out_of_the_repository_is_not_read(tmp_path, monkeypatch):
+    config = tmp_path / "secret.yaml"
+    config.write_text(f"model_path: MiniMaxAI/MiniMax-H3\nport: {TOKEN}\n")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "server.yaml").symlink_to(config)
+    _code, data, report = run_lint(repo, monkeypatch=monkeypatch)
+    assert [f[0] for f in found(data)] == ["H3DL006"]
+    assert all(TOKEN[:8] not in render("lint", name, report) for name in ("text", "json", "sarif", "github"))
+
+
+def test_check_on_the_users_own_machine_still_reads_the_file_named(tmp_path, cli):
+    config = _outside_config(tmp_path)
+    code, out, _err = cli("check", "--profile", "4xH200", "--", *H3.split(), "--config", str(config))
+    assert "H3D951" in {f["rule"] for f in out["findings"]}
+
+
+def test_a_value_read_from_a_file_is_never_quoted_whole_in_any_format(tmp_path, monkeypatch):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "conf.yaml").write_text(f"num_gpus: 4\nport: {TOKEN}\n")
+    (repo / "run.sh").write_text(f"#!/bin/sh\n{H3} --config conf.yaml\n{H3} --attention-backend {TOKEN}\n"
+                                 f"{H3} --port={TOKEN}\n")
+    _code, data, report = run_lint(repo, monkeypatch=monkeypatch)
+    rules = [f[0] for f in found(data)]
+    assert {"H3D951", "H3D304", "H3D010"} <= set(rules), rules  # each value was judged
+    for name in ("text", "sarif", "github"):  # not even upper-cased (sglang's KeyError for a backend)
+        assert TOKEN.upper() not in render("lint", name, report).upper(), name
+    messages = json.dumps([f["message"] for f in data["findings"]])
+    assert TOKEN.upper() not in messages.upper() and messages.count("(40 characters)") == 3
