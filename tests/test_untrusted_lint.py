@@ -42,7 +42,7 @@ def _outside_config(tmp_path: Path) -> Path:
     return outside / "c.yaml"
 
 
-@pytest.mark.parametrize("form", ["absolute", "dotdot", "link"])
+@pytest.mark.parametrize("form", ["absolute", "absolute-inside", "dotdot", "link"])
 def test_a_config_outside_the_repository_is_not_opened_and_is_h3dl006_at_its_word(tmp_path, monkeypatch, form):
     config = _outside_config(tmp_path)
     repo = tmp_path / "repo"
@@ -50,6 +50,9 @@ def test_a_config_outside_the_repository_is_not_opened_and_is_h3dl006_at_its_wor
     if form == "absolute":  # a FIFO: opened, it would be refused as one (a different finding)
         os.mkfifo(tmp_path / "outside" / "pipe.yaml")
         named = str(tmp_path / "outside" / "pipe.yaml")
+    elif form == "absolute-inside":  # names a file of the machine the launch runs on, wherever it is here
+        (repo / "c.yaml").write_text("port: not-a-port\n")
+        named = str(repo / "c.yaml")
     elif form == "dotdot":
         named = "../outside/c.yaml"
     else:
@@ -106,3 +109,38 @@ def test_a_value_read_from_a_file_is_never_quoted_whole_in_any_format(tmp_path, 
         assert TOKEN.upper() not in render("lint", name, report).upper(), name
     messages = json.dumps([f["message"] for f in data["findings"]])
     assert TOKEN.upper() not in messages.upper() and messages.count("(40 characters)") == 3
+
+
+# -- item 6: no silent pass ---------------------------------------------------------------------------
+
+SILENT_FORMS = {
+    "python-options": (f"python3 -u -m sglang.launch_server {H3.split(' ', 2)[2]} --bogus-flag", {"H3D020", "H3D040"}),
+    "computed-program": (f"S=sglang\n$S serve {H3.split(' ', 2)[2]}", {"H3DL002"}),
+    "eval": (f'eval "{H3}"', {"H3DL002"}),
+    "torchrun": (f"torchrun -m sglang.launch_server {H3.split(' ', 2)[2]}", {"H3DL002"}),
+    "torchrun-options": (f"torchrun --nproc-per-node 4 -m sglang.launch_server {H3.split(' ', 2)[2]}", {"H3DL002"}),
+}
+
+
+@pytest.mark.parametrize("form", sorted(SILENT_FORMS))
+def test_a_launch_lint_cannot_read_is_judged_or_noted_never_passed(tmp_path, monkeypatch, form):
+    script, expected = SILENT_FORMS[form]
+    (tmp_path / "run.sh").write_text(f"#!/bin/sh\n{script}\n")
+    _code, data, report = run_lint(tmp_path, monkeypatch=monkeypatch)
+    rules = {f[0] for f in found(data)}
+    assert expected <= rules, rules
+    line = script.count("\n") + 2
+    assert all(f[2] == line for f in found(data)), found(data)
+    shown = next(iter(expected))
+    for name in ("text", "github"):  # visible in every format
+        assert shown in render("lint", name, report), name
+    sarif = json.loads(render("lint", "sarif", report))
+    assert shown in {r["ruleId"] for r in sarif["runs"][0]["results"]}
+    code, _data, _ = run_lint(tmp_path, monkeypatch=monkeypatch, fail_on="warning")
+    assert code == 1
+
+
+def test_a_script_that_only_names_sglang_is_not_noted(tmp_path, monkeypatch):
+    (tmp_path / "run.sh").write_text(f'#!/bin/sh\necho "start it with: {H3}"\npip install sglang\n')
+    code, data, _ = run_lint(tmp_path, monkeypatch=monkeypatch, fail_on="warning")
+    assert code == 0 and data["findings"] == []

@@ -8,6 +8,7 @@ findings can be located to line and column and `lint --fix` can edit the tokens 
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 
@@ -259,8 +260,7 @@ def launch_start(words: list[str]) -> tuple[int, dict[str, str]] | None:
     for i, word in enumerate(words):
         base = word.rsplit("/", 1)[-1]
         is_sglang = base == "sglang" and i + 1 < len(words) and words[i + 1] in ("serve", "generate")
-        is_module = (base.startswith("python") and i + 2 < len(words) and words[i + 1] == "-m"
-                     and words[i + 2] in _LAUNCH_MODULES)
+        is_module = base.startswith("python") and _module_of(words, i + 1) in _LAUNCH_MODULES
         if is_sglang or is_module:
             env: dict[str, str] = {}
             j = i
@@ -273,5 +273,40 @@ def launch_start(words: list[str]) -> tuple[int, dict[str, str]] | None:
     return None
 
 
+def _module_of(words: list[str], i: int) -> str | None:
+    """The MODULE of `python [options] -m MODULE` from words[i] on (`python3 -u -m …`, `-um MODULE`,
+    `-mMODULE`); None when the words do not run a module."""
+    while i < len(words) and words[i].startswith("-") and not words[i].startswith("--"):
+        letters = words[i][1:]
+        if letters[:1] in ("X", "W"):  # -X opt, -W arg, or their value attached
+            i += 1 if letters[1:] else 2
+            continue
+        if "m" in letters:
+            before, _m, after = letters.partition("m")
+            if not before.isalpha() and before:
+                return None
+            return after or (words[i + 1] if i + 1 < len(words) else None)
+        i += 1
+    return None
+
+
 def mentions_sglang(text: str) -> bool:
     return "sglang" in text and ("serve" in text or "generate" in text or "launch_server" in text)
+
+
+_SAYS_ONLY = {"echo", "printf", "pip", "pip3", "which", "type", "hash", "test", "[", "grep", "cat", ":", "true",
+              "false", "export", "unset", "alias", "source", "."}  # name a command without running it
+_UNREAD = re.compile(r"^\$\{?\w+\}?$|^\$\(|^`")  # a program word the shell computes: $S, ${S}, $(…), `…`
+
+
+def unread_launch(words: list[str]) -> str | None:
+    """Why a command the launch reader found no launch in may still start sglang, or None: a word
+    names sglang's launch (`eval "sglang serve …"`, `torchrun -m sglang.launch_server`, `sudo -E
+    sglang serve`), or its program is computed (`$S serve …`). lint notes it, never passes it."""
+    if not words or os.path.basename(words[0]) in _SAYS_ONLY:
+        return None
+    if _UNREAD.match(words[0]) and len(words) > 1 and words[1] in ("serve", "generate"):
+        return f"the program {words[0][:40]!r} is computed when the script runs"
+    if any("sglang" in w for w in words) and mentions_sglang(" ".join(words)):
+        return f"`{os.path.basename(words[0])[:40]} …` starts sglang in a way h3doctor does not read"
+    return None

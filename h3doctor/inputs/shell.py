@@ -29,6 +29,7 @@ from h3doctor.inputs.launch import (
     launch_start,
     mentions_sglang,
     shell_commands,
+    unread_launch,
 )
 from h3doctor.located import Pos
 from h3doctor.safeload import OutsideRepository
@@ -107,6 +108,10 @@ def _read_lf(path: str, text: str, variables: dict[str, str | None] | None) -> t
                 continue
             found = launch_start(texts)
             if found is None:
+                why = unread_launch(texts)
+                if why:  # no silent pass: a command that may start sglang is judged or noted
+                    notes.append(Note(path, lines.pos(base + words[0][1]), f"not understood ({why}); this launch "
+                                                                           "is not judged"))
                 continue
             start, prefix_env = found
             if any(w == SCRIPT_ARGS for w, _s, _e in words[start:]):
@@ -138,11 +143,20 @@ def _commands(path: str, base: int, line: str, lines: Lines, notes: list[Note], 
         try:
             out += [(base + start, words) for words in shell_commands(part, script_args=True, variables=variables)]
         except Unsupported as exc:
-            if mentions_sglang(part):
+            if _may_launch(part):
                 notes.append(Note(path, lines.pos(base + start), f"not understood ({exc}); this launch is not judged"))
-    if len(parts) <= 1 and mentions_sglang(line):
+    if len(parts) <= 1 and _may_launch(line):
         notes.append(Note(path, lines.pos(base), f"not understood ({first}); this launch is not judged"))
     return out
+
+
+_COMPUTED_PROGRAM = re.compile(r"\s*(?:exec\s+)?(?:\$\{?\w+\}?|\$\(|`)\S*\s+(?:serve|generate)\b")
+
+
+def _may_launch(text: str) -> bool:
+    """A command the word splitter cannot read that may start sglang: it names sglang's launch, or
+    its program is computed and its next word is a launch subcommand (`$S serve …`)."""
+    return mentions_sglang(text) or _COMPUTED_PROGRAM.match(text) is not None
 
 
 def _top_level_parts(line: str) -> list[tuple[int, str]]:
