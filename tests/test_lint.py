@@ -358,6 +358,7 @@ def test_configuration_targets_select_ignore_and_overrides(tmp_path):
         """)
     recipe = write(tmp_path, "sub/r.yaml", "command: " + BROKEN.splitlines()[3].split("command: ", 1)[1] + "\n")
     manifest = write(tmp_path, "deploy/k.yaml", K8S)
+    (tmp_path / ".git").mkdir()  # the repository root: discovery goes up to it, never past it
     code, report = lint_json(".", cwd=tmp_path / "sub")  # discovered from the working directory upward
     assert code == 0 and report["summary"]["checks"] == 1  # H3D305 ignored, nothing else on 4xH200
     code, report = lint_json(str(manifest), cwd=tmp_path)

@@ -144,3 +144,52 @@ def test_a_script_that_only_names_sglang_is_not_noted(tmp_path, monkeypatch):
     (tmp_path / "run.sh").write_text(f'#!/bin/sh\necho "start it with: {H3}"\npip install sglang\n')
     code, data, _ = run_lint(tmp_path, monkeypatch=monkeypatch, fail_on="warning")
     assert code == 0 and data["findings"] == []
+
+
+# -- item 6: configuration from outside the repository is not used -------------------------------------
+
+STRICT = "targets: [4xH200]\nfail_on: info\nselect: [H3DL999]\n"  # used, it would leave nothing to fail on
+
+
+def _repo_with_a_launch(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "run.sh").write_text(f"#!/bin/sh\n{H3} --port=bad\n")
+    return repo
+
+
+def _lint_from(repo: Path, monkeypatch) -> tuple[int, dict, list[str]]:
+    monkeypatch.chdir(repo)
+    code, report, notes = lint(["."], LintOptions())
+    return code, report.data, notes
+
+
+def test_a_configuration_above_the_repository_root_is_not_used_and_said(tmp_path, monkeypatch):
+    repo = _repo_with_a_launch(tmp_path)
+    (tmp_path / ".h3doctor.yaml").write_text(STRICT)
+    code, data, notes = _lint_from(repo, monkeypatch)
+    assert [f["rule"] for f in data["findings"]] == ["H3DL004"]  # no target: the parent's was not used
+    assert any("above the repository root" in n and str(tmp_path / ".h3doctor.yaml") in n for n in notes), notes
+    (repo / ".h3doctor.yaml").write_text(STRICT)  # the repository's own is used
+    code, data, notes = _lint_from(repo, monkeypatch)
+    assert data["findings"] == [] and code == 0
+
+
+@pytest.mark.parametrize("how", ["world-writable", "another-user", "link-out"])
+def test_a_configuration_others_control_is_not_used_and_said(tmp_path, monkeypatch, how):
+    repo = _repo_with_a_launch(tmp_path)
+    config = repo / ".h3doctor.yaml"
+    if how == "link-out":
+        (tmp_path / "elsewhere.yaml").write_text(STRICT)
+        config.symlink_to(tmp_path / "elsewhere.yaml")
+    else:
+        config.write_text(STRICT)
+    if how == "world-writable":
+        config.chmod(0o666)
+    elif how == "another-user":
+        if os.geteuid() != 0:
+            pytest.skip("giving a file to another user needs root")
+        os.chown(config, 12345, 12345)
+    code, data, notes = _lint_from(repo, monkeypatch)
+    assert [f["rule"] for f in data["findings"]] == ["H3DL004"], data["findings"]
+    assert any(str(config) in n and "not used" in n for n in notes), notes

@@ -1,11 +1,19 @@
 """Lint configuration: `.h3doctor.yaml` (or `.h3doctor.yml`, or `[tool.h3doctor]` in
-`pyproject.toml`), found from the working directory upward; validated strictly against
-schema/config.schema.json, an error naming the bad key and where it is."""
+`pyproject.toml`), found from the working directory upward to the repository root (the nearest
+directory holding `.git`; the working directory alone when there is none), as ruff stops at the
+project root; validated strictly against schema/config.schema.json, an error naming the bad key
+and where it is.
+
+lint runs on other people's checkouts: a configuration it finds decides what fails, so one above
+the repository root (a shared CI workspace, a parent checkout), one owned by another user or one
+anyone may write is not used, and `discover` says why (the caller prints it on stderr). A
+configuration the user names with `--config` is the user's choice and is used as named."""
 
 from __future__ import annotations
 
 import json
 import os
+import stat
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,15 +71,46 @@ def _relative(path: str, root: Path) -> str | None:
         return None
 
 
-def discover(start: Path | None = None) -> Path | None:
+def discover(start: Path | None = None, skipped: list[str] | None = None) -> Path | None:
+    """The configuration for a run from `start` (the working directory), or None. What was found
+    and not used is appended to `skipped`, with why."""
     here = (start or Path.cwd()).resolve()
-    for directory in (here, *here.parents):
+    chain = (here, *here.parents)
+    root = next((d for d in chain if (d / ".git").exists()), here)
+    for directory in chain[:chain.index(root) + 1]:
         for name in CONFIG_NAMES:
             if (directory / name).is_file():
-                return directory / name
+                return _usable(directory / name, root, skipped)
         pyproject = directory / "pyproject.toml"
-        if pyproject.is_file() and "[tool.h3doctor" in _safe_read(pyproject):
+        if pyproject.is_file() and _usable(pyproject, root, skipped) and "[tool.h3doctor" in _safe_read(pyproject):
             return pyproject
+    for directory in chain[chain.index(root) + 1:]:  # only looked at, to say it is not used
+        for name in CONFIG_NAMES:
+            if (directory / name).is_file() and skipped is not None:
+                skipped.append(f"{directory / name}: not used: above the repository root ({root})")
+    return None
+
+
+def _usable(path: Path, root: Path, skipped: list[str] | None) -> Path | None:
+    """`path` when lint may use it: inside the repository (links resolved), owned by this user
+    (or root), not writable by others."""
+    why = None
+    try:
+        info = os.stat(path)
+        real = path.resolve()
+    except (OSError, RuntimeError):
+        why = "cannot be read"
+    else:
+        if not real.is_relative_to(root):
+            why = f"a link out of the repository ({real})"
+        elif hasattr(os, "getuid") and info.st_uid not in (os.getuid(), 0):
+            why = f"owned by another user (uid {info.st_uid})"
+        elif info.st_mode & stat.S_IWOTH:
+            why = "writable by other users"
+    if why is None:
+        return path
+    if skipped is not None:
+        skipped.append(f"{path}: not used: {why}")
     return None
 
 

@@ -35,7 +35,9 @@ class LintOptions:
 
 
 def lint(paths: list[str], opts: LintOptions = LintOptions()) -> tuple[int, Report, list[str]]:
-    found = None if opts.no_config else (Path(opts.config_path) if opts.config_path else lint_config.discover())
+    skipped: list[str] = []  # configurations found and not used, and why: said on stderr
+    found = None if opts.no_config else (Path(opts.config_path) if opts.config_path
+                                         else lint_config.discover(skipped=skipped))
     cfg = lint_config.load_config(found)
     copy = None
     if STDIN in paths:
@@ -44,7 +46,8 @@ def lint(paths: list[str], opts: LintOptions = LintOptions()) -> tuple[int, Repo
         text = read_stdin()
         copy = StdinCopy(text, opts.stdin_filename or default_name(text))
     try:
-        return _lint(paths, opts, cfg, copy)
+        code, report, notes = _lint(paths, opts, cfg, copy)
+        return code, report, [f"h3doctor lint: configuration {s}" for s in skipped] + notes
     finally:
         if copy is not None:
             copy.close()
