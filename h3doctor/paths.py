@@ -182,14 +182,15 @@ def write_cache_entry(directory: str | Path, name: str, text: str) -> None:
     replace_file(directory, name, text, mode=0o600)
 
 
-def replace_file(directory: str | Path, name: str, text: str, *, mode: int) -> None:
+def replace_file(directory: str | Path, name: str, text: str, *, mode: int, before_rename=None) -> None:
     """A new file (`mode`) in `directory`, renamed over `name`: the rename replaces whatever has
     the name (a file, a link, a FIFO) without opening it, and a reader never sees half a file.
-    OSError propagates; the temporary file is removed."""
-    _write_and_rename(os.fspath(directory), name, text, mode, durable=False)
+    `before_rename()`, when given, runs once the new file is written, right before the rename,
+    and may raise to stop it. OSError propagates; the temporary file is removed."""
+    _write_and_rename(os.fspath(directory), name, text, mode, durable=False, before_rename=before_rename)
 
 
-def _write_and_rename(directory: str, name: str, text: str, mode: int, *, durable: bool) -> None:
+def _write_and_rename(directory: str, name: str, text: str, mode: int, *, durable: bool, before_rename=None) -> None:
     """`text` into a new temporary file in `directory` (`mode`; flushed to disk when `durable`),
     renamed over `name`; the temporary file is removed on any failure."""
     import tempfile
@@ -202,6 +203,8 @@ def _write_and_rename(directory: str, name: str, text: str, mode: int, *, durabl
                 fh.flush()
                 os.fsync(fh.fileno())
         os.chmod(tmp, mode)
+        if before_rename is not None:
+            before_rename()
         os.replace(tmp, os.path.join(directory, name))
     except BaseException:
         try:

@@ -193,3 +193,43 @@ def test_a_configuration_others_control_is_not_used_and_said(tmp_path, monkeypat
     code, data, notes = _lint_from(repo, monkeypatch)
     assert [f["rule"] for f in data["findings"]] == ["H3DL004"], data["findings"]
     assert any(str(config) in n and "not used" in n for n in notes), notes
+
+
+# -- item 10: --fix never overwrites an edit made while it ran -------------------------------------------
+
+BROKEN_RECIPE = ("targets: [4xH200]\ncommand: sglang serve MiniMaxAI/MiniMax-H3 --num-gpus 4 --ulysses-degree 2 "
+                 "--ring-degree 2 --attention-backend sage_attn\n")
+
+
+@pytest.mark.parametrize("edit", ["rewritten-in-place", "replaced-by-another-file"])
+def test_lint_fix_refuses_a_file_that_changed_while_it_ran(tmp_path, monkeypatch, edit):
+    import h3doctor.lint.fix as fix
+
+    recipe = tmp_path / "r.yaml"
+    recipe.write_text(BROKEN_RECIPE)
+    users_edit = BROKEN_RECIPE.replace("sage_attn", "fa")  # what the user saved meanwhile
+    real = fix.replace_file
+
+    def edited_meanwhile(*args, **kwargs):  # between lint's read and its rename
+        if edit == "rewritten-in-place":
+            recipe.write_text(users_edit)
+        else:  # an editor's save: a new file renamed over the name (same text as read, another inode)
+            (tmp_path / "new").write_text(BROKEN_RECIPE)
+            os.replace(tmp_path / "new", recipe)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(fix, "replace_file", edited_meanwhile)
+    monkeypatch.chdir(tmp_path)
+    code, report, _notes = lint(["r.yaml"], LintOptions(fix=True, unsafe_fixes=True))
+    text = render("lint", "text", report)
+    assert "r.yaml: not fixed: the file changed while lint ran" in text
+    assert recipe.read_text() == (users_edit if edit == "rewritten-in-place" else BROKEN_RECIPE)
+    assert code == 1
+
+
+def test_lint_fix_still_writes_a_file_nobody_touched(tmp_path, monkeypatch):
+    recipe = tmp_path / "r.yaml"
+    recipe.write_text(BROKEN_RECIPE)
+    monkeypatch.chdir(tmp_path)
+    lint(["r.yaml"], LintOptions(fix=True, unsafe_fixes=True))
+    assert recipe.read_text() != BROKEN_RECIPE

@@ -35,7 +35,7 @@ from h3doctor.lint.discover import lint_roots
 from h3doctor.lint.session import LintRun, LintSession
 from h3doctor.lint.textedit import LineIndex, edit_words, scalar_spans
 from h3doctor.paths import replace_file
-from h3doctor.safeload import excerpt
+from h3doctor.safeload import excerpt, read_bounded
 from h3doctor.tokendiff import opcodes
 
 MAX_ROUNDS = 4
@@ -81,20 +81,49 @@ def _outside(target: str, roots: tuple[str, ...]) -> bool:
     return not any(os.path.commonpath([target, root]) == root for root in roots)
 
 
-def write_within(path: str, text: str, roots: tuple[str, ...]) -> str | None:
+CHANGED_WHILE_RUNNING = "the file changed while lint ran"
+
+
+class _Changed(Exception):
+    pass
+
+
+def write_within(path: str, text: str, roots: tuple[str, ...], *, read: str | None = None,
+                 identity: tuple[int, int] | None = None) -> str | None:
     """Write the fixed text to `path` by a new file renamed over it in its own folder; through a
-    link only when the link's target lies inside the linted trees. None when written, else why not."""
+    link only when the link's target lies inside the linted trees. With `read` (the text lint read)
+    and `identity` (its device and inode), only while the file is still that file with that text,
+    checked once the new file is written, right before the rename: an edit made while lint ran is
+    never overwritten. None when written, else why not."""
     target = os.path.realpath(path)
     if _outside(target, roots):
         return f"{path} is a link to a file outside the linted tree ({excerpt(target, 120)}); not written"
+
+    def unchanged() -> None:
+        if read is not None and not _still(target, read, identity):
+            raise _Changed
+
     try:
         info = os.stat(target)
         if not stat.S_ISREG(info.st_mode):
             return f"{path} is no longer a regular file; not written"
-        replace_file(Path(target).parent, os.path.basename(target), text, mode=stat.S_IMODE(info.st_mode))
+        replace_file(Path(target).parent, os.path.basename(target), text, mode=stat.S_IMODE(info.st_mode),
+                     before_rename=unchanged)
+    except _Changed:
+        return CHANGED_WHILE_RUNNING
     except OSError as exc:
         return f"{path}: cannot write it ({exc.strerror or type(exc).__name__})"
     return None
+
+
+def _still(target: str, read: str, identity: tuple[int, int] | None) -> bool:
+    """Whether `target` is the file lint read (same device and inode) holding the same text."""
+    try:
+        info = os.stat(target)
+        now = read_bounded(target, max_bytes=max(len(read.encode("utf-8")) * 2, 1 << 16), what="input")
+    except (OSError, UsageError):
+        return False
+    return (identity is None or (info.st_dev, info.st_ino) == identity) and now == read
 
 
 def correct(session: LintSession, launch: Launch, hold: frozenset[str] = frozenset()) -> tuple[Correction | None, str | None]:
@@ -191,7 +220,7 @@ def fix_files(run: LintRun, session: LintSession, *, write: bool, roots: tuple[s
         after = _keep_newlines(f.text, after)
         if after != f.text:
             if write:
-                refused = write_within(f.path, after, roots or lint_roots([f.path]))
+                refused = write_within(f.path, after, roots or lint_roots([f.path]), read=f.text, identity=f.identity)
                 if refused:
                     notes.append(f"{f.path}: not fixed: {refused}")
                     continue

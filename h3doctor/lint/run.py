@@ -74,12 +74,14 @@ def _lint(paths: list[str], opts: LintOptions, cfg, copy: StdinCopy | None) -> t
     session = new_session()
     run = session.run(files, named=named)
     before, diff_text, notes, fixed_text = "", None, [], None
+    overtaken = False  # a fix not written: the file changed while lint ran (exit 1 whatever the findings)
     if opts.fix or opts.diff:
-        from h3doctor.lint.fix import fix_files
+        from h3doctor.lint.fix import CHANGED_WHILE_RUNNING, fix_files
 
         write = opts.fix and not opts.diff and copy is None
         changes, notes = fix_files(run, session, write=write, roots=roots if copy is None else (),
                                    unsafe_fixes=opts.unsafe_fixes, show_unsafe=opts.diff)
+        overtaken = any(n.endswith(CHANGED_WHILE_RUNNING) for n in notes)
         if copy is not None:
             changes = [replace(c, path=copy.name) for c in changes]
             notes = [copy.shown(n) for n in notes]
@@ -98,7 +100,7 @@ def _lint(paths: list[str], opts: LintOptions, cfg, copy: StdinCopy | None) -> t
     if copy is not None:
         _rename(run, copy)
     report = build(run, sglang_version=session.version)
-    code = int(ExitCode.FINDINGS) if run.failing() else int(ExitCode.OK)
+    code = int(ExitCode.FINDINGS) if run.failing() or overtaken else int(ExitCode.OK)
 
     def text(_console, out) -> None:
         from h3doctor.output.lint_text import lines, statistics

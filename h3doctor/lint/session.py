@@ -82,6 +82,7 @@ class FileResult:
     results: list[LaunchResult] = field(default_factory=list)
     text: str = ""
     holds: list[frozenset[str]] = field(default_factory=list)  # per launch: the rules its fixes leave alone
+    identity: tuple[int, int] | None = None  # (device, inode) of the file as read: `--fix` writes only that file
 
 
 @dataclass
@@ -206,7 +207,7 @@ class LintSession:
             records.append(_notice("H3DL006" if isinstance(exc, OutsideRepository) else "H3DL003", exc.message,
                                    where, pos))
             return FileResult(path, None)
-        out = FileResult(path, found.kind, list(found.launches), text=found.text)
+        out = FileResult(path, found.kind, list(found.launches), text=found.text, identity=_identity(path))
         first_record = len(records)
         for note in found.notes:
             records.append(_notice(note.notice, note.message, note.path, note.pos or Pos(1, 1)))
@@ -362,6 +363,16 @@ def _used_ignores(records: list[Record], launch: Launch) -> set[str]:
                 if ig.matches(rec.rule):
                     used.add(ig.rule)
     return used
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    """(device, inode) right after the read; the text read is compared too before a fix is written,
+    so a change between the read and this look is caught as well."""
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return info.st_dev, info.st_ino
 
 
 def _tree_of(path: str) -> str:
