@@ -233,3 +233,23 @@ def test_lint_fix_still_writes_a_file_nobody_touched(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     lint(["r.yaml"], LintOptions(fix=True, unsafe_fixes=True))
     assert recipe.read_text() != BROKEN_RECIPE
+
+
+def test_a_helm_source_line_outside_the_repository_is_not_opened(tmp_path, monkeypatch):
+    chart = tmp_path / "repo" / "h3"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: h3\nversion: 0.1.0\n")
+    os.mkfifo(tmp_path / "deploy.yaml")  # where the chart's output points: opened, it would be refused as a FIFO
+    (chart / ".rendered").write_text(
+        "---\n# Source: ../deploy.yaml\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
+        "    - name: s\n      image: lmsysorg/sglang:v0.5.23\n"
+        f"      command: [{', '.join(H3.split())}]\n")
+    helm = tmp_path / "bin" / "helm"  # stands in for helm: prints the chart's .rendered
+    helm.parent.mkdir()
+    helm.write_text('#!/bin/sh\ncat "$3/.rendered"\n')
+    helm.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{helm.parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    _code, data, _ = run_lint(tmp_path / "repo", "h3/Chart.yaml", monkeypatch=monkeypatch)
+    notes = [f for f in found(data) if f[0] == "H3DL006"]
+    assert notes == [("H3DL006", "h3/Chart.yaml", 1, 1)], found(data)
+    assert "FIFO" not in json.dumps(data["findings"]) and data["summary"]["checks"] >= 1  # the launch is still judged
