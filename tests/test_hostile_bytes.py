@@ -137,8 +137,11 @@ def test_proc_kmsg_is_a_located_error_in_check_lint_and_explain(tmp_path):
     usage_error(run("check", "--profile", "/proc/kmsg", "--", "sglang", "serve", "MiniMaxAI/MiniMax-H3", cwd=tmp_path),
                 "/proc/kmsg", "cannot read")
     usage_error(run("explain", "--log", "/proc/kmsg", cwd=tmp_path), "/proc/kmsg", "cannot read")
-    proc = run("lint", "--format", "json", "k.yaml", cwd=tmp_path)
+    proc = run("lint", "--format", "json", "/proc/kmsg", cwd=tmp_path)  # named: read, and a located error
     assert proc.returncode == 1 and "cannot read" in json.loads(proc.stdout)["findings"][0]["message"]
+    # a link to it from the linted tree leaves the repository: never opened (docs/security.md, lint's confinement)
+    proc = run("lint", "--format", "json", "--fail-on", "warning", "k.yaml", cwd=tmp_path)
+    assert proc.returncode == 1 and json.loads(proc.stdout)["findings"][0]["rule"] == "H3DL006"
 
 
 @pytest.mark.parametrize("command", [["explain", "-"], ["lint", "-"]])
