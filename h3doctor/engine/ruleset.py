@@ -66,6 +66,9 @@ class Rule:
     # who wrote `message`: sglang (its own text, quoted) or h3doctor (where sglang prints nothing
     # that says what is wrong, e.g. a release without the model)
     message_by: str = "sglang"
+    # `check --exec` does not start a launch with this finding unless --allow-unsafe-exec: it is
+    # about what the command runs besides sglang, not about sglang (rules H3D960-H3D963)
+    refuses_exec: bool = False
 
     @property
     def says(self) -> str:
@@ -126,7 +129,7 @@ class Rule:
             "sglang_versions": self.versions, "severity": self.severity,
             "stage": self.stage, "sglang_stage": self.sglang_stage, "families": list(self.families),
             "platforms": list(self.platforms) if self.platforms else None, "message": self.message,
-            "message_by": self.message_by,
+            "message_by": self.message_by, "refuses_exec": self.refuses_exec,
             "why": self.why, "fix": list(self.fix) if self.fix else None, "fix_note": self.fix_note,
             "gives_up": self.gives_up, "alternatives": list(self.alternatives), "examples": list(self.examples),
         }
@@ -254,6 +257,7 @@ def _rule_from(data: dict[str, Any], path: Path | str) -> Rule:
         "releases": tuple(data.get("releases", ())),
         "absent": data["sglang"].get("absent"),
         "message_by": data.get("message_by", "sglang"),
+        "refuses_exec": bool(data.get("refuses_exec", False)),
         "alternatives": tuple(data.get("alternatives", ())),
         "where_by_release": {},
     })
@@ -277,7 +281,7 @@ def _digest(files: list[Path], schema_text: str) -> str:
 # 3: a header line, then the rules (the hash covers the bytes as written); 4: with their lines;
 # 5: each rule's data on a line of its own (`_write_cache`: what the "mentions" search reads as is);
 # 6: the examples in a last line of their own, parsed only for a caller that reads them
-CACHE_FORMAT = 6
+CACHE_FORMAT = 7
 INDEX_FORMAT = 2
 _SCHEMA_FILE = "rule.schema.json"
 # a rule, where or schema file changed less than this long before an index entry would be

@@ -145,6 +145,9 @@ class ContainerRun:
     entrypoint: str | None = None
     env_word_indices: tuple[int, ...] = field(default=())  # where -e/--env values are (for edits)
     entrypoint_at: int | None = None  # tokens[entrypoint_at] holds --entrypoint's value (or is `--entrypoint=V`)
+    # every option the runtime reads, in order, as (name, value): a flag's value is "" or its `=V`
+    # (what the container may do to the host — --privileged, -v /:/host — is judged from these)
+    options: tuple[tuple[str, str], ...] = field(default=())
 
     def environment(self, caller: dict[str, str]) -> dict[str, str]:
         """What the container's command starts with (before the image's own ENV, which h3doctor
@@ -197,9 +200,11 @@ def read_container_run(tokens: list[str], *, env_file_dir: str | None = None) ->
     entrypoint = None
     entrypoint_at = None
     env_host = False
+    options: list[tuple[str, str]] = []
 
     def take(opt: str, value: str, at: int) -> None:
         nonlocal gpus, entrypoint, entrypoint_at, env_host
+        options.append((opt, value))
         if opt in ("-e", "--env"):
             name, eq, val = value.partition("=")
             env.append((name, val if eq else None))
@@ -228,6 +233,7 @@ def read_container_run(tokens: list[str], *, env_file_dir: str | None = None) ->
             if name in flag_opts:
                 if name == "--env-host" and value.lower() not in ("false", "0"):
                     env_host = True
+                options.append((name, value))
                 i += 1
             elif name in value_opts:
                 if not eq:
@@ -244,6 +250,7 @@ def read_container_run(tokens: list[str], *, env_file_dir: str | None = None) ->
         while j < len(tok):
             opt = "-" + tok[j]
             if opt in flag_opts:
+                options.append((opt, ""))
                 j += 1
                 continue
             if opt in value_opts:
@@ -267,7 +274,7 @@ def read_container_run(tokens: list[str], *, env_file_dir: str | None = None) ->
     if gpus is None and cdi:
         gpus = _cdi_grant(cdi)
     return ContainerRun(runtime, tokens[i], i, i + 1, tuple(files + env), env_host, gpus, entrypoint,
-                        tuple(env_indices), entrypoint_at)
+                        tuple(env_indices), entrypoint_at, tuple(options))
 
 
 def _unknown(runtime: str, opt: str) -> UsageError:

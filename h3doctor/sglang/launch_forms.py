@@ -105,6 +105,10 @@ class LaunchForm:
     entrypoint_at: int | None = None
     # a `bash -lc` script's `export NAME="$1"`: NAME's value is the word tokens[index] (a fix edits it there)
     env_value_at: dict[str, int] = field(default_factory=dict)
+    # a container's `bash -lc SCRIPT`: the script's simple commands, and which one is the launch
+    # (the others run too: what they do is judged in engine/derivations/exec_safety.py)
+    script: tuple[tuple[str, ...], ...] = ()
+    script_launch: int | None = None
 
     def program_head(self, tokens: list[str]) -> str:
         """The program's first word (`python3`, `sglang`), wherever it is written."""
@@ -446,7 +450,8 @@ def _script_form(tokens: list[str], run: ContainerRun, sh, where: str, args_at: 
     return LaunchForm(wrapper_len=start, prefix_len=start, entry=form.entry, launcher=form.launcher, env=env,
                       env_cleared=form.env_cleared, env_unset=form.env_unset,
                       env_word_indices=run.env_word_indices, env_insert_at=run.image_index, container=run,
-                      env_as_option=True, env_value_at={k: v for k, v in value_at.items() if k not in form.env})
+                      env_as_option=True, env_value_at={k: v for k, v in value_at.items() if k not in form.env},
+                      script=sh.commands, script_launch=index)
 
 
 def _script_value(name: str, value: str, where: str) -> str:

@@ -24,6 +24,7 @@ from h3doctor.engine.derivations import (  # noqa: F401 - importing a module reg
     checkpoint,
     memory,
     sampling,
+    exec_safety,
 )
 from h3doctor.engine.derivations.registry import declared_paths, run  # noqa: F401 - declared_paths: for rule loading
 
@@ -33,5 +34,6 @@ if TYPE_CHECKING:
 
 
 def derive_all(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
-    """Every derivation's values and `derived.derivation_errors` (rule H3D991): the ones that failed."""
-    return run(r, hw, ctx)
+    """Every derivation's values and `derived.derivation_errors` (rule H3D991): the ones that failed.
+    `r` None (no resolved launch): the values of the derivations that read only the launch's words."""
+    return run(r, hw, ctx, launch_only=r is None)

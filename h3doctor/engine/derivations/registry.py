@@ -34,21 +34,26 @@ class Derivation:
     paths: tuple[str, ...]  # the context paths it may return, `derived.<name>`
     compute: Callable[[Any, Any, dict[str, Any]], dict[str, Any]]
     fallback: Mapping[str, Any] | None = None  # the values a failure leaves; None: its paths stay absent
+    # reads only the launch's words and environment, not the resolved launch: it runs for every
+    # launch, also one whose family is not known or whose resolution failed
+    launch_only: bool = False
 
 
 REGISTRY: list[Derivation] = []
 
 
-def derives(*names: str, fallback: Mapping[str, Any] | None = None) -> Callable:
+def derives(*names: str, fallback: Mapping[str, Any] | None = None, launch_only: bool = False) -> Callable:
     """Register the decorated function as the derivation of `derived.<name>` for each name.
-    `fallback` ({name: value}): what the values are when it raises."""
+    `fallback` ({name: value}): what the values are when it raises. `launch_only`: it reads no
+    resolved value (its `r` may be None), so it runs for every launch."""
     paths = tuple(PREFIX + n for n in names)
     if fallback is not None and not set(fallback) <= set(names):
         raise ValueError(f"fallback names {sorted(set(fallback) - set(names))} are not declared")
     prefixed = None if fallback is None else {PREFIX + k: v for k, v in fallback.items()}
 
     def register(fn: Callable) -> Callable:
-        REGISTRY.append(Derivation(fn.__name__.lstrip("_"), fn.__module__.rsplit(".", 1)[-1], paths, fn, prefixed))
+        REGISTRY.append(Derivation(fn.__name__.lstrip("_"), fn.__module__.rsplit(".", 1)[-1], paths, fn, prefixed,
+                                   launch_only))
         return fn
     return register
 
@@ -61,12 +66,15 @@ def declared_paths() -> frozenset[str]:
 ERRORS = PREFIX + "derivation_errors"  # the failures of one run, as rule H3D991 prints them
 
 
-def run(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
-    """Every derivation's values, in order, and `derived.derivation_errors`: the failures."""
+def run(r: Any, hw: Any, ctx: dict[str, Any], launch_only: bool = False) -> dict[str, Any]:
+    """Every derivation's values, in order, and `derived.derivation_errors`: the failures. With
+    `launch_only` (no resolved launch), the derivations that read only the launch's words."""
     out: dict[str, Any] = {}
     failures: list[str] = []
     seen = dict(ctx)  # what the next derivation reads: the context and every earlier value (one copy per check)
     for derivation in REGISTRY:
+        if launch_only and not derivation.launch_only:
+            continue
         try:
             values = derivation.compute(r, hw, seen)
         except Exception as exc:  # noqa: BLE001 - one derivation's surprise must not hide the others
