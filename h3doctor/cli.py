@@ -98,6 +98,7 @@ def check(
     exec_: Annotated[bool, typer.Option("--exec", help="When no finding reaches --fail-on, replace h3doctor with the command (exit status and signals are sglang's); the report goes to stderr.")] = False,
     apply_fixes: Annotated[bool, typer.Option("--apply-fixes", help="With --exec and findings: launch the corrected command instead (refused when there is none).")] = False,
     force: Annotated[bool, typer.Option("--force", help="With --exec and findings: launch the command as given anyway.")] = False,
+    allow_unsafe_exec: Annotated[bool, typer.Option("--allow-unsafe-exec", help="With --exec: launch even when the command runs more than sglang (a container script's other commands, --privileged, a host-root mount, a PATH of its own: rules H3D960-H3D963), which --exec otherwise refuses.")] = False,
     hook: Annotated[bool, typer.Option("--hook", hidden=True, help="Used by the shell hook (h3doctor init): never launches; exit 0 launch, 1 do not.")] = False,
     argv_out: Annotated[Optional[str], typer.Option("--argv-out", hidden=True, help="With --hook: where an accepted corrected command is written.")] = None,
     argv: Annotated[Optional[List[str]], typer.Argument(help="sglang flags, or `-- sglang serve MODEL [flags]`.")] = None,
@@ -106,7 +107,7 @@ def check(
     from h3doctor.output import json_report as report
     from h3doctor.request import CheckRequest, run
 
-    _check_launch_options(exec_, apply_fixes, force, hook, argv_out)
+    _check_launch_options(exec_, apply_fixes, force, hook, argv_out, allow_unsafe_exec)
     tokens = list(argv or []) + list(ctx.args)
     _refuse_misspelt_option(tokens, ctx, sglang_version)
     request = CheckRequest(
@@ -129,12 +130,15 @@ def check(
     if exec_ or hook:
         from h3doctor.launch.gate import Verdict, exec_launch
         from h3doctor.launch.hook import hook_exit
+        from h3doctor.sglang.launch_forms import program_lookup
 
         verdict = Verdict([f"{f.rule.id} ({f.severity})" for f in report.failing(result, fail_on.value)],
-                          result.corrected_argv, result.fix_status)
+                          result.corrected_argv, result.fix_status,
+                          [f"{f.rule.id} ({f.severity})" for f in result.evaluation.findings if f.rule.refuses_exec])
         if hook:
             raise typer.Exit(hook_exit(verdict, argv_out))
-        raise typer.Exit(exec_launch(verdict, outcome.tokens, outcome.launch_env, apply_fixes=apply_fixes, force=force))
+        raise typer.Exit(exec_launch(verdict, outcome.tokens, outcome.launch_env, apply_fixes=apply_fixes, force=force,
+                                     allow_unsafe=allow_unsafe_exec, program_of=program_lookup))
     raise typer.Exit(int(ExitCode.FINDINGS) if report.exit_failing(result, fail_on.value) else int(ExitCode.OK))
 
 
@@ -166,9 +170,10 @@ def _hook_judge_the_readable_words(request, unreadable: UsageError, fail_on: str
     raise typer.Exit(int(ExitCode.FINDINGS))
 
 
-def _check_launch_options(exec_: bool, apply_fixes: bool, force: bool, hook: bool, argv_out: str | None) -> None:
-    if (apply_fixes or force) and not exec_:
-        raise UsageError("--apply-fixes and --force say what --exec launches: give --exec too")
+def _check_launch_options(exec_: bool, apply_fixes: bool, force: bool, hook: bool, argv_out: str | None,
+                          allow_unsafe: bool = False) -> None:
+    if (apply_fixes or force or allow_unsafe) and not exec_:
+        raise UsageError("--apply-fixes, --force and --allow-unsafe-exec say what --exec launches: give --exec too")
     if apply_fixes and force:
         raise UsageError("give --apply-fixes (launch the corrected command) or --force (launch it as given), not both")
     if hook and exec_:
@@ -496,8 +501,9 @@ def suggest_cmd(
 def _exec(argv: list[str]) -> int:
     """Launch the best suggestion as `check --exec` launches a clean launch (it checked clean)."""
     from h3doctor.launch.gate import Verdict, exec_launch
+    from h3doctor.sglang.launch_forms import program_lookup
 
-    return exec_launch(Verdict([], None, "clean"), list(argv), dict(os.environ))
+    return exec_launch(Verdict([], None, "clean"), list(argv), dict(os.environ), program_of=program_lookup)
 
 
 def main() -> None:

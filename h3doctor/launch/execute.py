@@ -91,6 +91,18 @@ def replace_process(argv: list[str], env: Mapping[str, str]) -> int:
     raise AssertionError("os.execvpe returned")  # pragma: no cover
 
 
+def locate(program: str, search_path: str) -> str | None:
+    """The absolute path of the file exec starts for `program` (a word with a slash is that file;
+    a bare name the first executable of that name on `search_path`, as execvpe looks it up), or
+    None when there is none. Relative PATH entries are taken from the current directory, as exec does."""
+    import shutil
+
+    if "/" in program or (os.altsep and os.altsep in program):
+        return os.path.abspath(program) if os.path.lexists(program) else None
+    found = shutil.which(program, path=search_path)
+    return os.path.abspath(found) if found else None
+
+
 def cannot_start(program: str, search_path: str) -> tuple[int, str] | None:
     """Why a shell would refuse to start `program`, as (exit status, what it says), or None when
     it can start. As bash: a word with a slash is that file (missing: 127 "No such file or

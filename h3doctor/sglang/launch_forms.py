@@ -275,6 +275,20 @@ class _Reader:
         return launcher, sub, self.i + 1
 
 
+def program_lookup(tokens: list[str], base: dict[str, str]) -> tuple[str, str | None] | None:
+    """(the word that names sglang's program, the PATH it is looked up on) for a launch started
+    from an environment `base`: the PATH the `VAR=value` words, `env PATH=…` and `env -i` leave
+    the program (what `check --exec` prints before it runs). None when no word on this machine
+    names it: a container's program is looked up in the image, flags alone name none."""
+    try:
+        form = read_launch_form(tokens)
+    except UsageError:
+        return None
+    if form.container is not None or not form.program_given:
+        return None
+    return form.program_head(tokens), form.environment(base).get("PATH")
+
+
 def _not_a_launch(program: str, sub: str | None) -> UsageError:
     said = f"`{program} {sub}`" if sub else f"`{program}` without a subcommand"
     return UsageError(f"{said} is not a launch: h3doctor checks `serve` and `generate`",

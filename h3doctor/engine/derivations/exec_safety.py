@@ -64,7 +64,8 @@ def _runs_a_program(words: tuple[str, ...]) -> bool:
 
 @derives("exec_script_commands", launch_only=True)
 def script_commands(r, hw, ctx):
-    """The commands of a container's `-c` script other than its sglang launch that run a program."""
+    """The commands of a container's `-c` script other than its sglang launch that run a program,
+    as bash reads them, `; `-separated ("" when none)."""
     form = ctx.get("launch_form")
     others = []
     for k, words in enumerate(getattr(form, "script", ()) or ()):
@@ -75,12 +76,13 @@ def script_commands(r, hw, ctx):
                 others.append(_shown(words))
         elif _runs_a_program(words):
             others.append(_shown(words))
-    return {"derived.exec_script_commands": others}
+    return {"derived.exec_script_commands": "; ".join(others)}
 
 
 @derives("exec_container_privileges", launch_only=True)
 def container_privileges(r, hw, ctx):
-    """The options of `docker|podman|nerdctl run` that lift the container's confinement, as written."""
+    """The options of `docker|podman|nerdctl run` that lift the container's confinement, as written
+    ("" when none)."""
     run = getattr(ctx.get("launch_form"), "container", None)
     found = []
     for name, value in getattr(run, "options", ()) or ():
@@ -92,7 +94,7 @@ def container_privileges(r, hw, ctx):
             found.append(f"--cap-add={value}")
         elif name == "--security-opt" and value.replace(" ", "").lower() in _UNCONFINED:
             found.append(f"--security-opt={value}")
-    return {"derived.exec_container_privileges": [safe_text(f, 200) for f in found]}
+    return {"derived.exec_container_privileges": safe_text(" ".join(found), 400)}
 
 
 def mount_source(name: str, value: str) -> str | None:
@@ -135,14 +137,15 @@ def sensitive(source: str) -> bool:
 
 @derives("exec_host_mounts", launch_only=True)
 def host_mounts(r, hw, ctx):
-    """The host paths the container mounts that hold the host's secrets or control, as written."""
+    """The host paths the container mounts that hold the host's secrets or control, as written
+    ("" when none)."""
     run = getattr(ctx.get("launch_form"), "container", None)
     found = []
     for name, value in getattr(run, "options", ()) or ():
         source = mount_source(name, value)
         if source is not None and sensitive(source):
-            found.append(safe_text(f"{name} {value}", 200))
-    return {"derived.exec_host_mounts": found}
+            found.append(f"{name} {value}")
+    return {"derived.exec_host_mounts": safe_text(", ".join(found), 400)}
 
 
 @derives("exec_input_path", launch_only=True)
