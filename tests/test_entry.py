@@ -53,6 +53,8 @@ def test_a_plain_checks_command_line_takes_the_shortcut(argv, expected):
     ["check", *LAUNCH],  # no --
     ["check", "--hook", "--", *LAUNCH],  # the hook's own (its shortcut answers only "clean")
     ["check", "--fail-on", "warning", "--", *LAUNCH],  # any other option
+    ["check", "--exec", "--allow-unsafe-exec", "--", *LAUNCH],  # what --exec runs is the CLI's to show and judge
+    ["check", "--allow-unsafe-exec", "--profile", "4xH200", "--", *LAUNCH],
     ["check", "--format=json", "--", *LAUNCH],
     ["check", "--format", "--", *LAUNCH],
     ["check", "--profile", "a", "--profile", "b", "--", *LAUNCH],
@@ -77,6 +79,7 @@ def _run(entry: str, args: list[str], tmp_path) -> tuple[int, str, str]:
      "--attention-backend", "sage_attn"],  # a finding with a corrected command
     ["sglang", "serve", "MiniMaxAI/MiniMax-H3", "--no-such-flag"],  # a parse error
     ["sglang", "serve", "--num-gpus", "4"],  # no model: no fix
+    ["PATH=./bin", *LAUNCH],  # a PATH of its own (H3D963, a warning): not clean, so the CLI answers
 ])
 @pytest.mark.parametrize("profile", ["4xH200", "no-such-profile"])
 def test_the_entry_answers_as_the_full_cli(tmp_path, launch, profile):

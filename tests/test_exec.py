@@ -165,6 +165,7 @@ def test_recipe_env_reaches_the_server(stub, tmp_path):
 @pytest.mark.parametrize("args,message", [
     (["--apply-fixes"], "give --exec too"),
     (["--force"], "give --exec too"),
+    (["--allow-unsafe-exec"], "give --exec too"),
     (["--exec", "--apply-fixes", "--force"], "not both"),
     (["--exec", "--hook"], "--hook never launches"),
     (["--argv-out", "f"], "--argv-out is for the shell hook"),
