@@ -163,7 +163,8 @@ def test_the_findings_hold_for_a_launch_h3doctor_does_not_resolve(run_check):
     ("/run/docker.sock", True), ("/root", True), ("/home/alice", True), ("~", True), ("$HOME", True),
     ("${HOME}/.ssh", True), ("/srv/x/.aws/credentials", True), ("$DATA/models", True),
     ("/root/.cache/huggingface", False), ("~/.cache/huggingface", False), ("/models", False), ("/data/hf", False),
-    ("/home/alice/models", False), ("./weights", False),
+    ("/home/alice/models", False), ("./weights", False), ("~bob", True), ("~/", True), ("../../..", True),
+    ("hf-cache", False),
 ])
 def test_which_host_paths_are_sensitive(source, named):
     from h3doctor.engine.derivations.exec_safety import sensitive

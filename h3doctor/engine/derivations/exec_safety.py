@@ -79,13 +79,18 @@ def script_commands(r, hw, ctx):
     return {"derived.exec_script_commands": "; ".join(others)}
 
 
+def _runtime_options(ctx) -> tuple[tuple[str, str], ...]:
+    """The `docker|podman|nerdctl run` options of the launch, as (name, value); none when it is no container's."""
+    run = getattr(ctx.get("launch_form"), "container", None)
+    return getattr(run, "options", ()) or ()
+
+
 @derives("exec_container_privileges", launch_only=True)
 def container_privileges(r, hw, ctx):
     """The options of `docker|podman|nerdctl run` that lift the container's confinement, as written
     ("" when none)."""
-    run = getattr(ctx.get("launch_form"), "container", None)
     found = []
-    for name, value in getattr(run, "options", ()) or ():
+    for name, value in _runtime_options(ctx):
         if name in _PRIVILEGED_FLAGS and value.lower() not in ("false", "0"):
             found.append(name if not value else f"{name}={value}")
         elif name in _HOST_NAMESPACES and value == "host":
@@ -123,10 +128,10 @@ def sensitive(source: str) -> bool:
     parts = [p for p in path.split("/") if p]
     if CREDENTIAL_NAMES.intersection(parts):
         return True
-    if path.startswith(_HOME):
-        return posixpath.normpath(path[1:] or "/") == "/"  # the home folder itself
-    if not path.startswith("/"):
-        return False  # a named volume or the input's own tree
+    if path.startswith(_HOME):  # ~/… is the user's, ~NAME/… another user's: the home folder itself is named
+        return len(parts) == 1 or all(p in (".", "..") for p in parts[1:])
+    if not path.startswith("/"):  # a named volume or the input's own tree; `..` leaves the tree
+        return ".." in parts
     path = posixpath.normpath("/" + path.lstrip("/"))
     if path == "/" or posixpath.dirname(path) in ("/home",) or path == "/root":
         return True
@@ -139,12 +144,8 @@ def sensitive(source: str) -> bool:
 def host_mounts(r, hw, ctx):
     """The host paths the container mounts that hold the host's secrets or control, as written
     ("" when none)."""
-    run = getattr(ctx.get("launch_form"), "container", None)
-    found = []
-    for name, value in getattr(run, "options", ()) or ():
-        source = mount_source(name, value)
-        if source is not None and sensitive(source):
-            found.append(f"{name} {value}")
+    found = [f"{name} {value}" for name, value in _runtime_options(ctx)
+             if (source := mount_source(name, value)) is not None and sensitive(source)]
     return {"derived.exec_host_mounts": safe_text(", ".join(found), 400)}
 
 
