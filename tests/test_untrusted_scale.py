@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import shlex
 import shutil
 import subprocess
 import sys
@@ -314,7 +315,7 @@ def _reports(rules, table):
     for rule in rules:
         for example in rule.examples:
             if "{" not in example["argv"] and example.get("profile"):
-                launches.append((example["argv"].split(), example["profile"]))
+                launches.append((shlex.split(example["argv"]), example["profile"]))
     for argv, profile in launches:
         # through JSON, as the CLI writes it (tuples become arrays)
         yield json.loads(json.dumps(json_report.build(check(argv, load_profile(profile), rules, table, {})), default=str))
