@@ -104,7 +104,7 @@ def check(
     argv: Annotated[Optional[List[str]], typer.Argument(help="sglang flags, or `-- sglang serve MODEL [flags]`.")] = None,
     output_file: Annotated[Optional[str], typer.Option("--output-file", help="Write the report to this file instead of stdout.")] = None,
 ) -> None:
-    from h3doctor.output import json_report as report
+    from h3doctor.output.verdict import failing
     from h3doctor.request import CheckRequest, run
 
     _check_launch_options(exec_, apply_fixes, force, hook, argv_out, allow_unsafe_exec)
@@ -132,14 +132,14 @@ def check(
         from h3doctor.launch.hook import hook_exit
         from h3doctor.sglang.launch_forms import program_lookup
 
-        verdict = Verdict([f"{f.rule.id} ({f.severity})" for f in report.failing(result, fail_on.value)],
+        verdict = Verdict([f"{f.rule.id} ({f.severity})" for f in failing(result.evaluation.findings, fail_on.value)],
                           result.corrected_argv, result.fix_status,
                           [f"{f.rule.id} ({f.severity})" for f in result.evaluation.findings if f.rule.refuses_exec])
         if hook:
             raise typer.Exit(hook_exit(verdict, argv_out))
         raise typer.Exit(exec_launch(verdict, outcome.tokens, outcome.launch_env, apply_fixes=apply_fixes, force=force,
                                      allow_unsafe=allow_unsafe_exec, program_of=program_lookup))
-    raise typer.Exit(int(ExitCode.FINDINGS) if report.exit_failing(result, fail_on.value) else int(ExitCode.OK))
+    raise typer.Exit(int(ExitCode.FINDINGS) if failing(result.evaluation.findings, fail_on.value) else int(ExitCode.OK))
 
 
 def _hook_judge_the_readable_words(request, unreadable: UsageError, fail_on: str, format_name: str) -> None:
@@ -148,7 +148,7 @@ def _hook_judge_the_readable_words(request, unreadable: UsageError, fail_on: str
     judged without it, and if they already fail the launch is blocked (exit 1, the report and why the
     file was not read). Only when nothing readable fails does the UsageError stand (exit 2: the hook
     says it could not verify and launches, README "Shell hook")."""
-    from h3doctor.output import json_report as report
+    from h3doctor.output.verdict import failing
     from h3doctor.record import replace
     from h3doctor.request import run
     from h3doctor.sglang.launch_forms import without_config
@@ -160,7 +160,7 @@ def _hook_judge_the_readable_words(request, unreadable: UsageError, fail_on: str
         result = run(replace(request, tokens=readable)).result
     except H3DoctorError:
         return
-    if not report.failing(result, fail_on):
+    if not failing(result.evaluation.findings, fail_on):
         return
     write_report("check", format_name, check_report(result, fail_on, False, None, request.profile, request.rules_dir),
                  sys.stderr, None)

@@ -109,9 +109,9 @@ def check_fast_path(argv: list[str]) -> int | None:
     try:
         from h3doctor.cli_output import check_report, write_report
         from h3doctor.errors import ExitCode
-        from h3doctor.output import json_report
         from h3doctor.output.formats import FORMATS
         from h3doctor.output.streams import Output, OutputError
+        from h3doctor.output.verdict import failing
 
         if format_name not in FORMATS["check"]:
             return None  # the CLI names the formats
@@ -139,7 +139,7 @@ def check_fast_path(argv: list[str]) -> int | None:
             except (OSError, ValueError, AttributeError):
                 pass
             return int(ExitCode.USAGE)
-    return int(ExitCode.FINDINGS) if json_report.exit_failing(result, "error") else int(ExitCode.OK)
+    return int(ExitCode.FINDINGS) if failing(result.evaluation.findings, "error") else int(ExitCode.OK)
 
 
 def _check(words: list[str], profile: str | None):

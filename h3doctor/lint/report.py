@@ -9,7 +9,8 @@ from h3doctor import __version__
 from h3doctor.engine.conditions import render_generic
 from h3doctor.engine.ruleset import Rule
 from h3doctor.lint.notices import NOTICES
-from h3doctor.lint.session import SEVERITY_RANK, LintRun, Record, finding_record
+from h3doctor.lint.session import LintRun, Record, finding_record
+from h3doctor.output.verdict import verdict
 
 LINT_SCHEMA_VERSION = 1
 
@@ -75,8 +76,7 @@ def build(run: LintRun, *, sglang_version: str) -> dict[str, Any]:
                 "results": [{"target": lr.target, "hardware": lr.hardware.description,
                              "sglang_version": lr.result.evaluation.context.get("release.version"),
                              "sglang_version_source": lr.result.evaluation.context.get("release.source"),
-                             "verdict": "fail" if any(SEVERITY_RANK[x.severity] >= SEVERITY_RANK[run.fail_on]
-                                                      for x in lr.result.evaluation.findings) else "pass",
+                             "verdict": verdict(lr.records, run.fail_on),
                              "fix_status": lr.result.fix_status, "corrected_argv": lr.result.corrected_argv,
                              "corrected_command": lr.result.corrected_command} for lr in results],
             })
@@ -87,7 +87,7 @@ def build(run: LintRun, *, sglang_version: str) -> dict[str, Any]:
         "h3doctor_version": __version__,
         "sglang_version": sglang_version,
         "fail_on": run.fail_on,
-        "verdict": "fail" if run.failing() else "pass",
+        "verdict": verdict(run.records, run.fail_on),
         "summary": {
             "files": len(run.files),
             "inputs": sum(1 for f in run.files if f.kind is not None),

@@ -19,7 +19,7 @@ from typing import Any
 from h3doctor.digits import is_digits
 from h3doctor.engine.check import check
 from h3doctor.engine.results import CheckResult
-from h3doctor.engine.ruleset import SEVERITY_RANK, Rule, load_rules
+from h3doctor.engine.ruleset import Rule, load_rules
 from h3doctor.errors import UsageError
 from h3doctor.facts import HardwareFacts
 from h3doctor.host.gpus import ProfileNameError, catalog_profile, find_gpu
@@ -31,6 +31,7 @@ from h3doctor.lint.locate import Locator
 from h3doctor.lint.notices import NOTICES
 from h3doctor.lint.suppress import Suppression, inline_suppressions
 from h3doctor.located import Pos
+from h3doctor.output.verdict import failing
 from h3doctor.safeload import GLIMPSE_WHOLE, LoadError, OutsideRepository, confined, excerpt, glimpse
 from h3doctor.sglang import releases
 from h3doctor.sglang.flagtable import DEFAULT_SGLANG_VERSION, FlagTable, load_flag_table
@@ -72,6 +73,7 @@ class LaunchResult:
     target: str
     hardware: HardwareFacts
     result: CheckResult
+    records: list[Record] = field(default_factory=list)  # its findings' records, suppressions applied
 
 
 @dataclass
@@ -93,8 +95,7 @@ class LintRun:
     fail_on: str
 
     def failing(self) -> list[Record]:
-        bar = SEVERITY_RANK[self.fail_on]
-        return [r for r in self.records if r.suppressed is None and SEVERITY_RANK[r.severity] >= bar]
+        return failing(self.records, self.fail_on)
 
 
 class LintSession:
@@ -234,7 +235,8 @@ class LintSession:
                     records.append(_notice("H3DL005", f"target {target!r}: {exc.message}", path, launch.pos,
                                            target=target, launch=launch.label, kind=launch.kind))
                     continue
-                out.results.append(LaunchResult(launch, target, hw, result))
+                lr = LaunchResult(launch, target, hw, result)
+                out.results.append(lr)
                 ev = result.evaluation
                 for f in ev.findings:
                     rid = f.rule.id
@@ -245,6 +247,7 @@ class LintSession:
                                          launch.kind)
                     _apply_suppressions(rec, launch, inline)
                     records.append(rec)
+                    lr.records.append(rec)
                 # what sglang reports once the first errors are fixed: only while every earlier round
                 # fixed an error (after a fixed warning the command is h3doctor's, not the user's)
                 for n, step in enumerate(result.fix_steps):
@@ -261,6 +264,7 @@ class LintSession:
                                  found_after_fix=True)
                     _apply_suppressions(rec, launch, inline)
                     records.append(rec)
+                    lr.records.append(rec)
             # a finding suppressed where it is located (off the launch's own lines) is held too;
             # the first evaluation does not depend on what is held, only the corrected command does
             extra = {r.rule for r in records[launch_records:] if r.suppressed} - hold

@@ -5,6 +5,7 @@ from __future__ import annotations
 from h3doctor import __version__
 from h3doctor.engine.results import Alternative, CheckResult, Finding, FixStep
 from h3doctor.engine.ruleset import SEVERITY_RANK as _RANK
+from h3doctor.output.verdict import verdict
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
 if TYPE_CHECKING:
@@ -121,7 +122,7 @@ def build(result: CheckResult, fail_on: str = "error") -> dict[str, Any]:
         "family": None if fam is None else {"key": fam.key, "label": fam.label, "config_class": fam.config_class,
                                              "pipeline_class": fam.pipeline_class, "matched_by": ev.family.how},
         "note": None if fam is not None else ev.family.how,
-        "verdict": "fail" if exit_failing(result, fail_on) else "pass",
+        "verdict": verdict(ev.findings, fail_on),
         "findings": [finding_dict(f, changes.get(f.rule.id)) for f in ev.findings],
         "fix_steps": [fix_step_dict(step) for step in result.fix_steps],
         "corrected_argv": result.corrected_argv,
@@ -136,10 +137,3 @@ def build(result: CheckResult, fail_on: str = "error") -> dict[str, Any]:
     }
 
 
-def failing(result: CheckResult, fail_on: str) -> list[Finding]:
-    """The findings at or above the --fail-on severity."""
-    return [f for f in result.evaluation.findings if _RANK[f.severity] >= _RANK[fail_on]]
-
-
-def exit_failing(result: CheckResult, fail_on: str) -> bool:
-    return bool(failing(result, fail_on))
