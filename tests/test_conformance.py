@@ -236,17 +236,25 @@ def test_drift_report_lists_changed_verdicts(tmp_path, capsys):
 FSDP_SUITE = compare.GOLDENS_DIR / f"sglang-{VERSION}-fsdp.jsonl"
 
 
-@pytest.mark.parametrize("goldens,at_least", [(compare.goldens_path(VERSION), 400), (FSDP_SUITE, 40)],
-                         ids=["seeded-cases", "fsdp-suite"])
-def test_effective_configuration_matches_sglang_on_accepted_launches(goldens, at_least):
+# Releases whose recordings hold sglang's resolved configuration per component (0.5.17 has no
+# residency in ServerArgs: its recording holds null there); the older ones' goldens are --count 400
+CONFIGURATION_RELEASES = ("0.5.18", "0.5.19", "0.5.20", "0.5.21", "0.5.22")
+
+
+@pytest.mark.parametrize("version,goldens,at_least",
+                         [(VERSION, compare.goldens_path(VERSION), 400), (VERSION, FSDP_SUITE, 40)]
+                         + [(v, compare.goldens_path(v), 100) for v in CONFIGURATION_RELEASES],
+                         ids=["seeded-cases", "fsdp-suite", *CONFIGURATION_RELEASES])
+def test_effective_configuration_matches_sglang_on_accepted_launches(version, goldens, at_least):
     """For every launch sglang accepted, h3doctor resolves the same configuration: parallel
     layout, attention backends (after the model hook's own defaults), per-component residency
     (auto-tuner, 120 GiB rule, MPS defaults, FSDP), quantization, compile, warmup and config class.
     The FSDP suite (record.py --suite fsdp) covers --use-fsdp-inference x performance mode x GPU
-    count on both sides of the 120 GiB rule."""
+    count on both sides of the 120 GiB rule. Every release at 100%: 0.5.18's own placement (no
+    layerwise DiT offload, every component resident on MPS) comes from its release data."""
     from h3doctor.engine.check import evaluate_launch
 
-    doctor = compare.Doctor(VERSION)
+    doctor = compare.Doctor(version)
     _, records = compare.read_jsonl(goldens)
     mismatches, judged = [], 0
     for rec in records:
@@ -255,7 +263,7 @@ def test_effective_configuration_matches_sglang_on_accepted_launches(goldens, at
         judged += 1
         with compare.case_files(rec.get("files")):
             ev = evaluate_launch(["sglang", "serve", *rec["argv"]], doctor.profile(rec["profile"]), doctor.rules,
-                                 doctor.table, {})
+                                 doctor.table, {}, release=doctor.release)
         a, ctx = ev.effective, ev.context
         ours = {
             "attention_backend": a.get("attention_backend"), "component_attention_backends": a.get("component_attention_backends"),
@@ -317,20 +325,43 @@ def test_boundary_values_agree_with_sglang(version):
     assert rep.first_error_agree == rep.both_reject, compare.format_first_errors(rep, limit=20)
 
 
-PROCESS_GROUPS = compare.GOLDENS_DIR / f"sglang-{VERSION}-process-groups.jsonl"
+def process_groups_path(version: str) -> Path:
+    return compare.GOLDENS_DIR / f"sglang-{version}-process-groups.jsonl"
 
 
-def test_negative_degrees_fail_in_the_workers_as_sglangs_own_process_group_code_does():
+# every release with a process-group recording (record_process_groups.py --sglang-version X)
+PROCESS_GROUP_RELEASES = tuple(v for v in BOUNDARY_RELEASES if process_groups_path(v).exists())
+
+
+def test_every_release_has_a_process_group_recording():
+    assert PROCESS_GROUP_RELEASES == BOUNDARY_RELEASES
+
+
+def test_h3d402s_range_is_the_releases_whose_workers_fail_on_a_negative_degree():
+    """H3D402's `versions` is read off the recordings: the releases in which sglang's own
+    process-group code fails on a layout its launcher accepted."""
+    from h3doctor.engine.ruleset import load_rules
+    from h3doctor.sglang.releases import in_range
+
+    failing = [v for v in PROCESS_GROUP_RELEASES
+               if any(not rec["ranks"][0]["ok"] for rec in compare.read_jsonl(process_groups_path(v))[1])]
+    rule = next(r for r in load_rules() if r.id == "H3D402")
+    assert [v for v in BOUNDARY_RELEASES if in_range(v, rule.versions)] == failing
+    assert rule.versions == f">={failing[0]},<={failing[-1]}"
+
+
+@pytest.mark.parametrize("version", PROCESS_GROUP_RELEASES)
+def test_negative_degrees_fail_in_the_workers_as_sglangs_own_process_group_code_does(version):
     """tools/conformance/record_process_groups.py ran sglang's own worker process-group set-up
     (4 gloo ranks on CPU) on the layouts sglang's launcher resolved for launches it accepts with a
-    negative degree: h3doctor's worker-stage H3D402 carries rank 0's message, and the positive
-    layout builds (no finding)."""
+    negative degree, release by release: h3doctor's worker-stage H3D402 carries rank 0's message,
+    and the positive layout builds (no finding)."""
     from h3doctor.engine.check import evaluate_launch
 
-    meta, records = compare.read_jsonl(PROCESS_GROUPS)
-    assert meta["sglang_version"] == VERSION and meta["world_size"] == 4
-    launches = {tuple(r["argv"]): r for r in compare.read_jsonl(boundary_path(VERSION))[1]}
-    doctor = compare.Doctor(VERSION)
+    meta, records = compare.read_jsonl(process_groups_path(version))
+    assert meta["sglang_version"] == version and meta["world_size"] == 4
+    launches = {tuple(r["argv"]): r for r in compare.read_jsonl(boundary_path(version))[1]}
+    doctor = compare.Doctor(version)
     failing = 0
     for rec in records:
         launch = launches.get(tuple(rec["argv"]))

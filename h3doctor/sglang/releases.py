@@ -102,6 +102,14 @@ class Release:
         return has_data_parallel(self.table_version)
 
     @functools.cached_property
+    def dit_layerwise_offload_modes(self) -> tuple[str, ...]:
+        return dit_layerwise_offload_modes(self.table_version)
+
+    @functools.cached_property
+    def mps_clears_offload(self) -> bool:
+        return in_range(self.table_version, facts()["mps_clears_offload"]["versions"])
+
+    @functools.cached_property
     def sampling(self) -> dict[str, Any] | None:
         # generated per release: a release newer than every table has no record (None), and
         # generate's request checks then say nothing rather than judge by another release
@@ -313,6 +321,15 @@ def quality_levels(version: str) -> tuple[str, ...]:
 def has_data_parallel(version: str) -> bool:
     """Whether release `version`'s launcher accepts --dp-size above 1 (releases.json)."""
     return in_range(version, facts()["data_parallel"]["versions"])
+
+
+def dit_layerwise_offload_modes(version: str) -> tuple[str, ...]:
+    """The performance modes in which release `version`'s auto policy offloads H3's DiT layerwise
+    (ModelDeploymentConfig.dit_layerwise_offload_modes, releases.json): none up to 0.5.18."""
+    for entry in facts()["dit_layerwise_offload_modes"]:
+        if in_range(version, entry["versions"]):
+            return tuple(entry["modes"])
+    return ()
 
 
 def quality_high_audited(version: str, key: str) -> bool:

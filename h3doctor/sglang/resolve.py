@@ -330,7 +330,7 @@ class Resolver:
             and not self.cache_dit
             and not bool(self.args.get("use_fsdp_inference"))
             and self.res.explicit_mode("transformer") is None
-            and self.args["performance_mode"] in ("auto", "memory")
+            and self.args["performance_mode"] in self.release.dit_layerwise_offload_modes
         ):
             components.insert(0, "dit")
         return components
@@ -493,6 +493,10 @@ class Resolver:
         if any(m not in ("resident", LAYERWISE_OFFLOAD) for m in modes):
             self.events["mps_residency_mode"] = True
         self.args["use_fsdp_inference"] = False
+        if self.release.mps_clears_offload:  # up to 0.5.18 every component is resident on MPS
+            self.args.update(dit_layerwise_offload=False, layerwise_offload_components=None, dit_cpu_offload=False,
+                             text_encoder_cpu_offload=False, image_encoder_cpu_offload=False, vae_cpu_offload=False,
+                             cpu_offload_components=None)
 
     def _layerwise_groups(self) -> None:
         """server_args.py:2022-2090."""

@@ -8,9 +8,10 @@ are recorded as accepted. This tool runs the next step for real: sglang's own
 the launcher resolved) in 4 worker processes on CPU (gloo), and records each rank's exception and
 message. Run it with the Python that has h3doctor installed:
 
-    python tools/conformance/record_process_groups.py --venv $VENV     # sglang 0.5.23's venv (record.py)
+    python tools/conformance/record_process_groups.py --venv $VENV --sglang-version X
 
-writes tests/conformance/sglang-<version>-process-groups.jsonl; tests/test_conformance.py
+with a venv holding torch, REQUIREMENTS and sglang X's wheel installed --no-deps (record.py's venv
+works too); it writes tests/conformance/sglang-X-process-groups.jsonl; tests/test_conformance.py
 compares h3doctor's H3D402 with it. Only the process-group step runs: no model, no GPU.
 """
 
@@ -53,9 +54,66 @@ CASES = [
 ]
 
 
+# What the venv needs beside torch and the sglang wheel (installed --no-deps) for the import of
+# parallel_state and what it imports, with the package __init__s of SKIP_INIT skipped: found by
+# importing it in a venv holding only torch, 0.5.17 to 0.5.23. torch is the CPU build on the local
+# disk (gloo is all this step uses); torchvision is not needed (stub_torchvision).
+REQUIREMENTS = ["numpy", "psutil", "pyzmq", "cloudpickle", "pyyaml", "orjson", "pybase64", "requests", "triton",
+                "packaging", "pillow", "starlette", "msgspec", "pydantic",
+                "apache-tvm-ffi==0.1.11"]  # 0.5.21+: the all-reduce the positive layout builds imports tvm_ffi
+# `sglang/__init__` and (up to 0.5.20) `sglang/multimodal_gen/__init__` import the whole runtime
+# (DiffGenerator, the launcher, the models): none of it is on the process-group path
+SKIP_INIT = {"sglang", "sglang.multimodal_gen"}
+
+
+def skip_package_inits() -> None:
+    """Import the packages of SKIP_INIT as bare packages (their submodules found as usual, their
+    __init__ not run), so parallel_state imports without the runtime it does not call."""
+    import importlib.abc
+    import importlib.machinery
+
+    class _Bare(importlib.abc.Loader):
+        def create_module(self, spec):
+            return None
+
+        def exec_module(self, module):
+            pass
+
+    class _Finder(importlib.abc.MetaPathFinder):
+        def find_spec(self, name, path, target=None):
+            if name not in SKIP_INIT:
+                return None
+            spec = importlib.machinery.PathFinder.find_spec(name, path)
+            if spec is not None and spec.submodule_search_locations:
+                spec.loader = _Bare()
+            return spec
+
+    sys.meta_path.insert(0, _Finder())
+
+
+def stub_torchvision() -> None:
+    """sglang.srt.utils.common imports `torchvision.io.decode_jpeg` at import time (0.5.17+) and
+    calls it only to decode a request's image: without torchvision (PyPI's does not import beside
+    the CPU torch), a stub that refuses to run stands in for it."""
+    import importlib.util
+    import types
+
+    if importlib.util.find_spec("torchvision") is not None:
+        return
+
+    def decode_jpeg(*_args, **_kwargs):
+        raise RuntimeError("torchvision stub (record_process_groups.py): no image decoding here")
+
+    tv, io = types.ModuleType("torchvision"), types.ModuleType("torchvision.io")
+    io.decode_jpeg, tv.io = decode_jpeg, io
+    sys.modules.update({"torchvision": tv, "torchvision.io": io})
+
+
 def rank_main(rank: int, cases: list[dict], out_dir: str) -> None:
     """One worker process: every case's process groups, torn down between cases."""
     os.environ.update(LOCAL_RANK=str(rank), RANK=str(rank), WORLD_SIZE=str(WORLD), MASTER_ADDR="127.0.0.1")
+    skip_package_inits()
+    stub_torchvision()
     import torch.distributed as dist
     from sglang.multimodal_gen.runtime.distributed import parallel_state as ps
 
