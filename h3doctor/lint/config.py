@@ -55,10 +55,10 @@ class LintConfig:
         merged = Override(())
         if rel is None:
             return merged
-        import pathspec
+        from h3doctor.lint.gitignore import GitIgnore
 
         for o in self.overrides:
-            if pathspec.GitIgnoreSpec.from_lines(o.paths).match_file(rel):
+            if GitIgnore(o.paths).match_file(rel):
                 merged = Override(o.paths, o.targets or merged.targets, merged.select + o.select,
                                   merged.ignore + o.ignore, o.kind or merged.kind)
         return merged

@@ -2,7 +2,7 @@
 
 Walking skips hidden directories and what `.gitignore` files (in the walked tree and its parents
 up to the repository root) and the configuration's `exclude` patterns ignore, with gitignore's own
-pattern rules (pathspec). A file named on the command line is always read, unless
+pattern rules (gitignore.py: linear, where pathspec's regexes backtracked). A file named on the command line is always read, unless
 `--force-exclude` (how pre-commit calls lint, naming every staged file): then the configuration's
 `exclude` applies to it too, as ruff's `--force-exclude` does.
 """
@@ -14,15 +14,14 @@ import os
 from pathlib import Path
 
 from h3doctor.errors import UsageError
+from h3doctor.lint.gitignore import GitIgnore
 from h3doctor.safeload import read_bounded_bytes
 
 MAX_GITIGNORE_BYTES = 1 << 20
 
 
 def _spec(lines):
-    import pathspec
-
-    return pathspec.GitIgnoreSpec.from_lines(lines)
+    return GitIgnore(lines)
 
 
 class _Ignored:
