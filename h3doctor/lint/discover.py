@@ -1,6 +1,6 @@
 """The files `lint PATH...` reads: files as named, directories walked, globs expanded.
 
-Walking skips hidden directories and what `.gitignore` files (in the walked tree and its parents
+A glob's `**` goes through real folders only. Walking skips hidden directories and what `.gitignore` files (in the walked tree and its parents
 up to the repository root) and the configuration's `exclude` patterns ignore, with gitignore's own
 pattern rules (gitignore.py: linear, where pathspec's regexes backtracked). A file named on the command line is always read, unless
 `--force-exclude` (how pre-commit calls lint, naming every staged file): then the configuration's
@@ -9,12 +9,12 @@ pattern rules (gitignore.py: linear, where pathspec's regexes backtracked). A fi
 
 from __future__ import annotations
 
-import glob
 import os
 from pathlib import Path
 
 from h3doctor.errors import UsageError
 from h3doctor.lint.gitignore import GitIgnore
+from h3doctor.lint.globwalk import expand_glob
 from h3doctor.safeload import read_bounded_bytes
 
 MAX_GITIGNORE_BYTES = 1 << 20
@@ -106,7 +106,7 @@ def expand(paths: list[str], *, is_candidate, exclude: tuple[str, ...] = (), exc
 
     for given in paths:
         if any(c in given for c in "*?["):
-            matches = sorted(glob.glob(given, recursive=True))
+            matches = expand_glob(given)  # `**` never enters a folder link (glob.glob's does)
             if not matches:
                 raise UsageError(f"no file matches {given!r}")
             for m in matches:
