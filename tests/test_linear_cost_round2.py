@@ -128,3 +128,21 @@ def test_the_bounded_search_finds_what_the_whole_search_finds_on_ordinary_lines(
         whole = logread._COMMAND.search(line)
         bounded = logread._command(line)
         assert (whole and whole.group("cmd")) == (bounded and bounded.group("cmd")), line
+
+
+# --- lint: the launches judged per file are capped, and the cap is said ----------------------
+
+def test_launches_past_the_per_file_cap_are_not_judged_and_a_located_note_says_so(tmp_path, monkeypatch):
+    from h3doctor.lint import session as lint_session
+    from h3doctor.lint.config import LintConfig
+
+    monkeypatch.setattr(lint_session, "MAX_LAUNCHES_PER_FILE", 3)
+    script = tmp_path / "many.sh"
+    script.write_text("#!/bin/bash\n" + "sglang serve MiniMaxAI/MiniMax-H3 --num-gpus 4 --bogus-flag 1\n" * 5,
+                      encoding="utf-8")
+    run = lint_session.LintSession(LintConfig(root=tmp_path), cli_targets=("4xH200",)).run([str(script)])
+    judged = {r.pos.line for r in run.records if r.rule.startswith("H3D0") or r.rule.startswith("H3D1")}
+    [note] = [r for r in run.records if r.rule == "H3DL010"]
+    assert (note.severity, note.pos.line) == ("warning", 5)  # the 4th launch, on line 5, is the first unjudged
+    assert "past launch 3 of this file (5 launches)" in note.message
+    assert judged and max(judged) <= 4 and len(run.files[0].launches) == 3

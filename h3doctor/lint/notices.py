@@ -29,4 +29,9 @@ NOTICES = {
                 "given (a launch's --config, --env-file, a Helm `# Source:` line, a linked input). lint runs on "
                 "other people's pull requests and never opens such a file: what depends on it is not judged. Keep "
                 "the file in the repository, or check the launch on the machine it runs on with `h3doctor check`."),
+    "H3DL010": ("launches-not-judged", "warning",
+                "Launches past the per-file limit were not judged",
+                "lint judges the first MAX_LAUNCHES_PER_FILE launches of a file (1,000) on every target; a file "
+                "holding more is generated or hostile, and judging each costs time and memory. The rest were not "
+                "judged: split the file, or check them another way."),
 }
