@@ -140,22 +140,33 @@ EXPLAIN = [sys.executable, "-m", "h3doctor", "explain", "--format", "json"]
 LINT = [sys.executable, "-m", "h3doctor", "lint", "--format", "json", "--target", "4xH200"]
 
 
-def _anchors() -> list[str]:
-    """The fixed text (anchor) of every explain pattern, longest first: asked of a child, so this
-    process stays small (a child's peak RSS starts at its parent's)."""
-    code = ("import json; from h3doctor.engine.ruleset import load_rules; from h3doctor.explain.patterns import compiled; "
-            "print(json.dumps(sorted({p.anchor for p in compiled(load_rules())}, key=lambda a: (-len(a), a))))")
-    return json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+def _pattern_texts() -> tuple[list[str], dict[str, str]]:
+    """(the fixed text (anchor) of every explain pattern, longest first; each pattern's fixed pieces
+    joined, holes left out, by rule and template): asked of a child, so this process stays small
+    (a child's peak RSS starts at its parent's)."""
+    code = ("import json, re; from h3doctor.engine.ruleset import load_rules; from h3doctor.explain.patterns import compiled; "
+            "ps = compiled(load_rules()); hole = re.compile(r'\\{[^{}]*\\}'); "
+            "print(json.dumps([sorted({p.anchor for p in ps}, key=lambda a: (-len(a), a)), "
+            "{p.rule + ' ' + p.text: ' '.join(hole.sub(' ', p.text).split()) for p in ps}]))")
+    anchors, fixed = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+    return anchors, fixed
+
+
+def _repeated(text: str, size: int = 4096) -> str:
+    return ((text + " ") * (size // (len(text) + 1) + 1))[:size]
 
 
 def round2_cases(tmp: Path) -> dict[str, tuple[list[str], str]]:
     """Issue 27, item 7: the super-linear cases a second review found (explain, check, lint)."""
     out: dict[str, tuple[list[str], str]] = {}
-    every = _anchors()
-    fixed = every[0]
-    line = "Error: " + (fixed + " ") * (4096 // (len(fixed) + 1))
-    out["explain-rule-text-4k"] = ([*EXPLAIN, "--log", _recipe(tmp, "rule-text.log", line + "\n")],
-                                   f"explain: a 4 KB line of one rule's fixed text repeated ({fixed[:30]!r}...)")
+    every, fixed = _pattern_texts()
+    h3d311 = next(text for key, text in fixed.items() if key.startswith("H3D311 {backend:text} needs"))
+    out["explain-rule-text-4k"] = ([*EXPLAIN, "--log", _recipe(tmp, "rule-text.log", "ValueError: " + _repeated(h3d311) + "\n")],
+                                   f"explain: a 4 KB line of H3D311's fixed text repeated ({h3d311[:40]!r}...)")
+    lines = "".join(f"ValueError: {_repeated(text)}\n" for text in fixed.values())
+    out["explain-every-rule-text-4k"] = ([*EXPLAIN, "--log", _recipe(tmp, "every-rule-text.log", lines)],
+                                         f"explain: a 4 KB line of each of the {len(fixed)} patterns' fixed text "
+                                         f"({len(lines) // 1024} KiB)")
     out["explain-assign-63k"] = ([*EXPLAIN, "--log", _recipe(tmp, "assign.log", "a= " * 21_000 + "sglang\n")],
                                  "explain: a 63 KB `a= a= ... sglang` line")
     anchors = " ".join(every)

@@ -40,15 +40,15 @@ def match_errors(errors: list[ErrorLine], patterns: tuple[Pattern, ...]) -> tupl
                 continue
             if pattern.exc_type and error.exc_type and pattern.exc_type != error.exc_type:
                 continue
-            m = pattern.regex.fullmatch(message)
-            exact = m is not None
-            if m is None:
-                m = pattern.regex.search(message)
-            if m is None:
+            values = pattern.find(message, whole=True)
+            exact = values is not None
+            if values is None:
+                values = pattern.find(message, whole=False)
+            if values is None:
                 continue
             captured = {}
-            for i, (name, _) in enumerate(pattern.holes):
-                captured.setdefault(name.rsplit(".", 1)[-1], m.group(f"h{i}"))
+            for (name, _), value in zip(pattern.holes, values):
+                captured.setdefault(name.rsplit(".", 1)[-1], value)
             known = per_rule.get(pattern.rule)
             if known is None or exact and not known.exact:
                 per_rule[pattern.rule] = Match(pattern.rule, exact, pattern.source, pattern.releases, captured,

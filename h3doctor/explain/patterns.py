@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Iterable
 
+from h3doctor.explain.locate import Plan, Work, literal_expression, locate, plan
 from h3doctor.paths import package_dir
 
 # what each hole's type reads as, and a value of that type (the tests render messages with them)
@@ -49,10 +50,20 @@ class Pattern:
     source: str  # "message": the rule's own message; "wording": wordings.json
     text: str  # the template as written (first line), `error: ` and an exception prefix removed
     exc_type: str | None  # the exception type the template names (KeyError: '{...}'), if any
-    regex: re.Pattern[str]
+    expression: str  # the whole template as one regular expression: the tests' reference, never searched with
+    plan: Plan  # the template as chunks placed by their fixed text (locate.py): what explain searches with
     holes: tuple[tuple[str, str], ...]  # (name, type) per group, in order
     anchor: str  # the longest fixed piece, lowercased: a line without it cannot match
     multiline: bool  # the template has more lines than the first
+
+    @property
+    def regex(self) -> re.Pattern[str]:
+        """The template as one regular expression (super-linear on a hostile line: tests only)."""
+        return re.compile(self.expression)
+
+    def find(self, message: str, whole: bool, work: Work | None = None) -> list[str] | None:
+        """Each hole's value where the template fits the message (whole, or the leftmost place in it)."""
+        return locate(self.plan, message, whole, work)
 
     def sample(self) -> str:
         """The message rendered with a typed sample value in each hole."""
@@ -202,24 +213,23 @@ def _from_wording(rule_id: str, template: str, versions: tuple[str, ...]) -> Pat
 
 
 def _pattern(rule_id, versions, source, text, exc_type, pieces, multiline) -> Pattern:
-    parts, holes, fixed, pos = [], [], [], 0
+    parts, holes, fixed, items, pos = [], [], [], [], 0
     for i, (start, end, name, kind) in enumerate(pieces):
-        parts.append(_literal(text[pos:start]))
+        parts.append(literal_expression(text[pos:start]))
         fixed.append(text[pos:start])
+        items.append(("lit", text[pos:start]))
         last = end == len(text)
         body = ".*" if kind == "text" and last else TYPES[kind][0]  # a trailing run of text takes the rest
         parts.append(f"(?P<h{i}>{body})")
+        items.append((kind, TYPES[kind][0]))
         holes.append((name, kind))
         pos = end
-    parts.append(_literal(text[pos:]))
+    parts.append(literal_expression(text[pos:]))
     fixed.append(text[pos:])
+    items.append(("lit", text[pos:]))
     anchor = max((f.strip() for f in fixed), key=len).lower()
-    return Pattern(rule_id, versions, source, text, exc_type, re.compile("".join(parts)), tuple(holes), anchor,
+    return Pattern(rule_id, versions, source, text, exc_type, "".join(parts), plan(items), tuple(holes), anchor,
                    multiline)
-
-
-def _literal(text: str) -> str:
-    return r"\s+".join(re.escape(word) for word in text.split(" ")) if text else ""
 
 
 def _fill(pattern: Pattern, value) -> str:
