@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from h3doctor.digits import is_digits
 from h3doctor.explain.logread import ErrorLine
 from h3doctor.explain.oom import PHASE_RULES, OutOfMemory
-from h3doctor.explain.patterns import Pattern
+from h3doctor.explain.patterns import Pattern, candidates
 
 MAX_MESSAGE_CHARS = 8 * 1024  # sglang's longest messages are under 1 KiB; more is matched cut
 
@@ -31,13 +31,11 @@ def match_errors(errors: list[ErrorLine], patterns: tuple[Pattern, ...]) -> tupl
     """(the matches, merged per rule and captured values; the error lines nothing matched)."""
     found: dict[tuple, Match] = {}
     unmatched: list[ErrorLine] = []
+    holding = candidates(patterns)
     for error in errors:
         message = error.message[:MAX_MESSAGE_CHARS]
-        lowered = message.lower()
         per_rule: dict[str, Match] = {}
-        for pattern in patterns:
-            if pattern.anchor not in lowered:
-                continue
+        for pattern in holding(message.lower()):
             if pattern.exc_type and error.exc_type and pattern.exc_type != error.exc_type:
                 continue
             values = pattern.find(message, whole=True)

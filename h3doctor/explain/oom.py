@@ -47,6 +47,13 @@ class OutOfMemory:
     count: int = 1  # lines reporting it (every rank, the block, the re-raise)
 
 
+def _may_say_oom(line: str) -> bool:
+    """Every wording of _OOM holds `memory` or `oom detected` (no letter of them has a case-insensitive
+    twin outside ASCII): one C-level scan per line, where _OOM's search took ~13 µs on every line."""
+    lowered = line.lower()
+    return "memory" in lowered or "oom detected" in lowered
+
+
 def find(lines: list[str]) -> OutOfMemory | None:
     in_block = False
     block: set[int] = set()
@@ -60,7 +67,7 @@ def find(lines: list[str]) -> OutOfMemory | None:
             if _BLOCK_END in line or not line.strip() and i > 0 and lines[i - 1].strip().startswith("Or,"):
                 in_block = False
             continue
-        if _OOM.search(line) and not line.startswith(" "):
+        if _may_say_oom(line) and _OOM.search(line) and not line.startswith(" "):
             hits.append(i)
     if not hits:
         return None
