@@ -337,15 +337,6 @@ def test_every_release_has_a_process_group_recording():
     assert PROCESS_GROUP_RELEASES == BOUNDARY_RELEASES
 
 
-# The recordings say 0.5.17-0.5.19 fail too; widening H3D402 to them changes h3doctor's nearest
-# command for one golden case per release (g0291), which must first be recorded through each
-# release's sglang (record.py --corrected-only --sglang-version X, the full venv): until then the
-# range stays >=0.5.20 and these fail, as expected (strict: they flag when the range is widened).
-PENDING_WIDENING = pytest.mark.xfail(strict=True, reason="H3D402 not yet widened to 0.5.17-0.5.19: corrected "
-                                     "commands to record first")
-
-
-@PENDING_WIDENING
 def test_h3d402s_range_is_the_releases_whose_workers_fail_on_a_negative_degree():
     """H3D402's `versions` is read off the recordings: the releases in which sglang's own
     process-group code fails on a layout its launcher accepted."""
@@ -359,8 +350,7 @@ def test_h3d402s_range_is_the_releases_whose_workers_fail_on_a_negative_degree()
     assert rule.versions == f">={failing[0]},<={failing[-1]}"
 
 
-@pytest.mark.parametrize("version", [pytest.param(v, marks=PENDING_WIDENING) if v in ("0.5.17", "0.5.18", "0.5.19")
-                                     else v for v in PROCESS_GROUP_RELEASES])
+@pytest.mark.parametrize("version", PROCESS_GROUP_RELEASES)
 def test_negative_degrees_fail_in_the_workers_as_sglangs_own_process_group_code_does(version):
     """tools/conformance/record_process_groups.py ran sglang's own worker process-group set-up
     (4 gloo ranks on CPU) on the layouts sglang's launcher resolved for launches it accepts with a
