@@ -219,14 +219,17 @@ def fix_loop(tokens: list[str], hw: HardwareFacts, rules: list[Rule], table: Fla
             # on an A100: the SubBlock capability fix moves the transformer to fa)
             gone = [u for u in unfixable if not any(f.rule.id == u and _needs_fix(f) for f in evaluation.findings)]
             gives_up = [g for g in gives_up if not any(g.startswith(f"{u} has no automatic fix") for u in gone)]
-            return _finish(first, tokens, current, notes, gives_up, [u for u in unfixable if u not in gone], steps)
+            return _finish(first, evaluation, tokens, current, notes, gives_up, [u for u in unfixable if u not in gone], steps)
         target = blocking[0]  # one at a time, in sglang's order, as sglang itself would report them
         from h3doctor.engine.fixes import FixContext, apply_edits  # a clean launch never loads the fixers
         from h3doctor.engine.strategies import STRATEGIES
 
         fx = FixContext(evaluation.cmd, table, evaluation.context, STRATEGIES)
         edits = [e for op in target.rule.fix for e in fx.edits_for(op)]
-        if not edits:  # the fix does not apply to this command (e.g. an unreadable --config file)
+        changed = apply_edits(evaluation.cmd, edits) if edits else current
+        if changed == current:
+            # the fix does not apply to this command (e.g. an unreadable --config file), or it
+            # would set what the command already says: no fix here, never a change that repeats it
             unfixable.append(target.rule.id)
             gives_up.append(f"{target.rule.id} has no automatic fix here: {target.fix_note or 'no flag change fixes this'}")
             continue
@@ -234,7 +237,7 @@ def fix_loop(tokens: list[str], hw: HardwareFacts, rules: list[Rule], table: Fla
             gives_up.append(target.rule.gives_up)
         notes += [n for n in fx.notes if n not in notes]
         gives_up += [g for g in fx.gives_up if g not in gives_up]
-        before, current = current, apply_edits(evaluation.cmd, edits)
+        before, current = current, changed
         spelled_out = frozenset((evaluation.cmd.args[p.start].split("=", 1)[0], p.suggestion)
                                 for p in evaluation.cmd.problems if p.kind == "abbreviation" and p.suggestion)
         steps.append(FixStep(target.rule, target.message, _changes(before, current, spelled_out),
@@ -259,18 +262,22 @@ def _evaluate(tokens, hw, rules, table, env, intent, memo: dict | None, release=
     return evaluation
 
 
-def _finish(first: Evaluation, tokens: list[str], current: list[str], notes: list[str], gives_up: list[str],
-            unfixable: list[str], steps: list[FixStep]) -> CheckResult:
+def _finish(first: Evaluation, last: Evaluation, tokens: list[str], current: list[str], notes: list[str],
+            gives_up: list[str], unfixable: list[str], steps: list[FixStep]) -> CheckResult:
     changed = current != list(tokens)
     if unfixable:
+        # what the nearest launch still fails on, in its rules' words, and by how much memory
+        still = [f"{f.rule.id}: {f.message}" for f in last.findings if f.rule.id in unfixable and f.predicts_failure]
         return CheckResult(first, None, "no-fix", notes, gives_up, nearest_argv=current if changed else None,
-                           unfixable=list(unfixable), fix_steps=steps)
+                           unfixable=list(unfixable), fix_steps=steps, still_fails=still,
+                           shortfall_gib=last.context.get("derived.memory.shortfall_gib") or None)
     return CheckResult(first, current if changed else None, "fixed" if changed else "clean", notes, gives_up,
                        fix_steps=steps)
 
 
 def _needs_fix(f: Finding) -> bool:
-    """Errors always; warnings only when they carry a fix and are not 'cannot verify'."""
+    """Errors always; warnings when they predict a failure (the loop never stops at a launch that
+    will not serve) or carry a fix; never 'cannot verify'."""
     if f.cannot_verify:
         return False
-    return f.severity == "error" or (f.severity == "warning" and f.rule.fix is not None)
+    return f.predicts_failure or (f.severity == "warning" and f.rule.fix is not None)

@@ -38,6 +38,12 @@ class Finding:
         return bool(self.unknown_facts)
 
     @property
+    def predicts_failure(self) -> bool:
+        """This finding says the launch will fail: every error, and a warning of a rule that says so
+        (`predicts_failure: true`); a "cannot verify" finding says only that it cannot tell."""
+        return not self.unknown_facts and (self.severity == "error" or self.rule.predicts_failure)
+
+    @property
     def says(self) -> str:
         """The words in front of the message. A "cannot verify" finding has not happened: sglang's
         text is what it prints if the launch fails there, not what it says of this one."""
@@ -127,6 +133,15 @@ class CheckResult:
     unfixable: list[str] = field(default_factory=list)  # rule IDs no change of flags fixes
     alternatives: list[Alternative] = field(default_factory=list)  # with no-fix: what to choose instead
     fix_steps: list[FixStep] = field(default_factory=list)  # what each fix changed, in order
+    # with no-fix: the failure-predicting findings the nearest launch (else the launch) still has,
+    # "RULE: message", and the GPU memory it lacks by the memory model (None: not a memory shortfall)
+    still_fails: list[str] = field(default_factory=list)
+    shortfall_gib: float | None = None
+
+    @property
+    def fits_nowhere(self) -> bool:
+        """No corrected command fits this hardware: what still fails is short of GPU memory."""
+        return self.fix_status == "no-fix" and self.shortfall_gib is not None and bool(self.still_fails)
 
     @property
     def corrected_command(self) -> str | None:

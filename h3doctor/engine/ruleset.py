@@ -69,6 +69,9 @@ class Rule:
     # `check --exec` does not start a launch with this finding unless --allow-unsafe-exec: it is
     # about what the command runs besides sglang, not about sglang (rules H3D960-H3D963)
     refuses_exec: bool = False
+    # a finding says the launch will fail, whatever its severity (`predicts_failure: true`):
+    # the fix loop goes on past it and no corrected command it fires on is called clean
+    predicts_failure: bool = False
 
     @property
     def says(self) -> str:
@@ -258,6 +261,7 @@ def _rule_from(data: dict[str, Any], path: Path | str) -> Rule:
         "absent": data["sglang"].get("absent"),
         "message_by": data.get("message_by", "sglang"),
         "refuses_exec": bool(data.get("refuses_exec", False)),
+        "predicts_failure": bool(data.get("predicts_failure", False)),
         "alternatives": tuple(data.get("alternatives", ())),
         "where_by_release": {},
     })

@@ -92,8 +92,14 @@ def text_report(result: CheckResult, console: Console, out: TextIO, *, show_conf
         console.print(f"[dim]note: {escape(note)}[/]")
     for item in result.gives_up:
         console.print(f"[yellow]gives up:[/] {escape(item)}")
-    if result.fix_status == "no-fix":
+    if result.fits_nowhere:
+        console.print(f"\n[bold red]No corrected command fits this hardware:[/] the nearest launch is "
+                      f"{result.shortfall_gib} GiB per GPU short (the workspace measured on real runs and its margin); it still fails:")
+        for line in result.still_fails:
+            console.print(f"  {escape(line)}", soft_wrap=True)
+    elif result.fix_status == "no-fix":
         console.print("\n[bold red]No corrected command:[/] no change of flags alone makes this launch pass (see above).")
+    if result.fix_status == "no-fix":
         if result.nearest_argv:  # every word dropped (`check --bogus-opt -- ...`) is no launch to show
             console.print("[bold]Nearest launch[/] (every other finding fixed):")
             out.write(join(result.nearest_argv) + "\n")

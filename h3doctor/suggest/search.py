@@ -168,7 +168,10 @@ class _Run:
         whatever is taken is checked again and must come back clean."""
         argv = self.argv(cand)
         self.out.checked += 1
-        first = result = check(argv, self.hw, self.rules, self.table, self.env, self.intent)
+        # relaxed: the launches kept carry the failure-predicting warnings the report shows (they
+        # are what comes nearest); the fix loop must not set out to correct them away
+        hold = frozenset() if strict else frozenset(r.id for r in self.rules if r.predicts_failure and r.severity == "warning")
+        first = result = check(argv, self.hw, self.rules, self.table, self.env, self.intent, hold=hold)
         gives_up: list[str] = []
         notes: list[str] = []
         if result.fix_status == "fixed":
@@ -181,7 +184,7 @@ class _Run:
             return None
         if argv != self.argv(cand):
             self.out.checked += 1
-            result = check(argv, self.hw, self.rules, self.table, self.env, self.intent)
+            result = check(argv, self.hw, self.rules, self.table, self.env, self.intent, hold=hold)
         final = result.evaluation
         if (result.fix_status != "clean" or any(f.severity == "error" for f in final.findings)
                 or not _fits(final.context, strict) or any(final.context.get(k) != ctx.get(k) for k in _ASKED)):

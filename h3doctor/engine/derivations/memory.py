@@ -72,7 +72,7 @@ def _unmodelled(hw: Any, model: MemoryModel | None, release: str) -> str | None:
          "memory.load_failing_component", "memory.workload", "memory.workload_what",
          "memory.peak_live_gib", "memory.peak_typical_gib", "memory.peak_stage", "memory.warmup_over",
          "memory.warmup_fails_open_over",
-         "memory.likely_over", "memory.headroom_gib", "memory.host_layerwise_gib", "memory.host_spendable_gib",
+         "memory.likely_over", "memory.headroom_gib", "memory.shortfall_gib", "memory.host_layerwise_gib", "memory.host_spendable_gib",
          "memory.host_short", "memory.fix_ops", "memory.fix_why", "memory.unmodelled")
 def memory_budget(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     release, model = r.release.table_version, r.release.memory
@@ -127,15 +127,24 @@ def memory_budget(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
         "derived.memory.likely_over": likely_over,
         "derived.memory.headroom_gib": _round(None if b.capacity_gib is None or b.peak_typical_gib is None
                                               else b.capacity_gib - b.peak_typical_gib),
+        # what the GPU lacks for this launch to clear every memory verdict (the workspace of real
+        # runs plus H3D641's margin): the shortfall "no corrected command fits" names
+        "derived.memory.shortfall_gib": _round(None if b.capacity_gib is None or b.peak_typical_gib is None
+                                               else max(0.0, b.peak_typical_gib + headroom - b.capacity_gib)),
         "derived.memory.host_layerwise_gib": _round(b.host_layerwise_gib),
         "derived.memory.host_spendable_gib": _round(b.host_spendable_gib),
         "derived.memory.host_short": host_short,
         "derived.memory.unmodelled": None,
     }
-    if load_over or warm_over:
+    if load_over or warm_over or likely_over:
         # a component the user placed with --component-residency stays there whatever the
-        # layerwise list says (residency_mode precedence, server_args.py:1893-1935)
-        ops, why = _least_disruptive_fit(a, residency, family, hw, r.env, entry, intent, release, *_placed(r))
+        # layerwise list says (residency_mode precedence, server_args.py:1893-1935). The fix
+        # clears the workspace measured on real runs too where any change does (a fix that only
+        # fits the live need leaves H3D641's "torch.OutOfMemoryError is likely"); else the live need.
+        ops, why = _least_disruptive_fit(a, residency, family, hw, r.env, entry, intent, release, *_placed(r),
+                                         headroom=headroom)
+        if not ops and (load_over or warm_over):
+            ops, why = _least_disruptive_fit(a, residency, family, hw, r.env, entry, intent, release, *_placed(r))
         out["derived.memory.fix_ops"] = ops
         out["derived.memory.fix_why"] = why
     return out
@@ -220,15 +229,19 @@ def _round(v: float | None) -> float | None:
     return None if v is None else round(v, 1)
 
 
-def _fits(b: Budget) -> bool:
+def _fits(b: Budget, headroom: float | None = None) -> bool:
+    """The live need fits; with `headroom`, the peak with the workspace of real runs plus that
+    margin fits too (H3D641's measure)."""
     cap = b.capacity_gib
     if cap is None or b.load_gib is None or b.load_gib > cap:
+        return False
+    if headroom is not None and b.peak_typical_gib is not None and b.peak_typical_gib + headroom > cap:
         return False
     return b.peak_live_gib is None or b.peak_live_gib <= cap
 
 
 def _least_disruptive_fit(a, residency, family, hw, env, entry, intent, release, pinned=frozenset(),
-                          placed=frozenset()) -> tuple[list[dict], str | None]:
+                          placed=frozenset(), headroom: float | None = None) -> tuple[list[dict], str | None]:
     """The first change, least disruptive first, that fits by the model: layerwise offload of the
     biggest resident components (keeping the user's mode), fewer DiT layers held resident,
     `--performance-mode memory`. Empty when none does (the rule then has no fix here).
@@ -251,14 +264,14 @@ def _least_disruptive_fit(a, residency, family, hw, env, entry, intent, release,
             name = _LAYERWISE_NAME[comp]
             if name not in names and "all" not in names:
                 names.append(name)
-            if _fits(trial({}, modes)):
+            if _fits(trial({}, modes), headroom):
                 value = ",".join(names)
                 return ([{"set": {"flag": "--layerwise-offload-components", "value": value}}],
                         f"memory: layerwise offload of {value.replace(',', ', ')} fits by h3doctor's memory model")
         if residency.get("transformer") == "layerwise-offload":
             held = a.get("dit_layerwise_resident_layers") or 0
             for r_new in range(int(held) - 1 if held >= 1 else -1, -1, -1):
-                if _fits(trial({"dit_layerwise_resident_layers": float(r_new)}, residency)):
+                if _fits(trial({"dit_layerwise_resident_layers": float(r_new)}, residency), headroom):
                     return ([{"set": {"flag": "--dit-layerwise-resident-layers", "value": str(r_new)}}],
                             f"memory: {r_new} resident DiT layers fit by h3doctor's memory model")
     if str(a.get("performance_mode")) != "memory":
@@ -266,7 +279,7 @@ def _least_disruptive_fit(a, residency, family, hw, env, entry, intent, release,
         for comp in H3_COMPONENTS[:3]:
             if modes.get(comp) == "resident" and comp not in placed:
                 modes[comp] = "layerwise-offload" if hw.platform == "cuda" else "component-offload"
-        if _fits(trial({"performance_mode": "memory"}, modes)):
+        if _fits(trial({"performance_mode": "memory"}, modes), headroom):
             return ([{"set": {"flag": "--performance-mode", "value": "memory"}}],
                     "memory: --performance-mode memory fits by h3doctor's memory model")
     return [], None
