@@ -1,0 +1,111 @@
+"""A corrected command passes its own check, warnings included (issue 29, item 5).
+
+The fix loop never stops at a launch a rule predicts will fail (`predicts_failure: true`, or any
+error): every corrected command h3doctor prints is checked again here and must come back with no
+error and no failure-predicting finding; where no flag change fits the hardware the result says so
+(no corrected command, the nearest launch, what it still fails and its shortfall). In-process:
+every built-in profile x the README's and the cookbook's launches.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+import pytest
+
+from h3doctor.engine.check import check
+from h3doctor.host.profiles import load_profile
+from h3doctor.output.json_report import build as build_report
+from h3doctor.paths import package_dir
+from h3doctor.suggest.search import cookbook
+
+MODEL = "sglang serve MiniMaxAI/MiniMax-H3"
+# the launches the README shows (its quick start and memory examples), then the cookbook's recipes
+README_LAUNCHES = [
+    "",
+    "--num-gpus 4",
+    "--performance-mode speed",
+    "--num-gpus 4 --ulysses-degree 2 --ring-degree 2 --attention-backend sage_attn",
+    "--num-gpus 4 --performance-mode speed",
+]
+LAUNCHES = README_LAUNCHES + sorted({r["argv"] for r in cookbook() if r["family"] == "h3"})
+PROFILES = sorted(p.name.removesuffix(".json") for p in package_dir("h3doctor.host").joinpath("builtin_profiles").iterdir()
+                  if p.name.endswith(".json"))
+
+
+def _failing(result):
+    return [f.rule.id for f in result.evaluation.findings if f.predicts_failure]
+
+
+def test_the_load_time_oom_on_one_h100_is_corrected_to_a_launch_that_checks_clean(rules, table):
+    hw = load_profile("1xH100")
+    result = check(shlex.split(f"{MODEL} --performance-mode speed"), hw, rules, table, {})
+    assert "H3D540" in _failing(result) and result.fix_status == "fixed"
+    again = check(result.corrected_argv, hw, rules, table, {})
+    assert not _failing(again), [f.message for f in again.evaluation.findings]
+    assert again.fix_status == "clean"
+    # the user's words stay, in their form and order
+    assert result.corrected_argv[:5] == shlex.split(f"{MODEL} --performance-mode speed")
+
+
+def test_a_fix_never_repeats_what_the_command_already_says(rules, table):
+    """The old corrected command (text encoder streamed) left H3D641; its fix must change the
+    launch, not add the flag it has, and the result must pass its own check."""
+    hw = load_profile("1xH100")
+    argv = shlex.split(f"{MODEL} --performance-mode speed --layerwise-offload-components text_encoder")
+    result = check(argv, hw, rules, table, {})
+    assert "H3D641" in _failing(result)
+    assert result.corrected_argv and result.corrected_argv != argv
+    assert result.corrected_argv.count("--layerwise-offload-components") == 1
+    assert not _failing(check(result.corrected_argv, hw, rules, table, {}))
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_every_printed_corrected_command_passes_its_own_check(profile, rules, table):
+    hw = load_profile(profile)
+    for launch in LAUNCHES:
+        result = check(shlex.split(f"{MODEL} {launch}"), hw, rules, table, {})
+        if result.corrected_argv is None:
+            if _failing(result) and result.fix_status == "no-fix" and result.shortfall_gib is not None:
+                assert result.fits_nowhere and result.still_fails
+            continue
+        again = check(result.corrected_argv, hw, rules, table, {})
+        assert not _failing(again), (profile, launch, result.corrected_command,
+                                     [f.message for f in again.evaluation.findings])
+
+
+def test_no_corrected_command_is_labelled_clean_while_it_would_still_fail(rules, table):
+    """One RTX 4070: no placement clears the workspace measured on real runs. The report has no
+    corrected command (the label 'passes every rule' is printed only with one) and says why."""
+    hw = load_profile("1xRTX4070")
+    result = check(shlex.split(MODEL), hw, rules, table, {})
+    report = build_report(result)
+    assert report["corrected_command"] is None and report["fix_status"] == "no-fix"
+    assert report["fits_nowhere"] is True and report["shortfall_gib"] > 0
+    assert any(line.startswith("H3D641: ") for line in report["still_fails"])
+
+
+def _with_rule(rules, rule_id, **changes):
+    from h3doctor.record import replace
+
+    return [replace(r, **changes) if r.id == rule_id else r for r in rules]
+
+
+def test_a_failure_predicting_warning_without_a_fix_leaves_no_corrected_command(rules, table):
+    """The class, not the one rule: a warning whose rule says `predicts_failure: true` blocks the
+    loop's "clean" even when it has no fix (the loop sets it aside as unfixable)."""
+    hw = load_profile("1xH100")
+    argv = shlex.split(f"{MODEL} --performance-mode speed --layerwise-offload-components text_encoder")
+    result = check(argv, hw, _with_rule(rules, "H3D641", fix=None), table, {})
+    assert result.fix_status == "no-fix" and result.corrected_argv is None and "H3D641" in result.unfixable
+
+
+def test_a_fix_that_sets_what_the_command_already_says_is_no_fix(rules, table):
+    """A fix whose edit leaves the command as it is (it sets the value the command has) is "no fix
+    here", never a step that repeats the flag or a loop that does not converge."""
+    hw = load_profile("1xH100")
+    argv = shlex.split(f"{MODEL} --performance-mode speed --layerwise-offload-components text_encoder")
+    same = ({"set": {"flag": "--layerwise-offload-components", "value": "text_encoder"}},)
+    result = check(argv, hw, _with_rule(rules, "H3D641", fix=same), table, {})
+    assert result.fix_status == "no-fix" and "H3D641" in result.unfixable
+    assert not result.fix_steps
