@@ -16,6 +16,8 @@ import sys
 import time
 
 SCENARIOS = {
+    "speed 1xH100 (load OOM, fix loop)": ["--profile", "1xH100", "--", "sglang", "serve", "MiniMaxAI/MiniMax-H3",
+                                          "--performance-mode", "speed"],
     "clean 4xH200": ["--profile", "4xH200", "--", "sglang", "serve", "MiniMaxAI/MiniMax-H3", "--num-gpus", "4"],
     "ring+sage 4xH200 (fix loop)": ["--profile", "4xH200", "--", "sglang", "serve", "MiniMaxAI/MiniMax-H3",
                                     "--num-gpus", "4", "--ulysses-degree", "2", "--ring-degree", "2",
@@ -54,3 +56,4 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
