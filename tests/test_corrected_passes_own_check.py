@@ -4,12 +4,17 @@ The fix loop never stops at a launch a rule predicts will fail (`predicts_failur
 error): every corrected command h3doctor prints is checked again here and must come back with no
 error and no failure-predicting finding; where no flag change fits the hardware the result says so
 (no corrected command, the nearest launch, what it still fails and its shortfall). In-process:
-every built-in profile x the README's and the cookbook's launches.
+every built-in profile x the README's and the cookbook's launches; through the CLI: `explain`'s
+corrected command and the launch `lint --fix` writes.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import shlex
+import subprocess
+import sys
 
 import pytest
 
@@ -109,3 +114,56 @@ def test_a_fix_that_sets_what_the_command_already_says_is_no_fix(rules, table):
     result = check(argv, hw, _with_rule(rules, "H3D641", fix=same), table, {})
     assert result.fix_status == "no-fix" and "H3D641" in result.unfixable
     assert not result.fix_steps
+
+
+# --- the same holds for explain's and lint --fix's corrected commands ---------------------------------
+
+SPEED = f"{MODEL} --performance-mode speed"
+# the corrected command h3doctor printed for it before: it loads, then H3D641 "torch.OutOfMemoryError
+# is likely" (the loop must go past that warning, not stop at it)
+OLD_FIX = f"{SPEED} --layerwise-offload-components text_encoder"
+
+
+def _oom_log(phase_line: str, tried: str) -> str:
+    """An out-of-memory crash as sglang's worker prints it on one H100 (the launch is given after `--`)."""
+    return (f"[12-01 23:41:15] {phase_line}\n"
+            "Traceback (most recent call last):\n"
+            '  File "/opt/venv/lib/python3.11/site-packages/sglang/multimodal_gen/runtime/managers/gpu_worker.py", '
+            "line 97, in init_device_and_model\n"
+            f"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate {tried}. GPU 0 has a total capacity of "
+            "79.11 GiB of which 1.06 GiB is free.\n")
+
+
+def _passes_its_own_check(argv, rules, table):
+    again = check(argv, load_profile("1xH100"), rules, table, {})
+    assert not _failing(again), [f.message for f in again.evaluation.findings]
+    assert again.fix_status == "clean"
+
+
+@pytest.mark.parametrize("launch,log,rule", [
+    (SPEED, _oom_log("Loading required modules:  40%", "2.00 GiB"), "H3D540"),
+    (OLD_FIX, _oom_log("Warmup requests: 0/1 t2va 1344x768", "8.00 GiB"), "H3D640"),
+])
+def test_explains_corrected_command_passes_its_own_check(launch, log, rule, cli, rules, table, tmp_path):
+    path = tmp_path / "server.log"
+    path.write_text(log)
+    code, data, err = cli("explain", "--log", str(path), "--profile", "1xH100", "--format", "json",
+                          "--", *shlex.split(launch))
+    assert code == 0 and rule in {m["rule"] for m in data["matches"]}, err
+    assert data["fix_status"] == "fixed" and data["corrected_argv"]
+    _passes_its_own_check(data["corrected_argv"], rules, table)
+
+
+@pytest.mark.parametrize("launch", [SPEED, OLD_FIX])
+def test_lint_fixs_corrected_launch_passes_its_own_check(launch, rules, table, tmp_path):
+    script = tmp_path / "serve.sh"
+    script.write_text(f"#!/bin/sh\n{launch}\n")
+    # placing less on the GPU is an unsafe fix: lint writes it only when asked to
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("SGLANG_")}, "NO_COLOR": "1"}
+    proc = subprocess.run([sys.executable, "-m", "h3doctor", "lint", "--no-config", "--target", "1xH100", "--fix",
+                           "--unsafe-fixes", "--format", "json", str(script)],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env)
+    fixed = script.read_text().splitlines()[1]
+    assert fixed != launch and fixed.startswith(SPEED), proc.stderr
+    _passes_its_own_check(shlex.split(fixed), rules, table)
+    assert json.loads(proc.stdout)["verdict"] == "pass"  # lint's own second look agrees
