@@ -16,6 +16,7 @@ again and reports it with its usual output and exit codes (tests/test_entry.py h
 
 from __future__ import annotations
 
+import _signal  # signal.py imports enum, functools, collections: ~5 ms before the handler is in place
 import os
 import sys
 
@@ -27,7 +28,42 @@ import sys
 _CHECK_GC_THRESHOLD = 50_000
 
 
+# Ctrl-C and Ctrl-\ end h3doctor quietly with the shell's status for them (130, 131), which the shell
+# hook reads as "did not finish: start nothing" (launch/hook.py). Python's own SIGINT handler raises
+# KeyboardInterrupt wherever the process is, and one raised outside a `try` that expects it (an
+# import of the CLI, the interpreter's exit) printed a traceback of 10-40 lines. So the handler is
+# installed first thing, and raises KeyboardInterrupt only while `main` is inside the `try` that
+# catches it (armed), once: the check's own code unwinds as before (the CLI's --exec, prompt, probe);
+# anywhere else, or a second Ctrl-C, exits at once. Ctrl-\ always exits at once (no core dump).
+_ARMED = [False]
+
+
+def _interrupted(signum: int, _frame: object) -> None:
+    if signum == _signal.SIGINT and _ARMED[0]:
+        _ARMED[0] = False
+        raise KeyboardInterrupt
+    os._exit(128 + signum)
+
+
+def _quiet_interrupts() -> None:
+    for name in ("SIGINT", "SIGQUIT"):
+        number = getattr(_signal, name, None)
+        if number is not None and _signal.getsignal(number) is not _signal.SIG_IGN:  # an ignored one stays so (nohup, &)
+            _signal.signal(number, _interrupted)
+
+
 def main() -> None:
+    _quiet_interrupts()
+    try:
+        _ARMED[0] = True
+        _main()
+    except KeyboardInterrupt:
+        os._exit(130)
+    finally:  # leaving main (SystemExit, the fast exit): the interpreter's exit is not the check's to unwind
+        _ARMED[0] = False
+
+
+def _main() -> None:
     import gc
 
     thresholds = gc.get_threshold()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import pty
 import select
 import shutil
@@ -584,3 +585,49 @@ def test_every_launch_form_check_reads_is_checked_by_the_hook(shell, stub):
     # `time` is the shell's own word: the sglang function it times is what is checked
     assert checked == [[w for w in form if w != "time"] for form in FORMS], proc.stderr
     assert stub.calls() == [], proc.stderr
+
+
+# -- Ctrl-C and Ctrl-\ at any point of the check: the shell's status, never a traceback ------------
+
+# `h3doctor check --hook` as its console script runs it, the terminal's signal delivered to it at the
+# Nth function call (a profile hook counts them) from the moment `main` is entered: right after its
+# first statement puts the handler in place, the imports of the fast path and of the full CLI, the
+# check, the report, the exit. (No Python code can close the window before that statement, nor
+# Python's own start-up: README "Shell hook".)
+SIGNAL_AT_CALL = """import os, sys, _signal
+at, signum, count, installed = int(sys.argv[1]), int(sys.argv[2]), [0], [0]
+def profile(frame, event, arg):
+    count[0] += 1
+    if event == "return" and frame.f_code.co_name == "_quiet_interrupts":
+        installed[0] = count[0]
+    if count[0] == at:
+        sys.setprofile(None)
+        os.kill(os.getpid(), signum)
+import atexit
+atexit.register(lambda: sys.stderr.write(f"INSTALLED={installed[0]} CALLS={count[0]}\\n"))
+sys.argv = ["h3doctor", *sys.argv[3:]]
+from h3doctor.entry import main
+sys.setprofile(profile)
+main()
+"""
+
+
+def _signal_at_call(at: int, signum: int) -> subprocess.CompletedProcess:
+    argv = ["check", "--hook", *PROFILE.split(), "--", "sglang", *FAILING]
+    return subprocess.run([sys.executable, "-c", SIGNAL_AT_CALL, str(at), str(signum), *argv], capture_output=True,
+                          text=True, stdin=subprocess.DEVNULL, timeout=120,
+                          env={k: v for k, v in os.environ.items() if not k.startswith(("SGLANG_", "H3DOCTOR_"))})
+
+
+def test_an_interrupt_anywhere_in_the_check_exits_130_or_131_without_a_traceback():
+    whole = _signal_at_call(0, signal.SIGINT)  # never signalled: how many calls a blocked launch makes
+    assert whole.returncode == 1, whole.stderr
+    installed, calls = (int(n) for n in re.findall(r"INSTALLED=(\d+) CALLS=(\d+)", whole.stderr)[-1])
+    assert 0 < installed <= 20, installed  # the handler is main's first statement, before any import
+    points = sorted({installed + 1, installed + 2, installed + 5, 30, 100,
+                     *(calls * k // 12 for k in range(1, 12)), calls - 1})
+    for signum, status in ((signal.SIGINT, 130), (signal.SIGQUIT, 131)):
+        for at in points if signum == signal.SIGINT else points[::4]:
+            proc = _signal_at_call(at, signum)
+            assert "Traceback" not in proc.stderr and "KeyboardInterrupt" not in proc.stderr, (at, proc.stderr)
+            assert proc.returncode == status, (signum, at, calls, proc.returncode, proc.stderr[-2000:])
