@@ -631,3 +631,40 @@ def test_an_interrupt_anywhere_in_the_check_exits_130_or_131_without_a_traceback
             proc = _signal_at_call(at, signum)
             assert "Traceback" not in proc.stderr and "KeyboardInterrupt" not in proc.stderr, (at, proc.stderr)
             assert proc.returncode == status, (signum, at, calls, proc.returncode, proc.stderr[-2000:])
+
+
+def test_sglang_not_installed_is_said_in_one_line_with_the_checks_verdict(shell, stub):
+    (stub.bin / "sglang").unlink()
+    for args, verdict in ((CLEAN, "the check passed, but "), (FAILING, None)):
+        proc = run_hook(shell, stub, args)
+        if verdict is None:  # blocked: nothing to start, sglang or not
+            assert proc.returncode == 1 and "not installed" not in proc.stderr, proc.stderr
+            continue
+        assert proc.returncode == 127, proc.stderr  # a shell's status for a command not found
+        assert proc.stderr.splitlines() == [
+            f"h3doctor: {verdict}sglang is not installed here (no sglang on PATH); nothing was started"], proc.stderr
+
+
+def test_an_accepted_fix_is_shown_and_up_brings_it_back(shell, stub, tmp_path):
+    """In an interactive shell: the corrected command the user accepted is echoed and is the
+    history's newest line, so Up (Ctrl-P) and Enter run it again, not the line that failed."""
+    env = stub.env(H3DOCTOR_HOOK_ARGS=PROFILE, TERM="dumb", HOME=str(tmp_path), PS1="$ ", STUB_EXIT="0")
+    env.pop("EDITOR", None), env.pop("VISUAL", None)  # the emacs keys: Ctrl-P is the previous line
+    corrected = ["serve", *CLEAN[1:], "--ring-degree", "2", "--attention-backend", "fa", "--ulysses-degree", "2"]
+    # fish keeps a history only with its configuration read (--no-config is its private mode): an empty one here
+    env.update(XDG_CONFIG_HOME=str(tmp_path / "config"), XDG_DATA_HOME=str(tmp_path / "data"))
+    term = Terminal(["fish", "-i"] if shell == "fish" else INTERACTIVE[shell], env)
+    try:
+        assert term.run(LOAD[shell], STATUS[shell]) == "0"
+        term.type(("sglang " + " ".join(FAILING) + "\n").encode())
+        term.wait_for(b"[y/N]")
+        term.type(b"y\n")
+        term.wait_for(b"Up recalls it): sglang serve MiniMaxAI/MiniMax-H3 --num-gpus 4")
+        deadline = time.monotonic() + 90
+        while len(stub.calls()) < 1 and time.monotonic() < deadline:  # the corrected command has run
+            time.sleep(0.05)
+        term.type(b"\x10\n")  # Up, Enter
+        assert term.run("true", STATUS[shell]) == "0", term.out.decode(errors="replace")
+        assert [c["argv"] for c in stub.calls()] == [corrected, corrected], term.out.decode(errors="replace")
+    finally:
+        term.close()

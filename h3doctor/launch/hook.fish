@@ -92,7 +92,7 @@ function __h3doctor_check
     set -e argv[1]
     if not command -q h3doctor
         echo "h3doctor failed (not installed: no h3doctor on PATH); launching sglang anyway" >&2
-        command $__h3doctor_prog $argv
+        __h3doctor_launch "" $__h3doctor_prog $argv
         return $status
     end
     set -l __h3doctor_tmp /tmp
@@ -135,10 +135,12 @@ function __h3doctor_check
             if test (count $__h3doctor_argv) -eq 0
                 echo "h3doctor failed (no corrected command to run); launching sglang anyway" >&2
             else if test "$__h3doctor_argv[1]" = "$__h3doctor_prog"
+                __h3doctor_remember $__h3doctor_argv
                 set -e __h3doctor_argv[1]
-                command $__h3doctor_prog $__h3doctor_argv
+                __h3doctor_launch "the corrected command passed" $__h3doctor_prog $__h3doctor_argv
                 return $status
             else
+                __h3doctor_remember $__h3doctor_argv
                 command env -- $__h3doctor_argv
                 return $status
             end
@@ -149,5 +151,40 @@ function __h3doctor_check
             echo "h3doctor failed (exit $__h3doctor_rc); launching sglang anyway" >&2
     end
     test -n "$__h3doctor_file"; and command rm -f -- $__h3doctor_file
-    command $__h3doctor_prog $argv
+    set -l __h3doctor_verdict ""
+    test "$__h3doctor_rc" = 0; and set __h3doctor_verdict "the check passed"
+    __h3doctor_launch "$__h3doctor_verdict" $__h3doctor_prog $argv
+end
+
+# __h3doctor_launch VERDICT PROGRAM ARGS…: start PROGRAM, or say in one line that it is not installed
+# (fish's own words would be a stack through this hook) with a shell's status, 127
+function __h3doctor_launch
+    set -l __h3doctor_verdict $argv[1]
+    set -e argv[1]
+    if not command -q -- $argv[1]
+        set -q __h3doctor_verdict[1]; and test -n "$__h3doctor_verdict"; and set __h3doctor_verdict "$__h3doctor_verdict, but "
+        echo "h3doctor: $__h3doctor_verdict$argv[1] is not installed here (no $argv[1] on PATH); nothing was started" >&2
+        return 127
+    end
+    command $argv
+end
+
+# __h3doctor_remember WORDS…: the corrected command the user accepted, shown and put in fish's history
+# after the line they typed, so Up brings back the command that ran
+function __h3doctor_remember
+    set -l __h3doctor_line (string join -- ' ' (string escape -- $argv))
+    # fish 3.x has no `history append`: the entry goes to the history file in fish's own format (a
+    # backslash and a newline escaped) and `history merge` reads it in; none when history is off
+    set -l __h3doctor_session fish
+    set -q fish_history; and set __h3doctor_session $fish_history
+    if status is-interactive; and test -n "$__h3doctor_session"
+        set -l __h3doctor_data ~/.local/share
+        set -q XDG_DATA_HOME; and test -n "$XDG_DATA_HOME"; and set __h3doctor_data $XDG_DATA_HOME
+        set -l __h3doctor_cmd (string replace -a -- '\\' '\\\\' $__h3doctor_line | string join -- '\\n')
+        command mkdir -p -- $__h3doctor_data/fish 2>/dev/null
+        if printf '%s\n' "- cmd: $__h3doctor_cmd" "  when: "(command date +%s) >>"$__h3doctor_data/fish/$__h3doctor_session"_history 2>/dev/null
+            builtin history merge 2>/dev/null
+        end
+    end
+    echo "h3doctor: running the corrected command (Up recalls it): $__h3doctor_line" >&2
 end

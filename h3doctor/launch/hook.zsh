@@ -55,7 +55,7 @@ function __h3doctor_check {
   shift
   if ! command -v h3doctor >/dev/null 2>&1; then
     print -ru2 -- "h3doctor failed (not installed: no h3doctor on PATH); launching sglang anyway"
-    command "$__h3doctor_prog" "$@"; return
+    __h3doctor_launch "" "$__h3doctor_prog" "$@"; return
   fi
   local __h3doctor_file="" __h3doctor_rc=0 __h3doctor_word __h3doctor_n
   local -a __h3doctor_out __h3doctor_argv __h3doctor_words __h3doctor_names

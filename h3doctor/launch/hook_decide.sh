@@ -19,8 +19,9 @@
         printf '%s\n' "h3doctor failed (no corrected command to run); launching sglang anyway" >&2
       else
         set -- "${__h3doctor_argv[@]}"
+        __h3doctor_remember "$@"
         if [[ "$1" == "$__h3doctor_prog" ]]; then
-          shift; command "$__h3doctor_prog" "$@"; return
+          shift; __h3doctor_launch "the corrected command passed" "$__h3doctor_prog" "$@"; return
         fi
         command env -- "$@"; return
       fi ;;
@@ -30,5 +31,31 @@
     *) printf '%s\n' "h3doctor failed (exit $__h3doctor_rc); launching sglang anyway" >&2 ;;
   esac
   [[ -n "$__h3doctor_file" ]] && command rm -f -- "$__h3doctor_file"
-  command "$__h3doctor_prog" "$@"
+  if [[ "$__h3doctor_rc" == 0 ]]; then __h3doctor_launch "the check passed" "$__h3doctor_prog" "$@"; return; fi
+  __h3doctor_launch "" "$__h3doctor_prog" "$@"
+}
+
+# __h3doctor_launch VERDICT PROGRAM ARGS…: start PROGRAM, or say in one line that it is not installed
+# (the shell's own words would name this function, zsh's its line in it) with a shell's status, 127
+function __h3doctor_launch {
+  [ -n "${ZSH_VERSION-}" ] && emulate -L zsh
+  local __h3doctor_verdict="$1" __h3doctor_found
+  shift
+  if [ -n "${ZSH_VERSION-}" ]; then __h3doctor_found="$(whence -p -- "$1")"; else __h3doctor_found="$(type -P -- "$1")"; fi
+  if [ -z "$__h3doctor_found" ]; then
+    printf '%s\n' "h3doctor: ${__h3doctor_verdict:+$__h3doctor_verdict, but }$1 is not installed here (no $1 on PATH); nothing was started" >&2
+    return 127
+  fi
+  command "$@"
+}
+
+# __h3doctor_remember WORDS…: the corrected command the user accepted, shown and put in the shell's
+# history after the line they typed, so Up brings back the command that ran
+function __h3doctor_remember {
+  [ -n "${ZSH_VERSION-}" ] && emulate -L zsh
+  local __h3doctor_line
+  __h3doctor_line="$(printf '%q ' "$@")"
+  __h3doctor_line="${__h3doctor_line% }"
+  if [ -n "${ZSH_VERSION-}" ]; then print -rs -- "$__h3doctor_line"; else history -s -- "$__h3doctor_line"; fi
+  printf '%s\n' "h3doctor: running the corrected command (Up recalls it): $__h3doctor_line" >&2
 }
