@@ -518,7 +518,8 @@ def main() -> None:
         code = app(standalone_mode=False)
         code = code if isinstance(code, int) else 0
     except H3DoctorError as exc:
-        code = _fail(f"error: {exc}", exc.hint, int(exc.exit_code))
+        blamed = _in_hook_args(exc, exc.hint == _OPTIONS_HINT)
+        code = _fail(*(blamed or (f"error: {exc}", exc.hint)), int(exc.exit_code))
     except typer.Exit as exc:
         code = exc.exit_code
     except KeyboardInterrupt:
@@ -530,8 +531,24 @@ def main() -> None:
     sys.exit(code)
 
 
+def _in_hook_args(exc: Exception, about_options: bool) -> tuple[str, str] | None:
+    """(message, hint) blaming H3DOCTOR_HOOK_ARGS for an error in h3doctor's own options under the
+    shell hook, else None. The hook writes `check --hook [--argv-out FILE]`, that variable's words,
+    `--`, and the launch: an option h3doctor cannot take (`--profle`, `--fail-on warnin`) is the
+    variable's, and the command line the user typed is not to blame."""
+    hook_args = os.environ.get("H3DOCTOR_HOOK_ARGS", "").strip()
+    if not (about_options and hook_args and sys.argv[1:3] == ["check", "--hook"]):
+        return None
+    message = getattr(exc, "format_message", lambda: str(exc))()
+    return (f"error: in H3DOCTOR_HOOK_ARGS ({short(hook_args, 80)}): {message}",
+            "it holds h3doctor check's options, e.g. H3DOCTOR_HOOK_ARGS=\"--profile 4xH200 --fail-on warning\"")
+
+
 def _unexpected(exc: Exception) -> int:
     click_error, abort = _click_exception_types()
+    blamed = _in_hook_args(exc, isinstance(exc, click_error))
+    if blamed:
+        return _fail(*blamed, int(getattr(exc, "exit_code", ExitCode.USAGE) or ExitCode.USAGE))
     if isinstance(exc, click_error):
         try:
             exc.show(file=sys.stderr)

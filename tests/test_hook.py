@@ -668,3 +668,15 @@ def test_an_accepted_fix_is_shown_and_up_brings_it_back(shell, stub, tmp_path):
         assert [c["argv"] for c in stub.calls()] == [corrected, corrected], term.out.decode(errors="replace")
     finally:
         term.close()
+
+
+@pytest.mark.parametrize("hook_args,said", [
+    ("--profle 4xH200", "no such option: --profle; did you mean --profile?"),
+    (f"{PROFILE} --fail-on warnin", "Invalid value for '--fail-on'"),
+])
+def test_a_mistake_in_hook_args_is_blamed_on_the_variable(shell, stub, hook_args, said):
+    proc = run_hook(shell, stub, CLEAN, hook_args=hook_args)
+    [error] = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
+    assert error.startswith(f"error: in H3DOCTOR_HOOK_ARGS ({hook_args}): ") and said in error, proc.stderr
+    assert "before `--`" not in proc.stderr and "Usage:" not in proc.stderr  # not the typed command line's fault
+    assert proc.returncode == 0 and len(stub.calls()) == 1  # h3doctor could not check: sglang starts, as always
