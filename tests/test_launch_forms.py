@@ -34,8 +34,6 @@ KEPT = [
     ("A=1 env B=2 nohup setsid uv run --with x", "sglang serve"),
     ("", ".venv/bin/sglang serve"),
     ("", "/opt/sglang/bin/sglang serve"),
-    ("", "python3.11 -m sglang.multimodal_gen.runtime.entrypoints.cli.main serve"),
-    ("nohup", "python -u -m sglang.multimodal_gen.runtime.entrypoints.cli.main serve"),
 ]
 
 
@@ -69,6 +67,25 @@ def test_model_path_forms_keep_the_program(run_check, program):
     prefix = shlex.split(f"nohup {program}")
     assert proposal[: len(prefix)] == prefix
     assert _errors(run_check(shlex.join(proposal))) == unfixable
+
+
+@pytest.mark.parametrize("program", [
+    "python3 -m sglang.multimodal_gen.runtime.launch_server",
+    "python3.11 -m sglang.multimodal_gen.runtime.entrypoints.cli.main serve",
+    "nohup python -u -m sglang.multimodal_gen.runtime.entrypoints.cli.main serve",
+])
+def test_positional_model_is_unrecognized_and_moved_behind_model_path(run_check, program):
+    """Only the `sglang` console script's dispatcher (sglang/cli/serve.py) reads a positional model:
+    these parsers leave it to `from_cli_args`, which exits `error: unrecognized arguments: MODEL`
+    (server_args.py:3709, 0.5.17-0.5.23). The correction keeps the word, behind --model-path, in
+    its place (dropping it leaves sglang failing `model_path is required in kwargs`)."""
+    result = run_check(f"{program} MiniMaxAI/MiniMax-H3 --port 30000 --num-gpus 4")
+    findings = result.evaluation.findings
+    assert [f.rule.id for f in findings] == ["H3D020"]
+    assert findings[0].message == "error: unrecognized arguments: MiniMaxAI/MiniMax-H3"
+    assert result.corrected_argv == shlex.split(program) + [
+        "--model-path", "MiniMaxAI/MiniMax-H3", "--port", "30000", "--num-gpus", "4"]
+    assert _errors(run_check(shlex.join(result.corrected_argv))) == []
 
 
 @pytest.mark.parametrize("wrapper", ["", "CUDA_VISIBLE_DEVICES=0,1,2,3", "env -i PATH=/usr/bin nohup", "uv run --with x"])

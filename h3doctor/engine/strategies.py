@@ -26,10 +26,12 @@ def _strategy_drop_unrecognized(fx: FixContext):
 
 def _strategy_model_as_flag(fx: FixContext):
     """A model given as the first word where sglang takes it only as --model-path (`sglang
-    generate MODEL`: only `sglang serve` reads a positional model): the same word, behind
-    --model-path, in its place."""
+    generate MODEL`, `python -m sglang.multimodal_gen.runtime.launch_server MODEL`: only the
+    `sglang serve` dispatcher reads a positional model): the same word, behind --model-path, in
+    its place. Not when --model-path is given too: then the word is only dropped."""
     args = fx.cmd.args
-    if not args or args[0].startswith("-") or fx.cmd.model_positional_index is not None:
+    if (not args or args[0].startswith("-") or fx.cmd.model_positional_index is not None
+            or "model_path" in fx.cmd.provided):
         return []
     if not any(p.kind == "unrecognized" and p.start == 0 for p in fx.cmd.problems):
         return []

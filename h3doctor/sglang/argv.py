@@ -16,7 +16,7 @@ import re
 
 from h3doctor.record import field, record
 from h3doctor.sglang.flagtable import FlagAction, FlagTable
-from h3doctor.sglang.launch_forms import BARE, LLM_LAUNCH_SERVER, LaunchForm, read_launch_form
+from h3doctor.sglang.launch_forms import BARE, DIFFUSION_CLI, LLM_LAUNCH_SERVER, LaunchForm, read_launch_form
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
 if TYPE_CHECKING:
@@ -466,7 +466,10 @@ def _dispatch(cmd: ParsedCommand) -> set[int]:
     as the model. Returns the indices of the removed tokens."""
     args = cmd.args
     removed: set[int] = set()
-    if cmd.entry != "serve":
+    # Only the `sglang` console script's dispatcher (sglang/cli/serve.py) reads a positional model and
+    # --model-type; `python -m sglang.multimodal_gen.runtime.entrypoints.cli.main serve` hands every
+    # word to the diffusion parser, which has no positional (0.5.17-0.5.23): MODEL is unrecognized.
+    if cmd.entry != "serve" or cmd.launcher == DIFFUSION_CLI:
         return removed
     i = 0
     while i < len(args):
@@ -573,7 +576,7 @@ def _run_with_hidden(parser: _Parser, hidden: set[int]) -> None:
 
 def _check_model_path(cmd: ParsedCommand) -> None:
     """Catalog A1 (cli/utils.py:165): the dispatcher needs the model on the command line."""
-    if cmd.entry in ("serve", "generate") and "model_path" not in cmd.provided:
+    if cmd.entry in ("serve", "generate") and cmd.launcher != DIFFUSION_CLI and "model_path" not in cmd.provided:
         # try_get_model_path (cli/utils.py) also takes `--model X` / `--model=X`; argparse then
         # rejects --model as an ambiguous abbreviation (A4), but A1 does not fire.
         typed = any(o.dest == "model_path" for o in cmd.occurrences) or any(
