@@ -463,3 +463,22 @@ def _regenerate() -> None:
 
 if __name__ == "__main__" and sys.argv[1:] == ["--regenerate"]:
     _regenerate()
+
+
+def test_a_launch_of_another_model_is_not_judged_nor_rewritten(tmp_path, monkeypatch):
+    """An LLM beside the video server (scripts/llm-sidecar.sh: Qwen with sglang's documented `--tp 2`)
+    is not a MiniMax-H3 launch: like `check`, lint does not judge it (no rule, no "no target"
+    error, on any target) and --fix leaves it as written; it is named as not judged (H3DL020)."""
+    repo = _copy(tmp_path)
+    script = repo / "scripts" / "llm-sidecar.sh"
+    before = script.read_bytes()
+    for extra in ((), ("--target", "4xH200")):
+        targets = tuple(extra[1:])
+        code, out = _lint(repo, monkeypatch, "scripts/llm-sidecar.sh", format="json", no_config=True, targets=targets)
+        report = json.loads(out)
+        assert code == 0 and report["verdict"] == "pass"
+        assert [(f["rule"], f["severity"], f["line"]) for f in report["findings"]] == [
+            ("H3DL020", "info", 4), ("H3DL020", "info", 6)]
+        assert all(launch["results"] == [] for launch in report["files"][0]["launches"])
+    code, _out = _lint(repo, monkeypatch, "scripts/llm-sidecar.sh", fix=True, unsafe_fixes=True, targets=("4xH200",))
+    assert code == 0 and script.read_bytes() == before

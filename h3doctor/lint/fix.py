@@ -187,7 +187,7 @@ def fix_files(run: LintRun, session: LintSession, *, write: bool, roots: tuple[s
     for f in run.files:
         edits: list[tuple[Launch, list[str]]] = []
         for n, launch in enumerate(f.launches):
-            if not session.targets_for(launch):
+            if not session.targets_for(launch) or session.other_model(launch) is not None:  # not judged: H3DL020
                 continue
             hold = f.holds[n] if n < len(f.holds) else frozenset()
             try:

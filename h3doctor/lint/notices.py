@@ -34,4 +34,9 @@ NOTICES = {
                 "lint judges the first MAX_LAUNCHES_PER_FILE launches of a file (1,000) on every target; a file "
                 "holding more is generated or hostile, and judging each costs time and memory. The rest were not "
                 "judged: split the file, or check them another way."),
+    "H3DL020": ("other-model", "info",
+                "A launch of a model that is not a MiniMax-H3 family member is not judged",
+                "Its model (a hub id no MiniMax-H3 family matches, or a --model-type that starts another "
+                "sglang backend) is not h3doctor's to judge: no rule runs on it and --fix leaves it alone, "
+                "as `h3doctor check` says what sglang would do with it and exits 0."),
 }

@@ -29,6 +29,7 @@ from h3doctor.inputs.read import InputFile, read_input
 from h3doctor.lint.config import LintConfig
 from h3doctor.lint.locate import Locator
 from h3doctor.lint.notices import NOTICES
+from h3doctor.lint.othermodel import other_model
 from h3doctor.lint.suppress import Suppression, inline_suppressions
 from h3doctor.located import Pos
 from h3doctor.output.verdict import failing
@@ -172,6 +173,14 @@ class LintSession:
         self.checks += 1
         return hw, result
 
+    def other_model(self, launch: Launch) -> str | None:
+        """Why the launch's model is not a MiniMax-H3 family member, when its words say so."""
+        try:
+            table = self.table_for(self.release_for(launch).table_version)
+        except UsageError:  # an unknown release is the checks' to report (H3DL005)
+            return None
+        return other_model(list(launch.tokens), table)
+
     def held_rules(self, launch: Launch, inline: dict[int, list[Suppression]], select: tuple[str, ...],
                    ignore: tuple[str, ...]) -> frozenset[str]:
         """The rules whose findings in this launch are not the fixer's to touch: not selected,
@@ -226,6 +235,12 @@ class LintSession:
         ignore = self.config.ignore + override.ignore
         for launch in launches:
             hold = self.held_rules(launch, inline, select, ignore)
+            why = self.other_model(launch)
+            if why is not None:  # not judged, on any target, and never rewritten (no result to fix)
+                out.holds.append(hold)
+                records.append(_notice("H3DL020", f"{launch.label}: not judged: {why}", path, launch.pos,
+                                       launch=launch.label, kind=launch.kind))
+                continue
             targets = self.targets_for(launch)
             if not targets:
                 out.holds.append(hold)
