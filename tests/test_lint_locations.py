@@ -482,3 +482,22 @@ def test_a_launch_of_another_model_is_not_judged_nor_rewritten(tmp_path, monkeyp
         assert all(launch["results"] == [] for launch in report["files"][0]["launches"])
     code, _out = _lint(repo, monkeypatch, "scripts/llm-sidecar.sh", fix=True, unsafe_fixes=True, targets=("4xH200",))
     assert code == 0 and script.read_bytes() == before
+
+
+def test_sglang_version_source_says_where_the_release_came_from(tmp_path, monkeypatch):
+    """`sglang_version_source` is `default` when no release was given (it read `option`), `config`
+    from .h3doctor.yaml, `option` from --sglang-version."""
+    repo = _copy(tmp_path)
+    script = "scripts/entrypoint.sh"
+
+    def sources(*, config: str | None = None, **kw) -> set:
+        (repo / ".h3doctor.yaml").write_text("targets: [4xH200]\n" + (f"sglang_version: '{config}'\n" if config else ""))
+        _code, out = _lint(repo, monkeypatch, script, format="json", **kw)
+        report = json.loads(out)
+        results = [r for launch in report["files"][0]["launches"] for r in launch["results"]]
+        assert results
+        return {r["sglang_version_source"] for r in results} | {f["sglang_version_source"] for f in report["findings"]
+                                                                 if f["rule"].startswith("H3D0")}
+    assert sources() == {"default"}
+    assert sources(config="0.5.23") == {"config"}
+    assert sources(sglang_version="0.5.23") == {"option"}

@@ -157,7 +157,9 @@ class LintSession:
             return releases.target(self.version_option, launch.sglang_version, image=launch.image)
         if launch.image:
             return releases.image_target(launch.image)
-        return releases.target(self.version, None)
+        if self.config.sglang_version:  # the configuration's: said as such, not as the command line's
+            return dataclasses.replace(releases.target(self.config.sglang_version, None), source="config")
+        return releases.target(None, None)  # none given: the newest verified release ("default")
 
     def check(self, launch: Launch, target: str, hold: frozenset[str] = frozenset()) -> tuple[HardwareFacts, CheckResult]:
         """One launch on one target; the findings of rules in `hold` are reported, never fixed."""
