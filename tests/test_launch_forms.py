@@ -81,11 +81,28 @@ def test_positional_model_is_unrecognized_and_moved_behind_model_path(run_check,
     its place (dropping it leaves sglang failing `model_path is required in kwargs`)."""
     result = run_check(f"{program} MiniMaxAI/MiniMax-H3 --port 30000 --num-gpus 4")
     findings = result.evaluation.findings
-    assert [f.rule.id for f in findings] == ["H3D020"]
+    # argparse's leftover first; with the word gone, from_cli_args would raise for the missing model (H3D005)
+    assert [f.rule.id for f in findings] == ["H3D020", "H3D005"]
     assert findings[0].message == "error: unrecognized arguments: MiniMaxAI/MiniMax-H3"
     assert result.corrected_argv == shlex.split(program) + [
         "--model-path", "MiniMaxAI/MiniMax-H3", "--port", "30000", "--num-gpus", "4"]
     assert _errors(run_check(shlex.join(result.corrected_argv))) == []
+
+
+@pytest.mark.parametrize("version", ["0.5.17", "0.5.18", "0.5.19", "0.5.20", "0.5.21", "0.5.22", "0.5.23"])
+@pytest.mark.parametrize("program", ["python -m sglang.multimodal_gen.runtime.launch_server",
+                                     "python3 -u -m sglang.multimodal_gen.runtime.entrypoints.cli.main serve"])
+def test_a_diffusion_module_without_a_model_fails_as_sglang_does(cli, program, version):
+    """No dispatcher reads these modules' words: without --model-path, from_cli_args raises
+    `ValueError: model_path is required in kwargs` (PipelineConfig.from_kwargs, 0.5.17-0.5.23; seen
+    through sglang 0.5.23's own launch_server). It was a pass ("not a MiniMax-H3 launch: no model path")."""
+    code, report, _ = cli("check", "--profile", "4xH200", "--sglang-version", version,
+                          "--", *shlex.split(program), "--num-gpus", "4")
+    assert code == 1 and [(f["rule"], f["message"]) for f in report["findings"]] == [
+        ("H3D005", "model_path is required in kwargs")]
+    code, report, _ = cli("check", "--profile", "4xH200", "--sglang-version", version,
+                          "--", *shlex.split(program), "--model-path", "MiniMaxAI/MiniMax-H3", "--num-gpus", "4")
+    assert "H3D005" not in [f["rule"] for f in report["findings"]]
 
 
 @pytest.mark.parametrize("wrapper", ["", "CUDA_VISIBLE_DEVICES=0,1,2,3", "env -i PATH=/usr/bin nohup", "uv run --with x"])

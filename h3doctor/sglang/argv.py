@@ -16,7 +16,8 @@ import re
 
 from h3doctor.record import field, record
 from h3doctor.sglang.flagtable import FlagAction, FlagTable
-from h3doctor.sglang.launch_forms import BARE, DIFFUSION_CLI, LLM_LAUNCH_SERVER, LaunchForm, read_launch_form
+from h3doctor.sglang.launch_forms import (BARE, DIFFUSION_CLI, DIFFUSION_LAUNCH_SERVER, LLM_LAUNCH_SERVER, LaunchForm,
+                                          read_launch_form)
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
 if TYPE_CHECKING:
@@ -575,7 +576,17 @@ def _run_with_hidden(parser: _Parser, hidden: set[int]) -> None:
 
 
 def _check_model_path(cmd: ParsedCommand) -> None:
-    """Catalog A1 (cli/utils.py:165): the dispatcher needs the model on the command line."""
+    """Catalog A1 (cli/utils.py:165): the dispatcher needs the model on the command line. The
+    diffusion modules have no dispatcher: without --model-path their ServerArgs.from_cli_args
+    raises from PipelineConfig.from_kwargs (configs/pipeline_configs/base.py:1058 in 0.5.23,
+    0.5.17-0.5.23 alike), after argparse's own errors."""
+    if cmd.launcher in (DIFFUSION_LAUNCH_SERVER, DIFFUSION_CLI) and cmd.entry in ("launch_server", "serve"):
+        typed = "model_path" in cmd.provided or any(o.dest == "model_path" for o in cmd.occurrences)
+        # a --config file may hold model_path (from_cli_args merges it): not judged here
+        config = any(t == "--config" or t.startswith("--config=") for t in cmd.args)
+        if not typed and not config:
+            cmd.problems.append(ParseProblem("model_path_none", "model_path is required in kwargs", 0, 0))
+        return
     if cmd.entry in ("serve", "generate") and cmd.launcher != DIFFUSION_CLI and "model_path" not in cmd.provided:
         # try_get_model_path (cli/utils.py) also takes `--model X` / `--model=X`; argparse then
         # rejects --model as an ambiguous abbreviation (A4), but A1 does not fire.
