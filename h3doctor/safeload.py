@@ -93,27 +93,56 @@ class confined:
         _ROOTS.pop()
 
 
-def outside_roots(path: Any, *, named: bool = True) -> bool:
+_NAMED_FROM: list[str] = []  # a stack: the directory of the file whose launch names a path
+
+
+class named_from:
+    """`with named_from(directory):` a relative path a launch names (its --config, an --env-file)
+    is read relative to `directory`, the naming file's own, not the working directory: a
+    deployment repository writes `--config server.yaml` beside the manifest, and lint runs from
+    anywhere. Confinement applies to the path so resolved."""
+
+    def __init__(self, directory: str) -> None:
+        self.directory = directory
+
+    def __enter__(self) -> "named_from":
+        _NAMED_FROM.append(self.directory)
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        _NAMED_FROM.pop()
+
+
+def resolve_named(path: str) -> str:
+    """The file a launch's path names: relative to the naming file's directory inside a
+    `named_from` block, else as given (`check`: the user's working directory, as for sglang)."""
+    if not _NAMED_FROM or not _NAMED_FROM[-1] or os.path.isabs(os.path.expanduser(path)):
+        return path
+    return os.path.join(_NAMED_FROM[-1], path)
+
+
+def outside_roots(path: Any, *, named: bool = True, from_file: bool = False) -> bool:
     """Whether a `confined` block is active and `path` leaves its roots: where the path, every link
     in it resolved, lies outside every root; and a path an input names (`named`: a --config, an
     --env-file, a model folder) by an absolute path (or `~`) always, inside or not: it names a file
     of the machine the launch runs on, not of the repository. The files lint was given are not
-    `named` (their path may be absolute: the roots are made from them)."""
+    `named` (their path may be absolute: the roots are made from them). `from_file`: a relative
+    path is the naming file's (`resolve_named`), as its reader reads it."""
     if not _ROOTS:
         return False
     name = os.fspath(path) if not isinstance(path, str) else path
     if "\0" in name:
         return False  # names nothing; open_regular says so
     roots, inputs = _ROOTS[-1]
-    real = os.path.realpath(name)
+    real = os.path.realpath(resolve_named(name) if from_file else name)
     if named and os.path.isabs(os.path.expanduser(name)):
         return real not in inputs
     return not any(real == root or real.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
 
 
-def refuse_outside(path: Any, *, what: str, named: bool = True) -> None:
+def refuse_outside(path: Any, *, what: str, named: bool = True, from_file: bool = False) -> None:
     """OutsideRepository for a path `lint` may not read (see `outside_roots`); nothing is opened."""
-    if outside_roots(path, named=named):
+    if outside_roots(path, named=named, from_file=from_file):
         name = os.fspath(path) if not isinstance(path, str) else path
         raise OutsideRepository(f"not judged: {what} {excerpt(name, 120)!r} is outside the repository (an "
                                 "absolute path, or a path or link leading out of the trees lint was given); "

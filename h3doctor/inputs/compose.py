@@ -33,7 +33,7 @@ def read_compose(doc: Document) -> tuple[list[Launch], list[Note]]:
         base = ("services", name)
         parts = [(base + (key,), service[key]) for key in ("entrypoint", "command") if isinstance(service.get(key), (list, str))]
         image = service.get("image") if isinstance(service.get("image"), str) and service.get("image") else None
-        ctx = Context(doc, "compose", label, _environment(service.get("environment")), _gpus(service), image)
+        ctx = Context(doc, "compose", label, _environment(service.get("environment")), _gpus(service), image, base + ("image",))
         launches.extend(launches_from_parts(parts, ctx, notes))
     return launches, notes
 

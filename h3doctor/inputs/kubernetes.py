@@ -108,7 +108,7 @@ def _read_object(doc: Document, obj: dict[str, Any], base: tuple, launches: list
                 if isinstance(value, list):
                     parts.append((path + (key,), [_expand(str(v), env) for v in value]))
             found = launches_from_parts(parts, Context(doc, "kubernetes", label, env, _gpus(container),
-                                                        _image(container.get("image"))), notes)
+                                                        _image(container.get("image")), path + ("image",)), notes)
             launches.extend(found)
 
 

@@ -58,6 +58,7 @@ class Launch:
     ignores: list[Ignore] = field(default_factory=list)
     sglang_version: str | None = None
     image: str | None = None  # the container image the launch runs in (its tag is the release)
+    image_pos: Pos | None = None  # where the image is named (a manifest's `image:` value): the image-tag finding's word
     intent: dict[str, Any] = field(default_factory=dict)
     key_pos: dict[str, Pos] = field(default_factory=dict)  # sglang config files: key -> where
 

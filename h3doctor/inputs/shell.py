@@ -207,7 +207,8 @@ def _container_launch(path: str, words, base: int, lines: Lines, exported: dict[
     return Launch(path=path, kind="shell", label=f"line {pos.line}", tokens=texts, pos=pos,
                   token_pos=[lines.pos(base + s) for _w, s, _e in words], env=dict(exported),
                   segments=[Segment("text", None, 0, [(base + s, base + e) for _w, s, e in words])],
-                  gpu_count=run.gpu_count(exported) if run else None, image=run.image if run else None)
+                  gpu_count=run.gpu_count(exported) if run else None, image=run.image if run else None,
+                  image_pos=lines.pos(base + words[run.image_index][1]) if run else None)
 
 
 _UNQUOTED_STOP = re.compile(r"['\"\\#\n]")  # what can start a quote, escape, comment or end the line

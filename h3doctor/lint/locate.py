@@ -35,6 +35,7 @@ _DERIVED_FROM = {
     # H3D950's fix is a strategy (config_false_on_command_line) that names no flag: point at the key
     "derived.string_false_keys": ("derived.config_string_false_keys",),
 }
+_IMAGE_PATHS = ("release.image",)  # the image and what its tag does not say (release.image_note)
 # lists of --config keys in the context (a finding that reads one points at its first key in the file)
 _KEY_LISTS = _CONFIG_KEY_LISTS + ("derived.config_string_false_keys",)
 
@@ -46,6 +47,14 @@ class Locator:
         self.table = table
         self._dests: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
         self._parse_kinds: dict[str, frozenset[str]] = {}
+        self._about_image: dict[str, bool] = {}
+
+    def about_image(self, rule: Rule) -> bool:
+        """Whether the rule is about the container image's tag (its condition reads what the tag
+        does not say): such a finding points at where the image is named."""
+        if rule.id not in self._about_image:
+            self._about_image[rule.id] = any(p.startswith(_IMAGE_PATHS) for p in paths_of(rule.when))
+        return self._about_image[rule.id]
 
     def dests(self, rule: Rule) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """(option dests the rule's fix names, dests and config lists its condition reads)."""
@@ -135,6 +144,8 @@ class Locator:
         return launch.pos
 
     def locate(self, finding: Finding, ev: Evaluation, launch: Launch, result: CheckResult | None = None) -> Pos:
+        if launch.image_pos is not None and self.about_image(finding.rule):
+            return launch.image_pos  # a manifest's `image:` (or `docker run`'s IMAGE): a suppression there holds
         step = None
         if result is not None and not launch.key_pos:  # the first round's step: the tokens its fix changed
             # (not for an sglang --config file, whose launch words are made up: its keys are located)

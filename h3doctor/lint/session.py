@@ -33,7 +33,7 @@ from h3doctor.lint.othermodel import other_model
 from h3doctor.lint.suppress import Suppression, inline_suppressions
 from h3doctor.located import Pos
 from h3doctor.output.verdict import failing
-from h3doctor.safeload import GLIMPSE_WHOLE, LoadError, OutsideRepository, confined, excerpt, glimpse
+from h3doctor.safeload import GLIMPSE_WHOLE, LoadError, OutsideRepository, confined, excerpt, glimpse, named_from
 from h3doctor.sglang import releases
 from h3doctor.sglang.flagtable import DEFAULT_SGLANG_VERSION, FlagTable, load_flag_table
 
@@ -118,7 +118,8 @@ class LintSession:
         self._tables: dict[str, FlagTable] = {}
         self._profiles: dict[tuple[str, int | None], HardwareFacts] = {}
         self._memo: dict[tuple, CheckResult] = {}
-        self._evaluations: dict = {}  # shared by every check of the run (engine.check.check)
+        self._evaluations: dict[str, dict] = {}  # per naming directory, shared by the run's checks (engine.check.check)
+        self._names: dict[str, str] = {}  # a linted file -> the name the user gave it (`--stdin-filename`)
         self.checks = 0
         self.table = self.table_for(self.version)
         self.locator = Locator(self.table)
@@ -165,15 +166,26 @@ class LintSession:
         """One launch on one target; the findings of rules in `hold` are reported, never fixed."""
         hw = self.hardware(target, launch.gpu_count)
         release = self.release_for(launch)
+        directory = self.naming_dir(launch)
         key = (tuple(launch.tokens), target, launch.gpu_count, tuple(sorted(launch.env.items())),
-               tuple(sorted((k, v) for k, v in launch.intent.items() if v is not None)), release, hold)
+               tuple(sorted((k, v) for k, v in launch.intent.items() if v is not None)), release, hold, directory)
         result = self._memo.get(key)
         if result is None:
-            result = check(list(launch.tokens), hw, self.rules, self.table_for(release.table_version), dict(launch.env),
-                           dict(launch.intent), self._evaluations, release=release, hold=hold)
+            with named_from(directory):
+                result = check(list(launch.tokens), hw, self.rules, self.table_for(release.table_version),
+                               dict(launch.env), dict(launch.intent), self._evaluations.setdefault(directory, {}),
+                               release=release, hold=hold)
             self._memo[key] = result
         self.checks += 1
         return hw, result
+
+    def naming_dir(self, launch: Launch) -> str:
+        """What a relative path the launch names (--config, --env-file) is relative to: the directory
+        of its file, as the user named the file (`--stdin-filename` for standard input). An sglang
+        --config file's own launch names the file by the path lint was given: as it stands."""
+        if launch.kind == "sglang-config":
+            return ""
+        return os.path.dirname(self._names.get(launch.path, launch.path))
 
     def other_model(self, launch: Launch) -> str | None:
         """Why the launch's model is not a MiniMax-H3 family member, when its words say so."""
@@ -208,6 +220,7 @@ class LintSession:
         files: list[FileResult] = []
         records: list[Record] = []
         roots = self.roots if self.roots is not None else tuple(dict.fromkeys(map(_tree_of, paths)))
+        self._names = dict(named or {})
         with confined(roots, tuple(paths)):
             for path in paths:
                 files.append(self._lint_file(path, records, (named or {}).get(path, path)))
@@ -218,7 +231,8 @@ class LintSession:
     def _lint_file(self, path: str, records: list[Record], name: str) -> FileResult:
         override = self.config.override_for(name)
         try:
-            found: InputFile = read_input(path, known_fields=self.known_fields, kind=override.kind)
+            with named_from(os.path.dirname(name)):  # a script's --env-file is read with its launch
+                found: InputFile = read_input(path, known_fields=self.known_fields, kind=override.kind)
         except LoadError as exc:  # a linked input that leaves the repository is not opened (H3DL006)
             where, pos = _split_location(exc.location or path)
             records.append(_notice("H3DL006" if isinstance(exc, OutsideRepository) else "H3DL003", exc.message,

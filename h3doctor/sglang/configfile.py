@@ -13,7 +13,16 @@ from collections import OrderedDict
 
 from h3doctor.errors import UsageError
 from h3doctor.record import field, record
-from h3doctor.safeload import LimitExceeded, excerpt, load_json, load_toml, load_yaml, read_bounded, refuse_outside
+from h3doctor.safeload import (
+    LimitExceeded,
+    excerpt,
+    load_json,
+    load_toml,
+    load_yaml,
+    read_bounded,
+    refuse_outside,
+    resolve_named,
+)
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
 if TYPE_CHECKING:
@@ -47,8 +56,10 @@ _READS_KEPT = 16
 def read_json_or_yaml(path: str, what: str = "config file") -> Any:
     """read_json_or_yaml_once, once per file version and run: the fix loop re-evaluates the
     command up to 16 times, and a pipe (`--config <(...)`) can only be read once anyway. Under
-    `lint` a path outside the repository is refused before anything looks at it (OutsideRepository)."""
-    refuse_outside(path, what=what)
+    `lint` a relative path is the naming file's (safeload.named_from), and a path outside the
+    repository is refused before anything looks at it (OutsideRepository)."""
+    refuse_outside(path, what=what, from_file=True)
+    path = resolve_named(path)
     try:
         info = os.stat(path)
         key: tuple[Any, ...] | None = (path, what, info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
@@ -99,8 +110,8 @@ def load_config(path: str, *, known_fields: set[str], boolean_fields: set[str], 
         load.error, load.error_kind = f"Unsupported config file format: {path}", "unsupported"
         load.values = _read_toml(path)  # sglang refuses it; read anyway so a fix can pass its settings as flags
         return load
-    refuse_outside(path, what="--config file")  # under lint: not even whether it exists
-    if not _is_file(path):
+    refuse_outside(path, what="--config file", from_file=True)  # under lint: not even whether it exists
+    if not _is_file(resolve_named(path)):
         load.error, load.error_kind = f"[Errno 2] No such file or directory: {path!r}", "missing"
         return load
     try:
@@ -162,7 +173,7 @@ def _read_toml(path: str) -> dict[str, Any]:
     if sys.version_info < (3, 11):  # no tomllib
         return {}
     try:  # non-blocking, regular files only (a FIFO is refused at once)
-        data = load_toml(read_bounded(path, max_bytes=MAX_CONFIG_BYTES, what="config file"), origin=path)
+        data = load_toml(read_bounded(resolve_named(path), max_bytes=MAX_CONFIG_BYTES, what="config file"), origin=path)
     except UsageError:
         return {}
     return data if isinstance(data, dict) else {}

@@ -32,7 +32,7 @@ import shlex
 from h3doctor.digits import is_digits
 from h3doctor.errors import UsageError
 from h3doctor.record import field, record
-from h3doctor.safeload import excerpt, read_bounded, refuse_outside
+from h3doctor.safeload import excerpt, read_bounded, refuse_outside, resolve_named
 
 RUNTIMES = ("docker", "podman", "nerdctl")
 ENV_FILE_MAX_BYTES = 1 << 20
@@ -301,7 +301,8 @@ def read_env_file(path: str) -> list[tuple[str, str | None]]:
     pasted line may name any file of this machine). Read once per file version and process: the
     launch form is read many times in one check. Under `lint`, a path outside the repository is
     refused before anything looks at it (OutsideRepository)."""
-    refuse_outside(path, what="--env-file")
+    refuse_outside(path, what="--env-file", from_file=True)
+    path = resolve_named(path)  # under lint: relative to the file that names it
     try:
         info = os.stat(path)
         version = (info.st_mtime_ns, info.st_size, info.st_ino)

@@ -13,7 +13,7 @@ import os
 from h3doctor.digits import is_digits
 from h3doctor.errors import UsageError
 from h3doctor.facts import HardwareFacts
-from h3doctor.safeload import LimitExceeded, excerpt, load_json
+from h3doctor.safeload import LimitExceeded, excerpt, load_json, resolve_named
 from h3doctor.sglang.configfile import read_json_or_yaml
 from h3doctor.sglang.families import Family
 from h3doctor.sglang.releases import NEWEST, Release
@@ -138,7 +138,7 @@ def parse_attention_backend_config(value: Any) -> tuple[dict[str, Any], str | No
     if isinstance(value, dict):
         return value, None
     text = str(value)
-    if os.path.isfile(text) and text.endswith((".json", ".yaml", ".yml")):  # a file first (server_args.py:2102)
+    if os.path.isfile(resolve_named(text)) and text.endswith((".json", ".yaml", ".yml")):  # a file first (server_args.py:2102)
         try:
             loaded = read_json_or_yaml(text, what="attention backend config file")
         except ValueError as exc:
