@@ -72,12 +72,13 @@ def test_findings_are_sorted_by_file_line_and_column_in_every_format(tmp_path, m
     _code, out = _lint(repo, monkeypatch, format="json")
     found = [(f["file"], f["line"], f["col"]) for f in json.loads(out)["findings"]]
     assert found == sorted(found) and len(found) > 10
+    shown = [(f["file"], f["line"], f["col"]) for f in json.loads(out)["findings"] if not f.get("suppressed")]
     _code, text = _lint(repo, monkeypatch)
     rows = [ln.split(": ", 1)[0].rsplit(":", 2) for ln in text.splitlines() if re.match(r"^\S+:\d+:\d+: ", ln)]
-    assert [(p, int(a), int(b)) for p, a, b in rows] == found
+    assert [(p, int(a), int(b)) for p, a, b in rows] == shown  # text and github leave suppressed findings out
     _code, gh = _lint(repo, monkeypatch, format="github")
     props = [re.search(r"file=([^,]+),line=(\d+),col=(\d+)", ln).groups() for ln in gh.splitlines()]
-    assert [(p, int(a), int(b)) for p, a, b in props] == [f for f in found]
+    assert [(p, int(a), int(b)) for p, a, b in props] == shown
     _code, sarif = _lint(repo, monkeypatch, format="sarif")
     regions = [(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
                 r["locations"][0]["physicalLocation"]["region"]["startLine"],
@@ -501,3 +502,41 @@ def test_sglang_version_source_says_where_the_release_came_from(tmp_path, monkey
     assert sources() == {"default"}
     assert sources(config="0.5.23") == {"config"}
     assert sources(sglang_version="0.5.23") == {"option"}
+
+
+def test_the_image_tag_finding_is_on_the_image_line_where_a_suppression_holds(tmp_path, monkeypatch):
+    """deploy/k8s/canary.yaml: H3D922 at the `image:` value's word (it pointed at the command); the
+    same finding of the second container is suppressed by the comment on its `image:` line."""
+    repo = _copy(tmp_path)
+    _code, out = _lint(repo, monkeypatch, format="json")
+    found = [f for f in json.loads(out)["findings"] if f["file"] == "deploy/k8s/canary.yaml"]
+    shown = [(f["rule"], f["line"], f["col"]) for f in found if not f.get("suppressed")]
+    assert ("H3D922", 11, 18) in shown and _word_at(repo, "deploy/k8s/canary.yaml", 11, 18) == "lmsysorg/sglang"
+    held = [f for f in found if f.get("suppressed")]
+    assert [(f["rule"], f["line"]) for f in held] == [("H3D922", 18)]
+    assert not any(f["rule"] == "H3DL001" for f in found)  # the suppression is used
+
+
+def test_a_relative_config_and_env_file_are_the_naming_files_own(tmp_path, monkeypatch):
+    """`--config h3-server.yaml` in deploy/k8s/canary.yaml and `--env-file h3.env` in
+    scripts/docker-serve.sh name files beside them: read (the config's removed key found), not
+    looked up in the working directory ('not judged', exit 0 before); from another directory too."""
+    repo = _copy(tmp_path)
+    for where, args in ((repo, ["."]), (repo / "deploy", ["k8s/canary.yaml", "../scripts/docker-serve.sh"])):
+        monkeypatch.chdir(where)
+        code, out = _render(args, "json")
+        found = {(f["file"].rsplit("/", 1)[-1], f["rule"]) for f in json.loads(out)["findings"]}
+        assert ("canary.yaml", "H3D032") in found and ("docker-serve.sh", "H3D020") in found
+        assert not {r for _f, r in found} & {"H3DL006", "H3D031"} and code == 1
+
+
+def test_a_relative_config_leaving_the_repository_from_its_file_is_not_opened(tmp_path, monkeypatch):
+    """Resolved against the naming file, then confined: `../../../x.yaml` from deploy/k8s leaves
+    the repository (though from the working directory it would not) and is not opened (H3DL006)."""
+    repo = _copy(tmp_path)
+    (tmp_path / "x.yaml").write_text("model_path: MiniMaxAI/MiniMax-H3\nwarmup: true\n", encoding="utf-8")
+    manifest = repo / "deploy/k8s/canary.yaml"
+    manifest.write_text(manifest.read_text(encoding="utf-8").replace("h3-server.yaml", "../../../x.yaml"), encoding="utf-8")
+    code, out = _lint(repo / "deploy" / "k8s" / ".." / "..", monkeypatch, "deploy/k8s/canary.yaml", format="json")
+    rules = [f["rule"] for f in json.loads(out)["findings"]]
+    assert "H3DL006" in rules and "H3D032" not in rules
