@@ -143,30 +143,38 @@ def check(
 
 
 def _hook_judge_the_readable_words(request, unreadable: UsageError, fail_on: str, format_name: str) -> None:
-    """The hook fails closed on h3doctor's own limits: when the check cannot read the launch's
-    `--config` file (nested past the limit, a file it refuses, ...), the words it can read are
-    judged without it, and if they already fail the launch is blocked (exit 1, the report and why the
-    file was not read). Only when nothing readable fails does the UsageError stand (exit 2: the hook
-    says it could not verify and launches, README "Shell hook")."""
+    """The hook fails closed on h3doctor's own limits: when the check cannot read a file the launch
+    names (a --config nested past the limit, an --env-file or --attention-backend-config that is a
+    FIFO or too large, ...: the error's `path`), the launch is judged without the words naming it,
+    then without the next such file's, and if what is left already fails the launch is blocked
+    (exit 1, the report and which files were not read). Only when nothing readable fails does the
+    UsageError stand (exit 2: the hook says it could not verify and launches, README "Shell hook")."""
     from h3doctor.output.verdict import failing
     from h3doctor.record import replace
     from h3doctor.request import run
-    from h3doctor.sglang.launch_forms import without_config
+    from h3doctor.sglang.launch_forms import without_words_naming
 
-    readable = without_config(request.tokens)
-    if readable == request.tokens:
-        return
-    try:
-        result = run(replace(request, tokens=readable)).result
-    except H3DoctorError:
-        return
+    tokens, unread = request.tokens, []
+    while True:  # each round drops at least one word: it ends
+        readable = without_words_naming(tokens, unreadable.path) if unreadable.path else tokens
+        if readable == tokens:
+            return
+        tokens = readable
+        unread.append(unreadable)
+        try:
+            result = run(replace(request, tokens=tokens)).result
+            break
+        except UsageError as another:  # another file the launch names that cannot be read either
+            unreadable = another
+        except H3DoctorError:
+            return
     if not failing(result.evaluation.findings, fail_on):
         return
     write_report("check", format_name, check_report(result, fail_on, False, None, request.profile, request.rules_dir),
                  sys.stderr, None)
-    where = f"{unreadable.location}: " if unreadable.location else ""
-    sys.stderr.write(f"h3doctor: cannot read the launch's --config ({where}{unreadable.message}); its other words, "
-                     "judged above without it, fail already: sglang was not started\n")
+    said = "; ".join(str(e) for e in unread)
+    sys.stderr.write(f"h3doctor: cannot read {'a file' if len(unread) == 1 else 'files'} the launch names ({said}); "
+                     "its other words, judged above without the words naming it, fail already: sglang was not started\n")
     raise typer.Exit(int(ExitCode.FINDINGS))
 
 

@@ -17,11 +17,14 @@ class H3DoctorError(Exception):
 
     exit_code = ExitCode.USAGE
 
-    def __init__(self, message: str, *, location: str | None = None, hint: str | None = None):
+    def __init__(self, message: str, *, location: str | None = None, hint: str | None = None, path: str | None = None):
         super().__init__(message)
         self.message = message
         self.location = location
         self.hint = hint
+        # the file the error is about, whole, as its reader was given it (`location` is an excerpt):
+        # what the shell hook drops from a launch it cannot read (launch_forms.without_words_naming)
+        self.path = path
 
     def __str__(self) -> str:
         where = f"{self.location}: " if self.location else ""

@@ -66,8 +66,7 @@ class OutsideRepository(LimitExceeded):
     link resolving elsewhere): not opened, not judged. `path` is the path as the input named it."""
 
     def __init__(self, message: str, *, location: str | None = None, path: str = "") -> None:
-        super().__init__(message, location=location)
-        self.path = path
+        super().__init__(message, location=location, path=path)
 
 
 # -- confinement: what `lint` may read --------------------------------------------------------
@@ -189,26 +188,26 @@ def open_regular(path: Any, *, what: str, follow: bool = True, max_bytes: int | 
     name = os.fspath(path) if not isinstance(path, str) else path
     where = _where(name)
     if "\0" in name:
-        raise LoadError(f"{what}: the path contains a NUL byte", location=where)
+        raise LoadError(f"{what}: the path contains a NUL byte", location=where, path=name)
     refuse_outside(name, what=what, named=False)  # the callers of a named path refuse an absolute one first
     try:
         fd = os.open(name, _OPEN_FLAGS | (0 if follow else _NOFOLLOW))
     except FileNotFoundError:
-        raise LoadError(f"no such {what} file", location=where) from None
+        raise LoadError(f"no such {what} file", location=where, path=name) from None
     except OSError as exc:
         if not follow and exc.errno in (errno.ELOOP, errno.EMLINK) and os.path.islink(name):
-            raise LoadError(f"{what} is a symbolic link (not followed here)", location=where) from None
-        raise LoadError(f"cannot read {what}: {exc.strerror or type(exc).__name__}", location=where) from None
+            raise LoadError(f"{what} is a symbolic link (not followed here)", location=where, path=name) from None
+        raise LoadError(f"cannot read {what}: {exc.strerror or type(exc).__name__}", location=where, path=name) from None
     try:
         info = os.fstat(fd)
         if stat.S_ISDIR(info.st_mode):
-            raise LoadError(f"{what} is a directory, not a file", location=where)
+            raise LoadError(f"{what} is a directory, not a file", location=where, path=name)
         if not stat.S_ISREG(info.st_mode):  # sglang could read it; h3doctor does not wait on it: not judged
             raise LimitExceeded(f"{what} is not a regular file ({_kind(info.st_mode)}); h3doctor reads only regular files",
-                            location=where)
+                            location=where, path=name)
         if max_bytes is not None and info.st_size > max_bytes:
             raise LimitExceeded(f"{what} is larger than {_size(max_bytes)}, h3doctor's limit ({_size(info.st_size)})",
-                                location=where)
+                                location=where, path=name)
         fh = _Reader(io.FileIO(fd, "rb"))
     except BaseException:
         os.close(fd)
@@ -240,7 +239,8 @@ def read_bounded_bytes(path: Any, *, max_bytes: int, what: str, follow: bool = T
     """The bytes of a regular file of at most `max_bytes` bytes (`open_regular`'s rules)."""
     data = _read(path, max_bytes + 1, what=what, follow=follow, max_bytes=max_bytes)
     if len(data) > max_bytes:  # grew after the open
-        raise LimitExceeded(f"{what} is larger than {_size(max_bytes)}, h3doctor's limit", location=_where(path))
+        raise LimitExceeded(f"{what} is larger than {_size(max_bytes)}, h3doctor's limit", location=_where(path),
+                            path=_name(path))
     return data
 
 
@@ -257,13 +257,18 @@ def _read(path: Any, size: int, *, what: str, follow: bool = True, max_bytes: in
         with fh:
             data = fh.read(size)
     except OSError as exc:  # EPERM, EIO, EAGAIN raised by a kernel file
-        raise LoadError(f"cannot read {what}: {exc.strerror or type(exc).__name__}", location=_where(path)) from None
+        raise LoadError(f"cannot read {what}: {exc.strerror or type(exc).__name__}", location=_where(path),
+                        path=_name(path)) from None
     return data
 
 
 def _where(path: Any) -> str:
     """A path as an error's location (an excerpt: a hostile name can be long)."""
-    return excerpt(os.fspath(path) if not isinstance(path, str) else path, 160)
+    return excerpt(_name(path), 160)
+
+
+def _name(path: Any) -> str:
+    return os.fspath(path) if not isinstance(path, str) else path
 
 
 def read_bounded(path: Any, *, max_bytes: int, what: str, follow: bool = True) -> str:
@@ -278,7 +283,8 @@ def decode_text(data: bytes, path: Any, *, what: str) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        raise LoadError(f"{what} is not UTF-8 text (byte {exc.start})", location=f"{_where(path)}:{line}") from None
+        raise LoadError(f"{what} is not UTF-8 text (byte {exc.start})", location=f"{_where(path)}:{line}",
+                        path=_name(path)) from None
 
 
 def _size(n: int) -> str:

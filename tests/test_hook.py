@@ -533,10 +533,54 @@ def test_an_unreadable_config_beside_a_failing_flag_is_blocked(shell, stub, tmp_
         os.mkfifo(path)
     proc = run_hook(shell, stub, [*FAILING, "--config", str(path)])
     assert proc.returncode == 1 and stub.calls() == [], proc.stderr
-    assert "cannot read the launch's --config" in proc.stderr and "sglang was not started" in proc.stderr
+    assert "cannot read a file the launch names (" in proc.stderr and "sglang was not started" in proc.stderr
     proc = run_hook(shell, stub, [*CLEAN, f"--config={path}"])
     assert proc.returncode == 0 and [c["argv"] for c in stub.calls()] == [[*CLEAN, f"--config={path}"]], proc.stderr
     assert "could not verify" in proc.stderr
+
+
+UNREADABLE = {  # a file of every kind a launch names that h3doctor refuses (exit 2), and how it is named
+    "env-file FIFO": ("fifo.env", "fifo", lambda p, launch: ["docker", "run", "--env-file", p, "img", "sglang", "serve", *launch]),
+    "env-file too large": ("big.env", "big", lambda p, launch: ["docker", "run", f"--env-file={p}", "img", "sglang", "serve", *launch]),
+    "attention-backend-config deep": ("abc.json", "deep", lambda p, launch: ["sglang", "serve", *launch, "--attention-backend-config", p]),
+    "attention-backend-config too large": ("abc.json", "big", lambda p, launch: ["sglang", "serve", *launch, f"--attention-backend-conf={p}"]),
+}
+
+
+@pytest.mark.parametrize("kind", UNREADABLE)
+def test_every_unreadable_file_a_launch_names_beside_a_failing_flag_is_blocked(shell, stub, tmp_path, kind):
+    """Not only --config: a container's --env-file and an --attention-backend-config file h3doctor
+    refuses are dropped with the words naming them (any spelling) and the rest judged: failing, the
+    launch does not start and the file is named; passing, the hook says it could not verify."""
+    name, how, line = UNREADABLE[kind]
+    path = tmp_path / name
+    if how == "fifo":
+        os.mkfifo(path)
+    elif how == "deep":
+        path.write_text('{"a": ' + "[" * 200 + "]" * 200 + "}", encoding="utf-8")
+    else:  # one byte past the reader's limit (sparse: refused on its size before any read)
+        from h3doctor.sglang.configfile import MAX_CONFIG_BYTES
+        from h3doctor.sglang.container_run import ENV_FILE_MAX_BYTES
+
+        path.write_text("A=1\n" if name.endswith(".env") else '{"a": 1}', encoding="utf-8")
+        os.truncate(path, (ENV_FILE_MAX_BYTES if name.endswith(".env") else MAX_CONFIG_BYTES) + 1)
+    proc = run_any(shell, stub, line(str(path), FAILING[1:]))
+    assert proc.returncode == 1 and stub.calls() == [], proc.stderr
+    assert f"cannot read a file the launch names ({path}" in proc.stderr and "sglang was not started" in proc.stderr
+    proc = run_any(shell, stub, line(str(path), CLEAN[1:]))
+    assert proc.returncode == 0 and "could not verify" in proc.stderr, proc.stderr
+
+
+def test_a_model_folder_with_an_unreadable_model_index_is_not_verified_not_blocked(shell, stub, tmp_path):
+    """A model folder whose model_index.json h3doctor refuses: the folder is the launch's model, and
+    the launch without its model is no part of this one (it fails for want of a model): nothing is
+    dropped, the usage error stands, the hook says it could not verify and launches."""
+    folder = tmp_path / "weights"
+    folder.mkdir()
+    os.mkfifo(folder / "model_index.json")
+    proc = run_hook(shell, stub, ["serve", str(folder), *FAILING[2:]])
+    assert proc.returncode == 0 and "could not verify" in proc.stderr, proc.stderr
+    assert [c["argv"] for c in stub.calls()] == [["serve", str(folder), *FAILING[2:]]]
 
 
 # -- every launch form `check` reads is checked by the hook --------------------------------------------

@@ -97,7 +97,8 @@ def read_json_or_yaml_once(path: str, what: str = "config file") -> Any:
         if path.endswith(".json"):
             return load_json(text, origin=path, finite=False)
         return load_yaml(text, origin=path, string_keys=False, finite=False, invalid_dates="error")
-    except LimitExceeded:
+    except LimitExceeded as exc:
+        exc.path = exc.path or path  # nested past the limit: the parser knew only its origin
         raise
     except UsageError as exc:
         raise ValueError(f"cannot parse {exc}") from None

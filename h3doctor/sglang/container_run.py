@@ -321,9 +321,11 @@ def _env_file(path: str, _version: object, max_bytes: int) -> tuple[tuple[str, s
             continue
         name, eq, value = line.partition("=")
         if not name or any(c.isspace() for c in name):
-            raise UsageError(f"--env-file: line {number} is not NAME=value", location=f"{excerpt(path, 160)}:{number}")
+            raise UsageError(f"--env-file: line {number} is not NAME=value", location=f"{excerpt(path, 160)}:{number}",
+                             path=path)
         if "\0" in line:  # no environment can hold it (and Python refuses it)
-            raise UsageError(f"--env-file: line {number} holds a NUL byte", location=f"{excerpt(path, 160)}:{number}")
+            raise UsageError(f"--env-file: line {number} holds a NUL byte", location=f"{excerpt(path, 160)}:{number}",
+                             path=path)
         out.append((name, value if eq else None))
     return tuple(out)
 

@@ -478,16 +478,18 @@ def _script_value(name: str, value: str, where: str) -> str:
     return value
 
 
-def without_config(tokens: list[str]) -> list[str]:
-    """The launch without its `--config FILE` words (`--config=FILE` too): what the shell hook
-    judges when the file cannot be read (cli.py), never a launch h3doctor runs."""
+def without_words_naming(tokens: list[str], path: str) -> list[str]:
+    """The launch without the words that name the file `path` (a file h3doctor could not read):
+    `--flag PATH` (any flag, so an abbreviation and a container runtime's --env-file too) and
+    `--flag=PATH`; a bare PATH word alone. What the shell hook judges in its place (cli.py), never
+    a launch h3doctor runs. Only a word whose value is the file itself: a model folder holding an
+    unreadable model_index.json names the model, and a launch without its model is not the rest
+    of this one (it fails for want of a model)."""
     kept: list[str] = []
-    skip = False
     for word in tokens:
-        if skip:
-            skip = False
-        elif word == "--config":
-            skip = True
-        elif not word.startswith("--config="):
+        if word == path:
+            if kept and kept[-1].startswith("-") and "=" not in kept[-1] and kept[-1] not in ("-", "--"):
+                kept.pop()  # the flag whose value it is
+        elif not (word.startswith("-") and word.partition("=")[2] == path):
             kept.append(word)
     return kept
