@@ -571,6 +571,25 @@ def test_every_unreadable_file_a_launch_names_beside_a_failing_flag_is_blocked(s
     assert proc.returncode == 0 and "could not verify" in proc.stderr, proc.stderr
 
 
+@pytest.mark.parametrize("typed, kept", [
+    (["serve", "M", "--config", "c.yaml", "--tp", "2"], ["serve", "M", "--tp", "2"]),  # --flag VALUE
+    (["serve", "M", "--config=c.yaml", "--tp", "2"], ["serve", "M", "--tp", "2"]),  # --flag=VALUE
+    (["serve", "M", "--conf", "c.yaml"], ["serve", "M"]),  # an argparse abbreviation
+    (["serve", "M", "--attention-backend-conf=c.yaml"], ["serve", "M"]),
+    (["run", "--env-file", "c.yaml", "-e", "A=c.yaml", "img", "sglang"], ["run", "-e", "A=c.yaml", "img", "sglang"]),
+    (["serve", "c.yaml"], ["serve"]),  # a bare word that is the file
+    (["serve", "M", "--config", "c.yaml", "--config=c.yaml"], ["serve", "M"]),  # every place it is named
+    (["serve", "M", "--config", "other.yaml", "--x=c.yaml.bak", "c.yaml/"], ["serve", "M", "--config", "other.yaml",
+                                                                           "--x=c.yaml.bak", "c.yaml/"]),  # not it
+    (["serve", "c.yaml_dir/model_index.json"], ["serve", "c.yaml_dir/model_index.json"]),
+    (["--", "c.yaml", "serve"], ["--", "serve"]),  # `--` is no flag taking the file
+])
+def test_the_words_naming_an_unreadable_file_are_dropped_in_every_spelling(typed, kept):
+    from h3doctor.sglang.launch_forms import without_words_naming
+
+    assert without_words_naming(typed, "c.yaml") == kept
+
+
 def test_a_model_folder_with_an_unreadable_model_index_is_not_verified_not_blocked(shell, stub, tmp_path):
     """A model folder whose model_index.json h3doctor refuses: the folder is the launch's model, and
     the launch without its model is no part of this one (it fails for want of a model): nothing is
