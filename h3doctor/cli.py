@@ -170,9 +170,13 @@ def _hook_judge_the_readable_words(request, unreadable: UsageError, fail_on: str
             return
     if not failing(result.evaluation.findings, fail_on):
         return
+    said = "; ".join(str(e) for e in unread)
+    # a command corrected without the words naming the file would drop them: none is shown
+    result = replace(result, corrected_argv=None, nearest_argv=None, alternatives=[],
+                     gives_up=[*result.gives_up, f"no corrected command: it would leave out the words naming a file "
+                                                 f"h3doctor could not read ({said})"])
     write_report("check", format_name, check_report(result, fail_on, False, None, request.profile, request.rules_dir),
                  sys.stderr, None)
-    said = "; ".join(str(e) for e in unread)
     sys.stderr.write(f"h3doctor: cannot read {'a file' if len(unread) == 1 else 'files'} the launch names ({said}); "
                      "its other words, judged above without the words naming it, fail already: sglang was not started\n")
     raise typer.Exit(int(ExitCode.FINDINGS))

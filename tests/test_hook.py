@@ -567,6 +567,8 @@ def test_every_unreadable_file_a_launch_names_beside_a_failing_flag_is_blocked(s
     proc = run_any(shell, stub, line(str(path), FAILING[1:]))
     assert proc.returncode == 1 and stub.calls() == [], proc.stderr
     assert f"cannot read a file the launch names ({path}" in proc.stderr and "sglang was not started" in proc.stderr
+    # a command corrected without the file's words would drop them: none is offered
+    assert "Corrected command" not in proc.stderr and "no corrected command: it would leave out" in proc.stderr
     proc = run_any(shell, stub, line(str(path), CLEAN[1:]))
     assert proc.returncode == 0 and "could not verify" in proc.stderr, proc.stderr
 
