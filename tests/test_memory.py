@@ -244,3 +244,39 @@ def test_the_cookbooks_48_gb_card_is_in_the_catalog_as_calibrated(env):
         (calibrated.gpu_memory_gib, calibrated.compute_capability, calibrated.device_name)
     result = check(shlex.split(f"{MODEL} {point['argv']}"), catalog, rules, table, {})
     assert "H3D640" in _ids(result)
+
+
+def test_a_release_without_its_memory_file_says_so_and_no_figure_reads_none(tmp_path):
+    """A shipped h3doctor whose memorydata/ lacks the release's file (a packaging slip, a release
+    added without its memory model) cannot judge any fit: one "cannot verify" (H3D543) naming the
+    missing model, in its message and in its reason, and no fit rule filling its figures with None
+    ("None GiB") or blaming "the GPU's memory". Run on a copy of the package with the file removed."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    shutil.copytree(root / "h3doctor", tmp_path / "h3doctor", ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "h3doctor" / "sglang" / "memorydata" / f"memory-{NEWEST_VERIFIED}.json").unlink()
+    environ = {k: v for k, v in os.environ.items() if not k.startswith(("SGLANG_", "H3DOCTOR_"))}
+    environ.update({"PYTHONPATH": str(tmp_path), "H3DOCTOR_RULES_DIR": str(root / "rules"), "NO_COLOR": "1",
+                    "COLUMNS": "200", "XDG_CACHE_HOME": str(tmp_path / "cache")})
+    launch = [MODEL.split()[0], *MODEL.split()[1:], "--performance-mode", "speed"]  # over a 5090 when modelled
+    outputs = {}
+    for fmt in ("json", "text"):
+        proc = subprocess.run([sys.executable, "-m", "h3doctor", "check", "--profile", "1xRTX5090", "--format", fmt,
+                               "--", *launch], capture_output=True, text=True, env=environ, timeout=60, cwd=tmp_path)
+        outputs[fmt] = proc
+    data = json.loads(outputs["json"].stdout)
+    missing = f"h3doctor has no memory model for sglang {NEWEST_VERIFIED}"
+    assert [f["rule"] for f in data["findings"] if f["rule"] in ("H3D540", "H3D542", "H3D543", "H3D640", "H3D641",
+                                                                  "H3D642")] == ["H3D543"]
+    [finding] = [f for f in data["findings"] if f["rule"] == "H3D543"]
+    assert finding["cannot_verify"] and missing in finding["message"] and missing in finding["cannot_verify_why"]
+    for fmt, proc in outputs.items():
+        assert proc.returncode == 0, (fmt, proc.stderr)  # a warning, as on any platform the model does not cover
+        said = proc.stdout + proc.stderr
+        assert "None GiB" not in said and "None GB" not in said and "GPU's memory is not known" not in said, fmt
+        assert missing in said, fmt
+    assert "None" not in outputs["text"].stdout

@@ -94,7 +94,9 @@ def unknown_why(unknown: list[str], ctx: dict[str, Any]) -> str:
     if facts:
         said.append(f"not known for this hardware: {', '.join(facts)}")
     if any(u.startswith("derived.memory.") for u in unknown):
-        if ctx.get("derived.memory.capacity_gib") is None:
+        if ctx.get("derived.memory.unmodelled"):  # no figure at all: a platform or release with no model
+            reason = ctx["derived.memory.unmodelled"]
+        elif ctx.get("derived.memory.capacity_gib") is None:
             reason = "the GPU's memory is not known"
         elif (ctx.get("derived.memory") or {}).get("uncertain"):  # the budget's own words
             reason = "; ".join(ctx["derived.memory"]["uncertain"])
