@@ -155,6 +155,25 @@ def test_every_event_the_adjust_phase_records_is_declared():
     assert recorded and recorded == set(EVENTS)
 
 
+# a read of one event in code: `events.get("x")`, `events["x"]` (not followed by `=`), `"x" in
+# ….events`, or the context's `"events.x"`; rules' `events.*` paths are checked at load (ruleset.known_paths)
+_EVENT_READ = re.compile(r'events(?:\.get\(|\[)"(\w+)"[)\]](?!\s*=[^=])|"events\.(\w+)"'
+                         r'|"(\w+)"\s+(?:not\s+)?in\s+[\w.]*\bevents\b')
+
+
+def test_every_event_the_code_reads_is_one_the_adjust_phase_records():
+    """An event name is a string: a misspelt read (`events.get("performance_mode_eror")`) is None
+    on every launch, a silent "nothing happened". Each read in the package names a declared event."""
+    reads = {}
+    for path in PACKAGE.rglob("*.py"):
+        for m in _EVENT_READ.finditer(path.read_text(encoding="utf-8")):
+            reads.setdefault(next(g for g in m.groups() if g), []).append(path.relative_to(PACKAGE).as_posix())
+    assert {"component_backend_map_error", "performance_mode_error", "attention_backend_config_error",
+            "vdn_auto_mxfp8", "resolution_error"} <= set(reads)  # the pattern still sees the derivations' reads
+    unknown = {name: where for name, where in reads.items() if name not in EVENTS}
+    assert not unknown, f"events read but never recorded (sglang/resolve.py EVENTS): {unknown}"
+
+
 def test_strict_ports_with_a_huge_dp_size_is_told_by_arithmetic_not_by_listing_every_port():
     """--dp-size can be any integer: the scheduler ports are never listed one by one (a blow-up
     for hostile input), and the first duplicate is still sglang's: the HTTP port inside the range."""
