@@ -29,7 +29,6 @@ from h3doctor.errors import UsageError
 from h3doctor.located import MAX_INPUT_BYTES, Pos, load_json, load_yaml
 from h3doctor.safeload import LoadError, decode_text, read_bounded, read_bounded_bytes, read_head
 
-KINDS = ("recipe", "sglang-config", "kubernetes", "compose", "skypilot", "shell", "slurm", "dockerfile", "helm")
 _DATA_SUFFIXES = (".yaml", ".yml", ".json")
 _SCRIPT_SUFFIXES = (".sh", ".bash", ".sbatch", ".slurm")
 _SHEBANG_BYTES = 256  # the longest `#!` line a kernel reads (Linux since 5.1)

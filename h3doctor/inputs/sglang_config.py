@@ -9,18 +9,8 @@ no coercion, the CLI wins). Here we only find it and locate its keys.
 
 from __future__ import annotations
 
-from typing import Any
-
 from h3doctor.inputs.launch import Launch, Note
 from h3doctor.located import Document
-
-
-def looks_like_sglang_config(data: Any, known_fields: set[str]) -> bool:
-    """A flat mapping that names the model, or whose keys are mostly sglang's ServerArgs fields."""
-    if not isinstance(data, dict) or not data:
-        return False
-    known = sum(1 for k in data if k in known_fields)
-    return "model_path" in data or known * 2 > len(data)
 
 
 def read_config(doc: Document) -> tuple[list[Launch], list[Note]]:

@@ -353,12 +353,6 @@ def lowest(spec: str) -> str | None:
     return inside[0] if inside else None
 
 
-def span_text(releases: list[str]) -> str:
-    if not releases:
-        return "no release"
-    return releases[0] if len(releases) == 1 else f"{releases[0]}-{releases[-1]}"
-
-
 def describe_foreign(option: str, entry: str, version: str) -> dict[str, Any] | None:
     """A flag this release does not know but another release does: when it came or went, and the
     equivalent here, if any. None when no release knows it (a plain unknown flag)."""
