@@ -546,3 +546,21 @@ def test_fix_sets_the_key_in_an_sglang_config_file(tmp_path):
     before = config.read_text()
     code, _, _ = run("lint", "--target", "1xH100", "--fix", "--unsafe-fixes", str(config), cwd=tmp_path)
     assert code == 0 and config.read_text() == before.replace("num_gpus: 4 ", "num_gpus: 1 ")
+
+
+def test_one_reading_of_a_rule_pattern_serves_ignores_rule_lists_and_inline_suppressions():
+    """`H3D3*` is a prefix, anything else the ID itself, wherever a rule pattern is written: a
+    recipe's ignore, .h3doctor.yaml's lists and an inline `# h3doctor: ignore[...]`."""
+    from h3doctor.inputs.launch import Ignore, rule_matches
+    from h3doctor.lint.session import _matches
+    from h3doctor.lint.suppress import Suppression
+    from h3doctor.located import Pos
+
+    cases = [("H3D3*", "H3D305", True), ("H3D3*", "H3D405", False), ("H3D305", "H3D305", True),
+             ("H3D30", "H3D305", False), ("H3DL*", "H3DL006", True), ("*", "H3D001", True)]
+    pos = Pos(1, 1)
+    for pattern, rule_id, expected in cases:
+        assert rule_matches(pattern, rule_id) is expected, (pattern, rule_id)
+        assert Ignore(pattern, "", pos).matches(rule_id) is expected
+        assert Suppression(pos, (pattern,), "").matches(rule_id) is expected
+        assert _matches((pattern,), rule_id) is expected

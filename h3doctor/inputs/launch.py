@@ -20,6 +20,13 @@ from h3doctor.located import Document, Pos
 from h3doctor.sglang.container_run import SHELLS
 
 
+def rule_matches(pattern: str, rule_id: str) -> bool:
+    """A rule ID against one written pattern: the ID itself (H3D305) or a prefix ending in `*`
+    (H3D3*, H3DL*), the one reading of `ignore`/`rules` lists, recipe ignores and inline
+    `# h3doctor: ignore[...]` comments."""
+    return rule_id.startswith(pattern[:-1]) if pattern.endswith("*") else rule_id == pattern
+
+
 @dataclass(frozen=True)
 class Ignore:
     rule: str  # a rule ID (H3D305) or a prefix pattern (H3D3*)
@@ -27,7 +34,7 @@ class Ignore:
     pos: Pos
 
     def matches(self, rule_id: str) -> bool:
-        return rule_id.startswith(self.rule[:-1]) if self.rule.endswith("*") else rule_id == self.rule
+        return rule_matches(self.rule, rule_id)
 
 
 @dataclass

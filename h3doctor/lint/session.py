@@ -24,7 +24,7 @@ from h3doctor.errors import UsageError
 from h3doctor.facts import HardwareFacts
 from h3doctor.host.gpus import ProfileNameError, catalog_profile, find_gpu
 from h3doctor.host.profiles import load_profile
-from h3doctor.inputs.launch import Launch
+from h3doctor.inputs.launch import Launch, rule_matches
 from h3doctor.inputs.read import InputFile, read_input
 from h3doctor.lint.config import LintConfig
 from h3doctor.lint.locate import Locator
@@ -375,7 +375,7 @@ def load_profile_mapping(name: str, count: int) -> HardwareFacts:
 
 
 def _matches(patterns: tuple[str, ...], rule_id: str) -> bool:
-    return any(rule_id.startswith(p[:-1]) if p.endswith("*") else rule_id == p for p in patterns)
+    return any(rule_matches(p, rule_id) for p in patterns)
 
 
 def _dropped(select: tuple[str, ...], ignore: tuple[str, ...], rule_id: str) -> bool:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from h3doctor.inputs.launch import rule_matches
 from h3doctor.located import Pos
 
 _COMMENT = re.compile(r"#\s*h3doctor:\s*ignore\[([^\]]*)\]\s*(.*)$")
@@ -20,7 +21,7 @@ class Suppression:
     used: bool = field(default=False, compare=False)
 
     def matches(self, rule_id: str) -> bool:
-        return any(rule_id.startswith(r[:-1]) if r.endswith("*") else rule_id == r for r in self.rules)
+        return any(rule_matches(r, rule_id) for r in self.rules)
 
 
 def inline_suppressions(text: str) -> dict[int, list[Suppression]]:
