@@ -120,6 +120,20 @@ EXAMPLES = list(_failing_examples())
 def test_message_check_renders_for_the_rule_examples_is_matched(rule, example, tmp_path):
     """The message as check renders it from the example's real values (every release the examples
     judge) names the rule, bare and in a log, with the example's release among the wording's."""
+    _, messages = example_messages(rule, example, tmp_path)
+    assert messages, "the example no longer fails with its rule"
+    release = releases.target(example.get("sglang_version"), None)
+    for message in messages:
+        for form in (message, log_of(message)):
+            data = explain(form)
+            hits = [m for m in data["matches"] if m["rule"] == rule.id]
+            assert hits, (message[:300], named(data))
+            assert release.table_version in hits[0]["releases"]
+
+
+def example_messages(rule, example, tmp_path) -> tuple[list[str], list[str]]:
+    """A failing example's launch (its config and checkpoint files written under tmp_path) and the
+    rule's messages as check renders them from it."""
     argv = example["argv"]
     if "config" in example:
         from test_rule_examples import _serialize
@@ -137,13 +151,7 @@ def test_message_check_renders_for_the_rule_examples_is_matched(rule, example, t
     result = check(shlex.split(argv), hw, RULES, load_flag_table(release.table_version), example.get("env", {}),
                    example.get("intent", {}), release=release)
     messages = [f.message for f in result.evaluation.findings if f.rule.id == rule.id and not f.cannot_verify]
-    assert messages, "the example no longer fails with its rule"
-    for message in messages:
-        for form in (message, log_of(message)):
-            data = explain(form)
-            hits = [m for m in data["matches"] if m["rule"] == rule.id]
-            assert hits, (message[:300], named(data))
-            assert release.table_version in hits[0]["releases"]
+    return shlex.split(argv), messages
 
 
 # --- the conformance goldens: sglang's own error lines ----------------------------------------------

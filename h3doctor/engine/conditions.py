@@ -201,9 +201,16 @@ def _text(value: Any, use_repr: bool) -> str:
     return "None" if value is None else str(value)
 
 
-def render(template: str, context: Mapping[str, Any]) -> str:
-    """Fill `{path}` / `{path!r}` placeholders the way sglang's f-strings render them."""
-    return _PLACEHOLDER.sub(lambda m: _text(lookup(context, m.group(1)), bool(m.group(2))), template)
+def render(template: str, context: Mapping[str, Any], missing: Callable[[str], str] | None = None) -> str:
+    """Fill `{path}` / `{path!r}` placeholders the way sglang's f-strings render them; with
+    `missing`, a placeholder with no value (None, empty) is its words for that path instead."""
+    def one(m: re.Match[str]) -> str:
+        value = lookup(context, m.group(1))
+        if missing is not None and (value is None or (isinstance(value, (str, list, tuple, dict)) and not value)):
+            return missing(m.group(1))
+        return _text(value, bool(m.group(2)))
+
+    return _PLACEHOLDER.sub(one, template)
 
 
 def render_generic(template: str) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from h3doctor.explain import logread, match, oom, patterns
+from h3doctor.explain import logread, match, oom, patterns, unfilled
 from h3doctor.explain.launch import from_log
 from h3doctor.explain.source import Text
 from h3doctor.errors import UsageError
@@ -74,14 +74,19 @@ class ExplainReport:
 
     def _match(self, m: match.Match) -> dict[str, Any]:
         rule = self.rules[m.rule]
-        # the check's finding has the why filled from the launch; the rule's own has placeholders
+        # the rule's why and fix_note have placeholders: filled from the check of the launch where
+        # it gives the values (its finding's rule reads as for the check's release), else neutral words
         finding = next((f for f in self.check.result.evaluation.findings if f.rule.id == m.rule), None) \
             if self.check is not None else None
-        why = (finding.why if finding is not None and finding.why else None) or rule.why
+        version = self.release.get("version")
+        text = finding.rule if finding is not None else rule.for_version(version) if version else rule
+        context = self.check.result.evaluation.context if self.check is not None else \
+            ({"release.version": version} if version else {})
         return {"rule": m.rule, "title": rule.title, "severity": rule.severity, "stage": rule.stage,
                 "exact": m.exact, "how": m.how, "releases": list(m.releases), "captured": m.captured,
-                "line": m.line, "text": m.text, "count": m.count, "why": " ".join(why.split()),
-                "fix_note": rule.fix_note, "confirmed": self.confirmed(m.rule), "notes": m.notes}
+                "line": m.line, "text": m.text, "count": m.count, "why": unfilled.fill(text.why, context),
+                "fix_note": unfilled.fill(text.fix_note, context) if text.fix_note else text.fix_note,
+                "confirmed": self.confirmed(m.rule), "notes": m.notes}
 
 
 def run(request: ExplainRequest) -> ExplainReport:
