@@ -169,22 +169,10 @@ function __h3doctor_launch
     command $argv
 end
 
-# __h3doctor_remember WORDS…: the corrected command the user accepted, shown and put in fish's history
-# after the line they typed, so Up brings back the command that ran
+# __h3doctor_remember WORDS…: the corrected command the user accepted, shown. fish 3.x has no
+# `history append`, and writing fish's history file behind its back races fish's own saving of the
+# typed line (the entry was lost now and then): fish's history keeps the line typed, not the fix
 function __h3doctor_remember
     set -l __h3doctor_line (string join -- ' ' (string escape -- $argv))
-    # fish 3.x has no `history append`: the entry goes to the history file in fish's own format (a
-    # backslash and a newline escaped) and `history merge` reads it in; none when history is off
-    set -l __h3doctor_session fish
-    set -q fish_history; and set __h3doctor_session $fish_history
-    if status is-interactive; and test -n "$__h3doctor_session"
-        set -l __h3doctor_data ~/.local/share
-        set -q XDG_DATA_HOME; and test -n "$XDG_DATA_HOME"; and set __h3doctor_data $XDG_DATA_HOME
-        set -l __h3doctor_cmd (string replace -a -- '\\' '\\\\' $__h3doctor_line | string join -- '\\n')
-        command mkdir -p -- $__h3doctor_data/fish 2>/dev/null
-        if printf '%s\n' "- cmd: $__h3doctor_cmd" "  when: "(command date +%s) >>"$__h3doctor_data/fish/$__h3doctor_session"_history 2>/dev/null
-            builtin history merge 2>/dev/null
-        end
-    end
-    echo "h3doctor: running the corrected command (Up recalls it): $__h3doctor_line" >&2
+    echo "h3doctor: running the corrected command: $__h3doctor_line" >&2
 end
