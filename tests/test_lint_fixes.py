@@ -168,6 +168,29 @@ def test_stdin_is_linted_under_the_name_given(tmp_path):
     assert out.startswith("--- a/r.yaml\n+++ b/r.yaml\n")
 
 
+def test_stdin_takes_its_targets_and_excludes_from_the_configuration_by_its_name(tmp_path):
+    # `git show :deploy/r.yaml | h3doctor lint --stdin-filename deploy/r.yaml -` (README): the recipe
+    # names no target, .h3doctor.yaml gives one to deploy/ and vendor/, and excludes vendor/
+    write(tmp_path / ".h3doctor.yaml", """\
+        exclude: [vendor/]
+        overrides:
+          - paths: [deploy/, vendor/]
+            targets: [4xH200]
+        """)
+    text = f"command: {SAGE}\n"
+    code, out, err = run("lint", "--format", "json", "--stdin-filename", "deploy/r.yaml", "-", cwd=tmp_path, stdin=text)
+    assert code == 1, err
+    assert {(f["rule"], f["file"], f["target"]) for f in findings(out)} == {("H3D305", "deploy/r.yaml", "4xH200")}
+    code, out, err = run("lint", "--format", "json", "--stdin-filename", "vendor/r.yaml", "-", cwd=tmp_path, stdin=text)
+    assert code == 1 and [f["rule"] for f in findings(out)] == ["H3D305"], err  # named without it: read
+    code, out, err = run("lint", "--format", "json", "--force-exclude", "--stdin-filename", "vendor/r.yaml", "-",
+                         cwd=tmp_path, stdin=text)
+    assert code == 0 and json.loads(out)["summary"]["files"] == 0 and findings(out) == [], err
+    code, out, _ = run("lint", "--fix", "--force-exclude", "--stdin-filename", "vendor/r.yaml", "-",
+                       cwd=tmp_path, stdin=text)
+    assert (code, out) == (0, text)  # an excluded text is written back as it came, as ruff does
+
+
 def test_stdin_filename_without_stdin_is_a_usage_error(tmp_path):
     write(tmp_path / "r.yaml", f"targets: [4xH200]\ncommand: {SAGE}\n")
     code, _, err = run("lint", "--no-config", "--stdin-filename", "x.yaml", "r.yaml", cwd=tmp_path)

@@ -117,11 +117,21 @@ def expand(paths: list[str], *, is_candidate, exclude: tuple[str, ...] = (), exc
         elif os.path.isdir(given):
             _walk(given, ignore, is_candidate, add)
         elif os.path.exists(given):
-            if not (force_exclude and ignore.excluded(Path(given).parent.resolve() / Path(given).name)):
+            if not (force_exclude and _named_excluded(ignore, given)):
                 add(given)
         else:
             raise UsageError("no such file or directory", location=given)
     return out
+
+
+def force_excluded(name: str, exclude: tuple[str, ...], exclude_root: Path) -> bool:
+    """`--force-exclude` for a file named on the command line (or by `--stdin-filename`): the
+    configuration's `exclude` matches it. The name need not exist (stdin's names a file to be)."""
+    return _named_excluded(_Ignored(exclude, exclude_root), name)
+
+
+def _named_excluded(ignore: _Ignored, name: str) -> bool:
+    return ignore.excluded(Path(name).parent.resolve() / Path(name).name)
 
 
 def _walk(top: str, ignore: _Ignored, is_candidate, add) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 from h3doctor.errors import ExitCode, UsageError
 from h3doctor.inputs.read import candidate
 from h3doctor.lint import config as lint_config
-from h3doctor.lint.discover import expand, lint_roots
+from h3doctor.lint.discover import expand, force_excluded, lint_roots
 from h3doctor.lint.report import build, rule_meta
 from h3doctor.lint.session import LintRun, LintSession
 from h3doctor.lint.stdin import STDIN, StdinCopy, default_name, read_stdin
@@ -55,7 +55,10 @@ def lint(paths: list[str], opts: LintOptions = LintOptions()) -> tuple[int, Repo
 
 def _lint(paths: list[str], opts: LintOptions, cfg, copy: StdinCopy | None) -> tuple[int, Report, list[str]]:
     if copy is not None:
-        files, named = [copy.path], {copy.path: copy.name}
+        # the name the user gave is a file of the repository: pre-commit and editors pass it with
+        # --force-exclude as they do a named file, so `exclude:` skips it the same way (ruff's)
+        skip = opts.force_exclude and force_excluded(copy.name, cfg.exclude, cfg.root)
+        files, named = ([] if skip else [copy.path]), {copy.path: copy.name}
     else:
         if opts.stdin_filename:
             raise UsageError("--stdin-filename names the text of `lint -`; give - as the path")

@@ -211,8 +211,9 @@ class LintSession:
 
     # --- one run ---------------------------------------------------------------------------
     def targets_for(self, launch: Launch) -> tuple[str, ...]:
-        return (self.cli_targets or launch.targets or self.config.override_for(launch.path).targets
-                or self.config.targets)
+        # per-path targets match the file as the user named it (`--stdin-filename`), not its copy
+        name = self._names.get(launch.path, launch.path)
+        return self.cli_targets or launch.targets or self.config.override_for(name).targets or self.config.targets
 
     def run(self, paths: list[str], *, named: dict[str, str] | None = None) -> LintRun:
         """Lint `paths`; `named` gives a file the name the configuration's per-path settings match
