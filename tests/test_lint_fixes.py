@@ -220,33 +220,57 @@ def test_force_exclude_applies_the_configuration_to_named_files(tmp_path):
     assert code == 0 and json.loads(out)["summary"]["files"] == 0
 
 
-def test_the_pre_commit_hook_sends_launch_kinds_and_honours_exclude():
+def _pre_commit_sends(hook: dict, root: Path, name: str) -> bool:
+    """pre-commit's choice of files for a hook (its Classifier): `files` and `exclude` searched in
+    the name, then the identify tags of the file: all of `types`, one of `types_or` (every filter
+    ANDed with the others)."""
+    import re
+
+    from identify.identify import tags_from_path
+
+    tags = tags_from_path(str(root / name))
+    return (bool(re.search(hook.get("files", ""), name)) and not re.search(hook.get("exclude", "^$"), name)
+            and set(hook.get("types", ["file"])) <= tags
+            and (not hook.get("types_or") or bool(tags & set(hook["types_or"])))
+            and not tags & set(hook.get("exclude_types", [])))
+
+
+def test_the_pre_commit_hook_sends_launch_kinds_and_honours_exclude(tmp_path):
     [hook] = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
-    assert {"yaml", "shell", "dockerfile"} <= set(hook["types_or"]) and "files" not in hook
-    assert "--force-exclude" in hook["entry"].split()
-
-
-def test_the_pre_commit_hook_sends_an_extensionless_entrypoint_and_lint_reads_it(tmp_path):
-    from identify.identify import tags_from_path  # what pre-commit selects files by
-
-    [hook] = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
-    script = write(tmp_path / "docker" / "entrypoint", f'#!/usr/bin/env bash\nexec {SAGE} "$@"\n')
-    script.chmod(0o755)
-    assert "shell" in tags_from_path(str(script)) & set(hook["types_or"])  # by its #! line
-    workflow = write(tmp_path / ".github" / "workflows" / "ci.yml", "on: [push]\njobs: {}\n")
-    assert "yaml" in tags_from_path(str(workflow))  # sent too: lint skips it
-    # identify reads the #! line of executable files only (git's mode): a plain-mode script is not sent
-    plain = write(tmp_path / "docker" / "plain", f"#!/bin/sh\nexec {SAGE}\n")
-    assert not tags_from_path(str(plain)) & set(hook["types_or"])
-    # pre-commit runs the entry with the staged names
     entry = hook["entry"].split()
-    assert entry[:2] == ["h3doctor", "lint"]
-    code, out, err = run(*entry[1:], "--target", "4xH200", "--format", "json", "docker/entrypoint",
-                         ".github/workflows/ci.yml", cwd=tmp_path)
-    report = json.loads(out)
+    assert entry[:2] == ["h3doctor", "lint"] and "--force-exclude" in entry
+    script = f"#!/bin/bash\nexec {SAGE}\n"
+    batch = f"#!/bin/bash\n#SBATCH --nodes=1\nsrun {SAGE}\n"
+    launches = {  # every launch kind, as a commit stages it: mode 0644 unless said
+        "deploy/r.yaml": f"command: {SAGE}\n",
+        "deploy/job.sbatch": batch, "deploy/job.slurm": batch,  # no identify tag for these suffixes
+        "docker/entrypoint": script,  # extensionless, not executable: identify does not read its #!
+        "docker/start": script,  # extensionless and executable (chmod below)
+        "docker/run.local": script,  # an unusual suffix, executable: identify's `shell` by its #!
+        "docker/serve.sh": script,
+        "Dockerfile": f"FROM lmsysorg/sglang:v0.5.23\nCMD {SAGE}\n",
+        "vendor/job.sbatch": batch,  # sent, and skipped by the configuration's exclude
+    }
+    others = {"README.md": "# deploy\n", "LICENSE": "Apache License\n", "Makefile": "all:\n\ttrue\n",
+              "tools/x.py": "print(1)\n", ".github/workflows/ci.yml": "on: [push]\njobs: {}\n"}
+    for name, text in {**launches, **others}.items():
+        write(tmp_path / name, text)
+    for name in ("docker/start", "docker/run.local"):
+        (tmp_path / name).chmod(0o755)
+    write(tmp_path / ".h3doctor.yaml", "targets: [4xH200]\nexclude: [vendor/]\n")
+    (tmp_path / "weights.bin").write_bytes(b"\x00\x01" * 64)
+    staged = [*launches, *others, ".h3doctor.yaml", "weights.bin"]
+    sent = [n for n in staged if _pre_commit_sends(hook, tmp_path, n)]
+    assert sent == [*launches, *others]  # every launch, whatever its mode; not the configuration or a binary
+    code, out, err = run(*entry[1:], "--format", "json", *sent, cwd=tmp_path)  # pre-commit runs the entry so
     assert code == 1, err
-    assert {(f["rule"], f["file"]) for f in findings(out) if f["severity"] == "error"} == {("H3D305", "docker/entrypoint")}
-    assert [f["kind"] for f in report["files"]] == ["shell", None]
+    failed = {f["file"] for f in findings(out) if f["rule"] == "H3D305"}
+    assert failed == set(launches) - {"vendor/job.sbatch"}, out
+    assert {f["file"] for f in findings(out)} == failed  # the other files are skipped quietly
+    kinds = {f["path"]: f["kind"] for f in json.loads(out)["files"]}
+    assert kinds["deploy/job.sbatch"] == kinds["deploy/job.slurm"] == "slurm"
+    assert kinds["docker/entrypoint"] == kinds["docker/run.local"] == "shell"
+    assert all(kinds[n] is None for n in others) and "vendor/job.sbatch" not in kinds
 
 
 # --- the GitHub Action ---------------------------------------------------------------------------
