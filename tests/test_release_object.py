@@ -102,11 +102,50 @@ def test_speed_mode_on_one_rtx5090_cannot_fit_on_every_release(version):
 def test_an_unmodelled_placement_that_the_bound_fits_is_cannot_verify_never_a_pass(version):
     # auto mode: sglang's older auto-tuners place the components their own way
     result = run(H3, version, "1xRTX5090")
-    [f] = fired(result, "H3D540")
+    # the load's bound fits: H3D540 says nothing (its figure would be 0.0 GiB), H3D544 "cannot verify"
+    assert not fired(result, "H3D540") and not fired(result, "H3D640")
+    [f] = fired(result, "H3D544")
     assert f.cannot_verify and f.severity == "warning"
     assert result.evaluation.context["derived.memory.load_over"] is None
     # the calibrated release knows the placement (all layerwise below 120 GiB free) and passes it
     assert not fired(run(H3, NEWEST_VERIFIED, "1xRTX5090"), "H3D540")
+
+
+_OLDER = [v for v in H3_RELEASES if v != NEWEST_VERIFIED]
+# a launch each older release's bounds fit (load and warmup), and one whose warmup bound alone fits
+_BOUND_FITS = [(f"{H3} --num-gpus 4", "4xH200"), (H3, "1xRTX5090"), (f"{H3} --performance-mode memory", "1xRTX4090"),
+               (f"{H3} --performance-mode speed --warmup-resolutions 1920x1088", "1xH200")]
+
+
+_ZERO_BOUND = re.compile(r"(?<![\d.])0\.0 GiB")
+
+
+def _memory_findings(result):
+    return [f for f in result.evaluation.findings if f.rule.id.startswith(("H3D54", "H3D64"))]
+
+
+@pytest.mark.parametrize("version", _OLDER)
+@pytest.mark.parametrize(("argv", "profile"), _BOUND_FITS)
+def test_an_older_release_gets_one_memory_cannot_verify_and_no_zero_bound(version, argv, profile):
+    result = run(argv, version, profile)
+    assert not any(_ZERO_BOUND.search(f.message) for f in result.evaluation.findings)
+    memory = _memory_findings(result)
+    # one note for the load and the first forward, and still not clean
+    assert [f.rule.id for f in memory if f.cannot_verify] == ["H3D544"], [f.message for f in memory]
+    assert not [f for f in memory if not f.cannot_verify]
+    [note] = memory
+    assert "GiB" not in note.message and f"sglang {version}" in note.message
+    assert "not known" in note.message
+
+
+def test_a_docker_image_of_an_older_release_says_cannot_verify_once_with_no_zero_bound(cli):
+    code, data, _ = cli("check", "--profile", "4xH200", "--", "docker", "run", "--gpus", "all",
+                        "lmsysorg/sglang:v0.5.20-cu129", "sglang", "serve", "--model-path", "MiniMaxAI/MiniMax-H3",
+                        "--num-gpus", "4")
+    assert code == 0 and data["sglang_version"] == "0.5.20"
+    unverified = [f for f in data["findings"] if f["cannot_verify"]]
+    assert [f["rule"] for f in unverified] == ["H3D544"]
+    assert not any(_ZERO_BOUND.search(f["message"]) for f in data["findings"])
 
 
 def test_a_typed_placement_flag_leaves_no_placement_verified_on_an_older_release():

@@ -1,4 +1,4 @@
-"""The memory budget the fit rules read (H3D540-H3D542, H3D640-H3D641), and the least disruptive
+"""The memory budget the fit rules read (H3D540-H3D544, H3D640-H3D641), and the least disruptive
 change that makes the launch fit (for the `memory_fit` fix strategy).
 
 The bytes come from `sglang/memory.py`, for the check's release (`Release.memory`). Verdicts are
@@ -73,12 +73,14 @@ def _unmodelled(hw: Any, model: MemoryModel | None, release: str) -> str | None:
          "memory.peak_live_gib", "memory.peak_typical_gib", "memory.peak_stage", "memory.warmup_over",
          "memory.warmup_fails_open_over",
          "memory.likely_over", "memory.headroom_gib", "memory.shortfall_gib", "memory.host_layerwise_gib", "memory.host_spendable_gib",
-         "memory.host_short", "memory.fix_ops", "memory.fix_why", "memory.unmodelled")
+         "memory.host_short", "memory.fix_ops", "memory.fix_why", "memory.unmodelled",
+         "memory.load_unverified", "memory.fit_unverified", "memory.fit_unverified_why")
 def memory_budget(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     release, model = r.release.table_version, r.release.memory
     why = _unmodelled(hw, model, release)
     if why is not None:
-        return {"derived.memory": None, "derived.memory.unmodelled": why, "derived.memory.load_over": None}
+        return {"derived.memory": None, "derived.memory.unmodelled": why, "derived.memory.load_over": None,
+                **_NOTHING_UNVERIFIED}
     a, family, entry = r.args, r.family.key, ctx.get("entry")
     residency = dict(ctx.get("derived.residency") or {})
     intent = _intent(ctx)
@@ -135,6 +137,7 @@ def memory_budget(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
         "derived.memory.host_spendable_gib": _round(b.host_spendable_gib),
         "derived.memory.host_short": host_short,
         "derived.memory.unmodelled": None,
+        **_NOTHING_UNVERIFIED,
     }
     if load_over or warm_over or likely_over:
         # a component the user placed with --component-residency stays there whatever the
@@ -148,6 +151,27 @@ def memory_budget(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
         out["derived.memory.fix_ops"] = ops
         out["derived.memory.fix_why"] = why
     return out
+
+
+# the calibrated release's figures are estimates, not bounds: H3D540/H3D640 judge them themselves
+_NOTHING_UNVERIFIED = {"derived.memory.load_unverified": False, "derived.memory.fit_unverified": False,
+                       "derived.memory.fit_unverified_why": None}
+
+
+def _unverified(bound: list[str], cap: float | None, load_over: bool | None, warm_over: bool | None,
+                replaced: bool) -> dict[str, Any]:
+    """A lower bound that fits says nothing (all offloaded, the bound of the load is 0 GiB): where
+    the load's bound fits, H3D540 keeps silent; where no bound is over, neither H3D540 nor H3D640
+    speaks and H3D544 alone says "cannot verify", in words and with no figure."""
+    fit_unverified = load_over is not True and warm_over is not True
+    why = None
+    if fit_unverified:
+        what = ("the GPU's free memory is not known" if cap is None else
+                "a replaced checkpoint leaves no lower bound" if replaced else
+                "those bounds fit, which says nothing of what this release really places")
+        why = f"{'; '.join(bound)}; {what}: whether the weights load and the first forward runs is not known"
+    return {"derived.memory.load_unverified": load_over is not True, "derived.memory.fit_unverified": fit_unverified,
+            "derived.memory.fit_unverified_why": why}
 
 
 _PLACEMENTS = ("resident", "component-offload", "layerwise-offload")
@@ -206,6 +230,7 @@ def _bounded(r: Any, hw: Any, model: MemoryModel, residency: dict[str, str], int
         "derived.memory.host_spendable_gib": _round(least_load.host_spendable_gib),
         "derived.memory.host_short": None,
         "derived.memory.unmodelled": None,
+        **_unverified(bound, cap, load_over, warm_over, replaced),
     }
     # No change is offered: what fits is known only by the calibrated release's placement, and a
     # corrected command for this release must be one its own launcher was shown to accept.
