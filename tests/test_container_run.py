@@ -619,7 +619,7 @@ def test_the_published_docker_and_compose_launches_in_lint(tmp_path):
                         ("serve.sh", 7, "lmsysorg/sglang:v0.5.19-cu129", None),
                         ("compose.yaml", 12, "lmsysorg/sglang:latest", 1)}  # device_ids ["0"]: one GPU
     found = sorted((f["file"].rsplit("/", 1)[-1], f["line"], f["col"], f["rule"])
-                   for f in report["findings"] if f["rule"] not in ("H3D921", "H3D540", "H3D640"))
+                   for f in report["findings"] if f["rule"] not in ("H3D921", "H3D540", "H3D640", "H3D544"))
     assert found == [
         ("compose.yaml", 3, 12, "H3D922"),  # `latest` moves: at the service's image: value
         ("compose.yaml", 12, 17, "H3D040"),  # the LLM launcher in the entrypoint

@@ -101,9 +101,14 @@ def test_only_sglangs_text_follows_sglang_says():
     assert says["H3D003"] == "h3doctor says" and says["H3D010"] == "sglang says"
 
 
-def test_a_cannot_verify_finding_does_not_say_sglang_said_it():
-    lines = check_text("sglang", "serve", "MiniMaxAI/MiniMax-H3", profile="1xRTX5090", version="0.5.20")
-    said = [line for line in lines if "says: torch.OutOfMemoryError" in line]
+def test_a_cannot_verify_finding_does_not_say_sglang_said_it(tmp_path):
+    # the FlashAttention kernel not known (H3D611, sglang's ImportError): a cannot-verify in sglang's words
+    from h3doctor.paths import package_dir
+
+    profile = json.loads(package_dir("h3doctor.host.builtin_profiles").joinpath("4xH200.json").read_text(encoding="utf-8"))
+    (tmp_path / "p.json").write_text(json.dumps({**profile, "fa_kernel": None}), encoding="utf-8")
+    lines = check_text("sglang", "serve", "MiniMaxAI/MiniMax-H3", "--num-gpus", "4", profile=str(tmp_path / "p.json"))
+    said = [line for line in lines if "says: ImportError" in line]
     assert said and all(line.startswith("if it fails, sglang says: ") for line in said), lines
     plain = check_text("sglang", "serve", "MiniMaxAI/MiniMax-H3", "--attention-backend", "nope")
     assert any(line.startswith("sglang says: ") for line in plain), plain
