@@ -454,8 +454,9 @@ def test_every_place_an_image_is_read_judges_its_release_in_json(tmp_path):
              for f in errors}
     assert found == {(name, "H3D012", line, "0.5.19", "image") for name, (_t, line) in EVERYWHERE.items()}
     assert len(errors) == 5 and all(f["message"] == "error: unrecognized arguments: --enable-metrics" for f in errors)
-    # the rest says what 0.5.19 lets h3doctor not verify (H3D921, memory lower bounds): warnings only
-    assert {f["rule"] for f in report["findings"] if f["severity"] != "error"} <= {"H3D921", "H3D540", "H3D640"}
+    # the rest says what 0.5.19 lets h3doctor not verify (H3D921; the memory fit: H3D544, or H3D640 when
+    # a warmup bound is over capacity): warnings only
+    assert {f["rule"] for f in report["findings"] if f["severity"] != "error"} <= {"H3D921", "H3D544", "H3D640"}
     for f in errors:  # at the flag's own column
         text = (tmp_path / f["file"]).read_text().splitlines()[f["line"] - 1]
         assert text[f["col"] - 1:].lstrip('"').startswith("--enable-metrics"), (f["file"], text)
