@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -102,6 +103,14 @@ def test_a_misspelt_h3doctor_option_is_a_usage_error_with_did_you_mean():
     proc = _h3doctor("check", "--profle", "4xH200", "--", *LAUNCH)
     assert proc.returncode == 2 and "no such option: --profle; did you mean --profile?" in proc.stderr
     assert proc.stdout == ""  # not a report of an sglang flag
+
+
+def test_a_rule_given_by_its_number_is_that_rule_not_a_look_alike():
+    # `h3doctor rule 305` suggested H3D805 (difflib on the bare number); the number alone is H3D305
+    proc = _h3doctor("rule", "--format", "json", "305")
+    assert proc.returncode == 0 and json.loads(proc.stdout)["id"] == "H3D305"
+    proc = _h3doctor("rule", "h3d35")
+    assert proc.returncode == 2 and "no rule 'h3d35'; did you mean" in proc.stderr
 
 
 def test_an_sglang_flag_close_to_an_h3doctor_option_is_still_sglangs():
