@@ -285,7 +285,8 @@ def rule_cmd(
     wanted = f"H3D{rule_id}" if is_digits(rule_id) else rule_id.upper()
     match = next((r for r in rules if wanted == r.id or rule_id == r.name), None)
     if match is None:
-        close = difflib.get_close_matches(wanted, [r.id for r in rules] + [r.name for r in rules], n=1)
+        close = (difflib.get_close_matches(wanted, [r.id for r in rules], n=1)  # IDs upper-case, names as written
+                 + difflib.get_close_matches(rule_id, [r.name for r in rules], n=1))
         raise UsageError(f"no rule {short(rule_id, 80)!r}" + (f"; did you mean {close[0]}?" if close else ""))
     if format is Format.json:
         sys.stdout.write(json_text(match.as_dict()))
