@@ -132,9 +132,11 @@ def check(
         from h3doctor.launch.hook import hook_exit
         from h3doctor.sglang.launch_forms import program_lookup
 
-        verdict = Verdict([f"{f.rule.id} ({f.severity})" for f in failing(result.evaluation.findings, fail_on.value)],
-                          result.corrected_argv, result.fix_status,
-                          [f"{f.rule.id} ({f.severity})" for f in result.evaluation.findings if f.rule.refuses_exec])
+        def labels(findings) -> list[str]:
+            return [f"{f.rule.id} ({f.severity})" for f in findings]
+
+        verdict = Verdict(labels(failing(result.evaluation.findings, fail_on.value)), result.corrected_argv,
+                          result.fix_status, labels(f for f in result.evaluation.findings if f.rule.refuses_exec))
         if hook:
             raise typer.Exit(hook_exit(verdict, argv_out))
         raise typer.Exit(exec_launch(verdict, outcome.tokens, outcome.launch_env, apply_fixes=apply_fixes, force=force,
@@ -145,31 +147,18 @@ def check(
 def _hook_judge_the_readable_words(request, unreadable: UsageError, fail_on: str, format_name: str) -> None:
     """The hook fails closed on h3doctor's own limits: when the check cannot read a file the launch
     names (a --config nested past the limit, an --env-file or --attention-backend-config that is a
-    FIFO or too large, ...: the error's `path`), the launch is judged without the words naming it,
-    then without the next such file's, and if what is left already fails the launch is blocked
+    FIFO or too large, ...), the launch is judged without the words naming it
+    (`request.run_without_unreadable`), and if what is left already fails the launch is blocked
     (exit 1, the report and which files were not read). Only when nothing readable fails does the
     UsageError stand (exit 2: the hook says it could not verify and launches, README "Shell hook")."""
     from h3doctor.output.verdict import failing
     from h3doctor.record import replace
-    from h3doctor.request import run
-    from h3doctor.sglang.launch_forms import without_words_naming
+    from h3doctor.request import run_without_unreadable
 
-    tokens, unread = request.tokens, []
-    while True:  # each round drops at least one word: it ends
-        readable = without_words_naming(tokens, unreadable.path) if unreadable.path else tokens
-        if readable == tokens:
-            return
-        tokens = readable
-        unread.append(unreadable)
-        try:
-            result = run(replace(request, tokens=tokens)).result
-            break
-        except UsageError as another:  # another file the launch names that cannot be read either
-            unreadable = another
-        except H3DoctorError:
-            return
-    if not failing(result.evaluation.findings, fail_on):
+    judged = run_without_unreadable(request, unreadable)
+    if judged is None or not failing(judged[0].result.evaluation.findings, fail_on):
         return
+    result, unread = judged[0].result, judged[1]
     said = "; ".join(str(e) for e in unread)
     # a command corrected without the words naming the file would drop them: none is shown
     result = replace(result, corrected_argv=None, nearest_argv=None, alternatives=[],

@@ -10,7 +10,7 @@ import os
 
 from h3doctor.engine.results import CheckResult
 from h3doctor.errors import UsageError
-from h3doctor.record import field, record
+from h3doctor.record import field, record, replace
 from h3doctor.safeload import excerpt
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
@@ -75,6 +75,29 @@ def run(request: CheckRequest) -> Outcome:
     # rules not verified for the release are not run; rule H3D921 names them ("cannot verify")
     with _located(recipe, "command"):  # a launch h3doctor cannot read points at the recipe's command
         return Outcome(check(tokens, hw, rules, table, env, intent, release=target), tokens, env)
+
+
+def run_without_unreadable(request: CheckRequest, unreadable: UsageError) -> tuple[Outcome, list[UsageError]] | None:
+    """The check of a launch without the words naming each file h3doctor could not read (the
+    error's `path`; then the next such file's, if another turns up): the outcome and the errors
+    of the files left out, or None when no word names the file or the rest cannot be judged either.
+    The shell hook blocks on it when what is left fails already (it fails closed on h3doctor's limits)."""
+    from h3doctor.errors import H3DoctorError
+    from h3doctor.sglang.launch_forms import without_words_naming
+
+    tokens, unread = request.tokens, []
+    while True:  # each round drops at least one word: it ends
+        readable = without_words_naming(tokens, unreadable.path) if unreadable.path else tokens
+        if readable == tokens:
+            return None
+        tokens = readable
+        unread.append(unreadable)
+        try:
+            return run(replace(request, tokens=tokens)), unread
+        except UsageError as another:  # another file the launch names that cannot be read either
+            unreadable = another
+        except H3DoctorError:
+            return None
 
 
 class _located:

@@ -65,9 +65,6 @@ class OutsideRepository(LimitExceeded):
     """`lint` was asked to read a file outside the trees it was given (an absolute path, `../`, a
     link resolving elsewhere): not opened, not judged. `path` is the path as the input named it."""
 
-    def __init__(self, message: str, *, location: str | None = None, path: str = "") -> None:
-        super().__init__(message, location=location, path=path)
-
 
 # -- confinement: what `lint` may read --------------------------------------------------------
 # `lint` runs on other people's pull requests: every file it opens must be inside the trees it was
@@ -129,7 +126,7 @@ def outside_roots(path: Any, *, named: bool = True, from_file: bool = False) -> 
     path is the naming file's (`resolve_named`), as its reader reads it."""
     if not _ROOTS:
         return False
-    name = os.fspath(path) if not isinstance(path, str) else path
+    name = _name(path)
     if "\0" in name:
         return False  # names nothing; open_regular says so
     roots, inputs = _ROOTS[-1]
@@ -142,7 +139,7 @@ def outside_roots(path: Any, *, named: bool = True, from_file: bool = False) -> 
 def refuse_outside(path: Any, *, what: str, named: bool = True, from_file: bool = False) -> None:
     """OutsideRepository for a path `lint` may not read (see `outside_roots`); nothing is opened."""
     if outside_roots(path, named=named, from_file=from_file):
-        name = os.fspath(path) if not isinstance(path, str) else path
+        name = _name(path)
         raise OutsideRepository(f"not judged: {what} {excerpt(name, 120)!r} is outside the repository (an "
                                 "absolute path, or a path or link leading out of the trees lint was given); "
                                 "not opened", location=_where(name), path=name)
@@ -185,7 +182,7 @@ def open_regular(path: Any, *, what: str, follow: bool = True, max_bytes: int | 
     `follow=False` also refuses a symbolic link (O_NOFOLLOW): for cache entries, whose directory
     others may have planted names in. `max_bytes` refuses a larger file before any read.
     Raises LoadError (a located UsageError) for anything else."""
-    name = os.fspath(path) if not isinstance(path, str) else path
+    name = _name(path)
     where = _where(name)
     if "\0" in name:
         raise LoadError(f"{what}: the path contains a NUL byte", location=where, path=name)

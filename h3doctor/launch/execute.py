@@ -91,13 +91,18 @@ def replace_process(argv: list[str], env: Mapping[str, str]) -> int:
     raise AssertionError("os.execvpe returned")  # pragma: no cover
 
 
+def _names_a_file(program: str) -> bool:
+    """A word with a slash is that file, never looked up on PATH (execvpe, bash)."""
+    return "/" in program or bool(os.altsep and os.altsep in program)
+
+
 def locate(program: str, search_path: str) -> str | None:
     """The absolute path of the file exec starts for `program` (a word with a slash is that file;
     a bare name the first executable of that name on `search_path`, as execvpe looks it up), or
     None when there is none. Relative PATH entries are taken from the current directory, as exec does."""
     import shutil
 
-    if "/" in program or (os.altsep and os.altsep in program):
+    if _names_a_file(program):
         return os.path.abspath(program) if os.path.lexists(program) else None
     found = shutil.which(program, path=search_path)
     return os.path.abspath(found) if found else None
@@ -112,7 +117,7 @@ def cannot_start(program: str, search_path: str) -> tuple[int, str] | None:
     named like the program are passed over."""
     import shutil
 
-    if "/" in program or (os.altsep and os.altsep in program):
+    if _names_a_file(program):
         if not os.path.lexists(program):
             return COMMAND_NOT_FOUND, f"{program}: No such file or directory"
         if os.path.isdir(program):
