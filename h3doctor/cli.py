@@ -11,6 +11,7 @@ from typing import Annotated, List, Optional
 
 import typer
 
+from h3doctor.check_args import OPTIONS_HINT
 from h3doctor.cli_output import check_report, short, write_file, write_report
 from h3doctor.errors import ExitCode, H3DoctorError, UsageError
 from h3doctor.output.formats import names as format_names
@@ -33,8 +34,7 @@ class Format(str, Enum):
     json = "json"
 
 
-# the report commands' formats, as output/formats.py registers them
-CheckFormat = Enum("CheckFormat", {name: name for name in format_names("check")}, type=str)
+# the report commands' formats, as output/formats.py registers them (check's: its option table, options.py)
 LintFormat = Enum("LintFormat", {name: name for name in format_names("lint")}, type=str)
 SuggestFormat = Enum("SuggestFormat", {name: name for name in format_names("suggest")}, type=str)
 ExplainFormat = Enum("ExplainFormat", {name: name for name in format_names("explain")}, type=str)
@@ -76,57 +76,30 @@ def _console(stderr: bool = False):
     return Console(stderr=stderr, no_color=no_color, highlight=False, soft_wrap=True, emoji=False)
 
 
-@app.command(
-    context_settings={"allow_extra_args": True, "ignore_unknown_options": True, "allow_interspersed_args": True},
-    help="Check a proposed launch. Give sglang's flags directly, or the whole command after `--`: "
-    "h3doctor check --profile 4xH200 -- sglang serve MiniMaxAI/MiniMax-H3 --num-gpus 4",
-)
-def check(
-    ctx: typer.Context,
-    profile: Annotated[Optional[str], typer.Option(help="Built-in hardware profile name (see `h3doctor profiles`) or a YAML/JSON profile file. Without it, this host is probed (see `h3doctor probe`).")] = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Probe this host afresh, without reading or writing the probe cache.")] = False,
-    format: Annotated[CheckFormat, typer.Option("--format", help="Report format (sarif, github: see README, Lint).")] = CheckFormat.text,
-    show_config: Annotated[bool, typer.Option("--show-config", help="Print the effective configuration sglang would resolve.")] = False,
-    fail_on: Annotated[Severity, typer.Option("--fail-on", help="Lowest severity that makes the exit code 1.")] = Severity.error,
-    recipe: Annotated[Optional[str], typer.Option("--recipe", help="A YAML launch recipe (command, env, profile, request); see README.")] = None,
-    sglang_version: Annotated[Optional[str], typer.Option("--sglang-version", help=f"sglang release whose rules and parser to use (default {NEWEST_VERIFIED}).")] = None,
-    rules_dir: Annotated[Optional[str], typer.Option("--rules-dir", help="Use the rule files in this directory.")] = None,
-    request_quality: Annotated[Optional[str], typer.Option("--request-quality", help="The quality you will request (exact, lossless, high): checks the quality=\"high\" deployment audit (catalog 2.H).")] = None,
-    request_steps: Annotated[Optional[int], typer.Option("--request-steps", help="num_inference_steps you will request (AdaLN plan checks, catalog R8).")] = None,
-    request_resolution: Annotated[Optional[str], typer.Option("--request-resolution", help="WIDTHxHEIGHT of the request you will make (memory fit at that request; default: the server warmup).")] = None,
-    request_seconds: Annotated[Optional[float], typer.Option("--request-seconds", help="Seconds of video you will request (memory fit at that request).")] = None,
-    exec_: Annotated[bool, typer.Option("--exec", help="When no finding reaches --fail-on, replace h3doctor with the command (exit status and signals are sglang's); the report goes to stderr.")] = False,
-    apply_fixes: Annotated[bool, typer.Option("--apply-fixes", help="With --exec and findings: launch the corrected command instead (refused when there is none).")] = False,
-    force: Annotated[bool, typer.Option("--force", help="With --exec and findings: launch the command as given anyway.")] = False,
-    allow_unsafe_exec: Annotated[bool, typer.Option("--allow-unsafe-exec", help="With --exec: launch even when the command runs more than sglang (a container script's other commands, --privileged, a host-root mount, a PATH of its own: rules H3D960-H3D963), which --exec otherwise refuses.")] = False,
-    hook: Annotated[bool, typer.Option("--hook", hidden=True, help="Used by the shell hook (h3doctor init): never launches; exit 0 launch, 1 do not.")] = False,
-    argv_out: Annotated[Optional[str], typer.Option("--argv-out", hidden=True, help="With --hook: where an accepted corrected command is written.")] = None,
-    argv: Annotated[Optional[List[str]], typer.Argument(help="sglang flags, or `-- sglang serve MODEL [flags]`.")] = None,
-    output_file: Annotated[Optional[str], typer.Option("--output-file", help="Write the report to this file instead of stdout.")] = None,
-) -> None:
+def check(ctx: typer.Context, argv: Optional[List[str]] = None, **given) -> None:
+    """`h3doctor check`: its options are CHECK_OPTIONS (h3doctor/options.py), as the fast path's are."""
+    from h3doctor.check_args import check_request, refuse_usage_errors
     from h3doctor.output.verdict import failing
-    from h3doctor.request import CheckRequest, run
+    from h3doctor.request import run
 
-    _check_launch_options(exec_, apply_fixes, force, hook, argv_out, allow_unsafe_exec)
+    values = {name: value.value if isinstance(value, Enum) else value for name, value in given.items()}
+    exec_, hook, fail_on, format_name = values["exec_"], values["hook"], values["fail_on"], values["format"]
     tokens = list(argv or []) + list(ctx.args)
-    _refuse_misspelt_option(tokens, ctx, sglang_version)
-    request = CheckRequest(
-        tokens=tokens, profile=profile, recipe=recipe, sglang_version=sglang_version,
-        rules_dir=rules_dir, use_probe_cache=not no_cache, intent={"quality": request_quality, "steps": request_steps, "resolution": request_resolution,
-                                                               "seconds": request_seconds},
-    )
+    refuse_usage_errors(values, tokens)
+    request = check_request(values, tokens)
     try:
         outcome = run(request)
     except UsageError as unreadable:
         if not hook:
             raise
-        _hook_judge_the_readable_words(request, unreadable, fail_on.value, format.value)
+        _hook_judge_the_readable_words(request, unreadable, fail_on, format_name)
         raise
     result = outcome.result
     out = sys.stderr if exec_ or hook else sys.stdout  # when sglang may start, stdout is sglang's
     if not (hook and not result.evaluation.findings):  # the hook is quiet on a clean launch, as shell hooks are
-        write_report("check", format.value, check_report(result, fail_on.value, show_config, recipe, profile, rules_dir),
-                      out, output_file)
+        report = check_report(result, fail_on, values["show_config"], values["recipe"], values["profile"],
+                              values["rules_dir"])
+        write_report("check", format_name, report, out, values["output_file"])
     if exec_ or hook:
         from h3doctor.launch.gate import Verdict, exec_launch
         from h3doctor.launch.hook import hook_exit
@@ -135,13 +108,60 @@ def check(
         def labels(findings) -> list[str]:
             return [f"{f.rule.id} ({f.severity})" for f in findings]
 
-        verdict = Verdict(labels(failing(result.evaluation.findings, fail_on.value)), result.corrected_argv,
+        verdict = Verdict(labels(failing(result.evaluation.findings, fail_on)), result.corrected_argv,
                           result.fix_status, labels(f for f in result.evaluation.findings if f.rule.refuses_exec))
         if hook:
-            raise typer.Exit(hook_exit(verdict, argv_out))
-        raise typer.Exit(exec_launch(verdict, outcome.tokens, outcome.launch_env, apply_fixes=apply_fixes, force=force,
-                                     allow_unsafe=allow_unsafe_exec, program_of=program_lookup))
-    raise typer.Exit(int(ExitCode.FINDINGS) if failing(result.evaluation.findings, fail_on.value) else int(ExitCode.OK))
+            raise typer.Exit(hook_exit(verdict, values["argv_out"]))
+        raise typer.Exit(exec_launch(verdict, outcome.tokens, outcome.launch_env, apply_fixes=values["apply_fixes"],
+                                     force=values["force"], allow_unsafe=values["allow_unsafe_exec"],
+                                     program_of=program_lookup))
+    raise typer.Exit(int(ExitCode.FINDINGS) if failing(result.evaluation.findings, fail_on) else int(ExitCode.OK))
+
+
+def _typer_parameter(opt):
+    """One row of the option table as the keyword Typer reads: `Annotated[type, typer.Option(...)]`."""
+    import inspect
+
+    if opt.kind == "flag":
+        kind, default = bool, opt.default
+    elif opt.kind == "choice":
+        kind = Enum("".join(part.title() for part in opt.name.split("_")) + "Choice", {c: c for c in opt.choices},
+                    type=str)
+        default = None if opt.default is None else kind(opt.default)
+    else:
+        kind, default = {"text": str, "int": int, "float": float}[opt.kind], opt.default
+    if opt.repeatable:
+        kind = List[kind]
+    if default is None:
+        kind = Optional[kind]
+    option = typer.Option(*opt.flags, help=opt.help, hidden=opt.hidden, envvar=opt.envvar)
+    return inspect.Parameter(opt.name, inspect.Parameter.KEYWORD_ONLY, default=default,
+                             annotation=Annotated[kind, option])
+
+
+def check_command(table=None):
+    """`check` as Typer reads it: the function, its signature built from the option table."""
+    import inspect
+
+    from h3doctor.options import CHECK_OPTIONS
+
+    def command(ctx: typer.Context, argv: Optional[List[str]] = None, **given) -> None:
+        check(ctx, argv, **given)
+
+    fixed = list(inspect.signature(check).parameters.values())[:2]
+    fixed[1] = fixed[1].replace(annotation=Annotated[Optional[List[str]], typer.Argument(
+        help="sglang flags, or `-- sglang serve MODEL [flags]`.")])
+    command.__signature__ = inspect.Signature(
+        [*fixed, *(_typer_parameter(opt) for opt in (CHECK_OPTIONS if table is None else table))])
+    return command
+
+
+app.command(
+    "check",
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True, "allow_interspersed_args": True},
+    help="Check a proposed launch. Give sglang's flags directly, or the whole command after `--`: "
+    "h3doctor check --profile 4xH200 -- sglang serve MiniMaxAI/MiniMax-H3 --num-gpus 4",
+)(check_command())
 
 
 def _hook_judge_the_readable_words(request, unreadable: UsageError, fail_on: str, format_name: str) -> None:
@@ -169,58 +189,6 @@ def _hook_judge_the_readable_words(request, unreadable: UsageError, fail_on: str
     sys.stderr.write(f"h3doctor: cannot read {'a file' if len(unread) == 1 else 'files'} the launch names ({said}); "
                      "its other words, judged above without the words naming it, fail already: sglang was not started\n")
     raise typer.Exit(int(ExitCode.FINDINGS))
-
-
-def _check_launch_options(exec_: bool, apply_fixes: bool, force: bool, hook: bool, argv_out: str | None,
-                          allow_unsafe: bool = False) -> None:
-    if (apply_fixes or force or allow_unsafe) and not exec_:
-        raise UsageError("--apply-fixes, --force and --allow-unsafe-exec say what --exec launches: give --exec too")
-    if apply_fixes and force:
-        raise UsageError("give --apply-fixes (launch the corrected command) or --force (launch it as given), not both")
-    if hook and exec_:
-        raise UsageError("--hook never launches; the shell hook launches sglang itself: drop --exec")
-    if argv_out and not hook:
-        raise UsageError("--argv-out is for the shell hook (--hook)")
-
-
-def _refuse_misspelt_option(tokens: list[str], ctx: typer.Context, sglang_version: str | None) -> None:
-    """A word in front of the launch's program that is close to one of check's own options and is
-    no sglang flag of the target release was meant for h3doctor (`--profle 4xH200`): a usage error
-    with the spelling, not an sglang flag to report (through the shell hook: exit 2, launched anyway)."""
-    import difflib
-
-    own = sorted({o for p in ctx.command.params for o in getattr(p, "opts", ()) if o.startswith("--")})
-    suspects = []
-    for k, tok in enumerate(tokens):
-        if os.path.basename(tok) == "sglang" or tok.startswith("-msglang") or tok == "-m":
-            if k > 0 and tokens[0].startswith("-"):
-                # no wrapper starts with an option: a launch's first word is never one of sglang's flags
-                close = difflib.get_close_matches(tokens[0].split("=", 1)[0], own, n=1, cutoff=0.75)
-                raise UsageError(f"no such option: {short(tokens[0], 80)}"
-                                 + (f"; did you mean {close[0]}?" if close else ""), hint=_OPTIONS_HINT)
-            break  # the launch's own words start here: a misspelling there is sglang's (H3D020)
-        name = tok.split("=", 1)[0]
-        if name.startswith("--") and name not in own:
-            close = difflib.get_close_matches(name, own, n=1, cutoff=0.75)
-            if close:
-                suspects.append((name, close[0]))
-    if not suspects:
-        return
-    from h3doctor.sglang import releases
-    from h3doctor.sglang.flagtable import DEFAULT_SGLANG_VERSION, ENTRY_POINTS, load_flag_table
-
-    try:
-        table = load_flag_table(releases.target(sglang_version or DEFAULT_SGLANG_VERSION, None).table_version)
-    except H3DoctorError:
-        return  # the check itself says what is wrong with the release
-    sglang_flags = {o for entry in ENTRY_POINTS for o in table.options_for(entry)}
-    for name, close in suspects:
-        if name not in sglang_flags:
-            raise UsageError(f"no such option: {short(name, 80)}; did you mean {close}?", hint=_OPTIONS_HINT)
-
-
-_OPTIONS_HINT = ("h3doctor's options go before `--`, the launch after it: "
-                 "h3doctor check --profile 4xH200 -- sglang serve MODEL [flags]")
 
 
 @app.command("init", help="Print the shell hook that checks every `sglang serve` and `sglang generate` before it "
@@ -524,7 +492,7 @@ def main() -> None:
         code = app(standalone_mode=False)
         code = code if isinstance(code, int) else 0
     except H3DoctorError as exc:
-        blamed = _in_hook_args(exc, exc.hint == _OPTIONS_HINT)
+        blamed = _in_hook_args(exc, exc.hint == OPTIONS_HINT)
         code = _fail(*(blamed or (f"error: {exc}", exc.hint)), int(exc.exit_code))
     except typer.Exit as exc:
         code = exc.exit_code

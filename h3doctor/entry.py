@@ -4,14 +4,17 @@ The shell hook runs `h3doctor check --hook ... -- sglang ...` in front of every 
 `sglang generate`, and importing Typer (with the standard library it pulls in) is ~40% of such a
 process. So two command lines are answered here, with the same request the CLI would make:
 
-* the hook's own, `check --hook [--argv-out PATH] [--profile NAME] -- WORD...`: a clean launch (no
-  finding at all) exits 0 at once, quiet, as the CLI does; findings go to the full CLI.
-* a plain check, `check [--profile NAME] [--format F] [--output-file PATH] -- WORD...`: the report
-  is rendered by the CLI's own code (cli_output.py, the format registry) and the exit code is the
-  CLI's (0, or 1 for an error finding).
+* the hook's own, `check --hook [OPTIONS] -- WORD...`: a clean launch (no finding at all) exits 0
+  at once, quiet, as the CLI does; findings go to the full CLI.
+* a plain check, `check [OPTIONS] -- WORD...` with a text or JSON report on stdout: the report is
+  rendered by the CLI's own code (cli_output.py, the format registry) and the exit code is the
+  CLI's (0, or 1 for a finding reaching --fail-on).
 
-Anything else — another option, an error of any kind — goes to the full CLI, which runs the check
-again and reports it with its usual output and exit codes (tests/test_entry.py holds the two equal).
+The options are read from the table the CLI's are built from (options.py), and refused where the
+CLI refuses them (check_args.py). Anything else — --exec, SARIF or GitHub output, --output-file,
+an option written in a way the table's parser leaves to click, an error of any kind — goes to the
+full CLI, which runs the check again and reports it with its usual output and exit codes
+(tests/test_entry.py and tests/test_options.py hold the two equal).
 """
 
 from __future__ import annotations
@@ -100,101 +103,85 @@ def _exit_quietly() -> None:
     os._exit(0)
 
 
-def _options(options: list[str], allowed: tuple[str, ...]) -> dict[str, str] | None:
-    """`--name value` pairs, each of `allowed` at most once, else None (the CLI says what is wrong)."""
-    found: dict[str, str] = {}
-    while options:
-        if len(options) < 2 or options[0] not in allowed or options[0] in found:
-            return None
-        name, value = options[0], options[1]
-        if not value or value.startswith("-"):
-            return None
-        found[name] = value
-        options = options[2:]
-    return found
+# The formats the fast path writes: text and JSON need no more than the check. SARIF and GitHub
+# annotations are built from lint's finding records (dataclasses, pathlib, typing) and an
+# --output-file is written through pathlib and tempfile; those go to the full CLI, which loads
+# them anyway (tests/test_entry.py blocks the modules the fast path must not import).
+FAST_FORMATS = ("text", "json")
 
 
-def parse_hook_argv(argv: list[str]) -> tuple[str | None, str | None, list[str]] | None:
-    """(argv_out, profile, launch words) for the hook's command line, else None."""
-    if argv[:2] != ["check", "--hook"] or "--" not in argv:
-        return None
-    split = argv.index("--")
-    found, words = _options(argv[2:split], ("--argv-out", "--profile")), argv[split + 1:]
-    if found is None or not words:
-        return None
-    return found.get("--argv-out"), found.get("--profile"), words
-
-
-def parse_check_argv(argv: list[str]) -> tuple[str | None, str, str | None, list[str]] | None:
-    """(profile, format, output file, launch words) for a plain check's command line, else None."""
+def parse_argv(argv: list[str]) -> tuple[dict, list[str]] | None:
+    """(check's option values, launch words) for `check [OPTIONS] -- WORD...`, else None. The
+    options are read from the table the CLI is built from (options.py)."""
     if argv[:1] != ["check"] or "--" not in argv:
         return None
     split = argv.index("--")
-    found, words = _options(argv[1:split], ("--profile", "--format", "--output-file")), argv[split + 1:]
-    if found is None or not words:
+    words = argv[split + 1:]
+    if not words:
         return None
-    return found.get("--profile"), found.get("--format", "text"), found.get("--output-file"), words
+    from h3doctor.options import parse
+
+    values = parse(argv[1:split])
+    return None if values is None else (values, words)
 
 
 def check_fast_path(argv: list[str]) -> int | None:
     """The exit code of a plain check, its report written; None when the full CLI must answer."""
-    parsed = parse_check_argv(argv)
+    parsed = parse_argv(argv)
     if parsed is None:
         return None
-    profile, format_name, output_file, words = parsed
+    values, words = parsed
+    if values["hook"] or values["exec_"] or values["output_file"] or values["format"] not in FAST_FORMATS:
+        return None  # the hook's findings, what --exec runs: the CLI's to show and judge
+    fail_on = values["fail_on"]
     try:
-        from h3doctor.cli_output import check_report, write_report
+        from h3doctor.cli_output import check_report
         from h3doctor.errors import ExitCode
-        from h3doctor.output.formats import FORMATS
+        from h3doctor.output.formats import render
         from h3doctor.output.streams import Output, OutputError
         from h3doctor.output.verdict import failing
+        from h3doctor.record import replace
 
-        if format_name not in FORMATS["check"]:
-            return None  # the CLI names the formats
-        result = _check(words, profile).result
+        result = _check(values, words).result
         out = Output(sys.stdout, "stdout")  # the CLI's guarded stdout (cli.main)
-        report = check_report(result, "error", False, None, profile, None)
-        if output_file:
-            write_report("check", format_name, report, out, output_file)
-        else:  # rendered whole first: a failure to write it is reported here, never a second copy
-            from h3doctor.output.formats import render
-            from h3doctor.record import replace
-
-            text = render("check", format_name, replace(report, styled=out.isatty() or bool(os.environ.get("FORCE_COLOR"))))
+        report = check_report(result, fail_on, values["show_config"], values["recipe"], values["profile"],
+                              values["rules_dir"])
+        # rendered whole first: a failure to write it is reported here, never a second copy
+        text = render("check", values["format"],
+                      replace(report, styled=out.isatty() or bool(os.environ.get("FORCE_COLOR"))))
     except KeyboardInterrupt:
         return 130
     except Exception:  # noqa: BLE001 - every error is the full CLI's to report, the same way as always
         return None
-    if not output_file:
+    try:
+        out.write(text)
+        out.flush()
+    except OutputError as exc:
         try:
-            out.write(text)
-            out.flush()
-        except OutputError as exc:
-            try:
-                sys.stderr.write(f"error: {exc}\n")
-            except (OSError, ValueError, AttributeError):
-                pass
-            return int(ExitCode.USAGE)
-    return int(ExitCode.FINDINGS) if failing(result.evaluation.findings, "error") else int(ExitCode.OK)
+            sys.stderr.write(f"error: {exc}\n")
+        except (OSError, ValueError, AttributeError):
+            pass
+        return int(ExitCode.USAGE)
+    return int(ExitCode.FINDINGS) if failing(result.evaluation.findings, fail_on) else int(ExitCode.OK)
 
 
-def _check(words: list[str], profile: str | None):
-    from h3doctor.request import CheckRequest, run
+def _check(values: dict, words: list[str]):
+    """The check the CLI makes of these options, after the usage errors it gives first (check_args.py)."""
+    from h3doctor.check_args import check_request, refuse_usage_errors
+    from h3doctor.request import run
 
-    # the request exactly as `check` builds it from these options (cli.py)
-    return run(CheckRequest(tokens=list(words), profile=profile, recipe=None, sglang_version=None, rules_dir=None,
-                            use_probe_cache=True,
-                            intent={"quality": None, "steps": None, "resolution": None, "seconds": None}))
+    refuse_usage_errors(values, words)
+    return run(check_request(values, words))
 
 
 def hook_fast_path(argv: list[str]) -> int | None:
     """0 when the hook's launch is clean; None when the full CLI must answer."""
-    parsed = parse_hook_argv(argv)
-    if parsed is None:
+    parsed = parse_argv(argv)
+    if parsed is None or not parsed[0]["hook"]:
         return None
-    _argv_out, profile, words = parsed  # the corrected-command file is written only after findings
+    values, words = parsed  # the corrected-command file (--argv-out) is written only after findings
     try:
-        outcome = _check(words, profile)
+        outcome = _check(values, words)
     except KeyboardInterrupt:
         return 130
     except Exception:  # noqa: BLE001 - every error is the full CLI's to report, the same way as always

@@ -9,60 +9,63 @@ import sys
 
 import pytest
 
-from h3doctor.entry import parse_check_argv, parse_hook_argv
+from h3doctor.entry import check_fast_path, parse_argv
+from h3doctor.options import CHECK_OPTIONS
 
 LAUNCH = ["sglang", "serve", "MiniMaxAI/MiniMax-H3", "--num-gpus", "4"]
 
 
-@pytest.mark.parametrize("argv, expected", [
-    (["check", "--hook", "--", *LAUNCH], (None, None, LAUNCH)),
-    (["check", "--hook", "--argv-out", "f", "--", *LAUNCH], ("f", None, LAUNCH)),
-    (["check", "--hook", "--argv-out", "f", "--profile", "4xH200", "--", *LAUNCH], ("f", "4xH200", LAUNCH)),
-    (["check", "--hook", "--profile", "4xH200", "--argv-out", "f", "--", *LAUNCH], ("f", "4xH200", LAUNCH)),
-    (["check", "--hook", "--", "--profile", "x"], (None, None, ["--profile", "x"])),  # after --: the launch's
-])
-def test_the_hooks_own_command_lines_take_the_shortcut(argv, expected):
-    assert parse_hook_argv(argv) == expected
-
-
-@pytest.mark.parametrize("argv", [
-    ["check", "--", *LAUNCH],  # not the hook
-    ["check", "--hook", *LAUNCH],  # no --
-    ["check", "--hook", "--"],  # nothing to check
-    ["check", "--hook", "--fail-on", "warning", "--", *LAUNCH],  # any other option
-    ["check", "--hook", "--profile=4xH200", "--", *LAUNCH],
-    ["check", "--hook", "--profile", "--", *LAUNCH],
-    ["check", "--hook", "--profile", "a", "--profile", "b", "--", *LAUNCH],
-    ["check", "--hook", "--profile", "", "--", *LAUNCH],
-    ["lint", "--hook", "--", *LAUNCH],
-])
-def test_anything_else_goes_to_the_full_cli(argv):
-    assert parse_hook_argv(argv) is None
+def _given(argv):
+    """The options parse_argv read that differ from their defaults, and the launch words."""
+    parsed = parse_argv(argv)
+    if parsed is None:
+        return None
+    values, words = parsed
+    return {opt.name: values[opt.name] for opt in CHECK_OPTIONS if values[opt.name] != opt.default}, words
 
 
 @pytest.mark.parametrize("argv, expected", [
-    (["check", "--", *LAUNCH], (None, "text", None, LAUNCH)),
-    (["check", "--profile", "4xH200", "--format", "sarif", "--", *LAUNCH], ("4xH200", "sarif", None, LAUNCH)),
-    (["check", "--output-file", "r.json", "--format", "json", "--", *LAUNCH], (None, "json", "r.json", LAUNCH)),
+    (["check", "--hook", "--", *LAUNCH], {"hook": True}),
+    (["check", "--hook", "--argv-out", "f", "--profile", "4xH200", "--", *LAUNCH],
+     {"hook": True, "argv_out": "f", "profile": "4xH200"}),
+    (["check", "--profile=4xH200", "--format", "json", "--", *LAUNCH], {"profile": "4xH200", "format": "json"}),
+    (["check", "--fail-on", "warning", "--request-steps", "8", "--request-seconds", "2.5", "--", *LAUNCH],
+     {"fail_on": "warning", "request_steps": 8, "request_seconds": 2.5}),
+    (["check", "--", *LAUNCH], {}),
 ])
-def test_a_plain_checks_command_line_takes_the_shortcut(argv, expected):
-    assert parse_check_argv(argv) == expected
+def test_the_fast_path_reads_checks_options(argv, expected):
+    assert _given(argv) == (expected, LAUNCH)
+
+
+def test_words_after_the_double_dash_are_the_launchs():
+    assert _given(["check", "--hook", "--", "--profile", "x"]) == ({"hook": True}, ["--profile", "x"])
 
 
 @pytest.mark.parametrize("argv", [
     ["check", *LAUNCH],  # no --
-    ["check", "--hook", "--", *LAUNCH],  # the hook's own (its shortcut answers only "clean")
-    ["check", "--fail-on", "warning", "--", *LAUNCH],  # any other option
-    ["check", "--exec", "--allow-unsafe-exec", "--", *LAUNCH],  # what --exec runs is the CLI's to show and judge
-    ["check", "--allow-unsafe-exec", "--profile", "4xH200", "--", *LAUNCH],
-    ["check", "--format=json", "--", *LAUNCH],
-    ["check", "--format", "--", *LAUNCH],
-    ["check", "--profile", "a", "--profile", "b", "--", *LAUNCH],
-    ["check", "--"],
+    ["check", "--hook", "--"],  # nothing to check
+    ["check", "--profle", "4xH200", "--", *LAUNCH],  # no such option: the CLI says so
+    ["check", "--profile", "--", *LAUNCH],  # no value
+    ["check", "--profile", "a", "--profile", "b", "--", *LAUNCH],  # twice: click keeps the last, the CLI answers
+    ["check", "--profile", "", "--", *LAUNCH],
+    ["check", "--format", "xml", "--", *LAUNCH],  # no such format: the CLI names them
+    ["check", "--request-steps", "many", "--", *LAUNCH],  # not a number
+    ["check", "--no-cache=yes", "--", *LAUNCH],
     ["lint", "--", *LAUNCH],
 ])
-def test_any_other_check_goes_to_the_full_cli(argv):
-    assert parse_check_argv(argv) is None
+def test_anything_the_table_does_not_read_plainly_goes_to_the_full_cli(argv):
+    assert parse_argv(argv) is None
+
+
+@pytest.mark.parametrize("argv", [
+    ["check", "--hook", "--", *LAUNCH],  # the hook's own (its shortcut answers only "clean")
+    ["check", "--exec", "--allow-unsafe-exec", "--", *LAUNCH],  # what --exec runs is the CLI's to show and judge
+    ["check", "--allow-unsafe-exec", "--profile", "4xH200", "--", *LAUNCH],  # a usage error: the CLI's
+    ["check", "--profile", "4xH200", "--format", "sarif", "--", *LAUNCH],  # lint's records: the CLI's
+    ["check", "--profile", "4xH200", "--output-file", "r.json", "--", *LAUNCH],
+])
+def test_these_checks_go_to_the_full_cli(argv):
+    assert check_fast_path(argv) is None
 
 
 def _run(entry: str, args: list[str], tmp_path) -> tuple[int, str, str]:
@@ -92,10 +95,13 @@ def test_the_entry_answers_as_the_full_cli(tmp_path, launch, profile):
     ["sglang", "serve", "MiniMaxAI/MiniMax-H3", "--num-gpus", "4", "--ring-degree", "2", "--ulysses-degree", "2",
      "--attention-backend", "sage_attn"],  # an error finding with a corrected command
     ["sglang", "serve", "MiniMaxAI/MiniMax-H3", "--no-such-flag"],  # a parse error
+    ["--model-path", "MiniMaxAI/MiniMax-H3", "--profle", "4xH200"],  # an option of h3doctor's misspelt: exit 2
 ])
 @pytest.mark.parametrize("options", [
     ["--profile", "4xH200"],
     ["--profile", "4xH200", "--format", "json"],
+    ["--profile", "4xH200", "--fail-on", "warning", "--show-config"],
+    ["--profile=4xH200", "--format", "json", "--request-steps", "8", "--request-resolution", "1344x768"],
     ["--profile", "4xH200", "--format", "sarif"],
     ["--profile", "4xH200", "--format", "github"],
     ["--profile", "4xH200", "--format", "xml"],  # not a format: the CLI says so
@@ -161,3 +167,41 @@ def test_a_clean_hook_launch_exits_0_quietly_and_findings_still_go_to_the_cli(tm
                             "4xH200", "--", *LAUNCH, "--ring-degree", "2"], capture_output=True, text=True, env=env,
                            timeout=120)
     assert found.returncode == 1 and "H3D228" in found.stdout + found.stderr, found.stderr
+
+
+# What the fast path must never import: the CLI's own (Typer and Rich), the loaders behind the rules
+# cache (PyYAML, jsonschema), and the standard library that records (h3doctor/record.py) and
+# annotation-only names keep off a check (`dataclasses` brings `inspect`, `ast`, `dis`, `tokenize`).
+BLOCKED = ("typer", "rich", "jsonschema", "yaml", "dataclasses", "typing", "inspect", "pathlib", "h3doctor.cli")
+_BLOCKER = """
+import sys
+class Blocker:  # a meta-path finder (importlib.abc would import typing itself)
+    def find_spec(self, name, path=None, target=None):
+        if name in BLOCKED:
+            raise ImportError(f"the fast path imported {name}")
+        return None
+BLOCKED = set(sys.argv[1:])
+sys.meta_path.insert(0, Blocker())
+"""
+
+
+@pytest.mark.parametrize("argv, answer", [
+    (["check", "--hook", "--profile", "4xH200", "--", *LAUNCH], 0),
+    (["check", "--profile", "4xH200", "--", *LAUNCH, "--ring-degree", "2"], 1),
+    (["check", "--profile", "4xH200", "--format", "json", "--", *LAUNCH, "--ring-degree", "2"], 1),
+    (["check", "--profile", "4xH200", "--fail-on", "info", "--show-config", "--", *LAUNCH], 0),
+])
+def test_the_fast_path_answers_with_the_cli_typing_dataclasses_inspect_and_pathlib_blocked(tmp_path, argv, answer):
+    """Run with an import of any of BLOCKED raising (a meta-path finder in front of all others), the
+    fast path still answers: it never needed them (a needed one would turn the answer into None,
+    the full CLI's)."""
+    env = {**os.environ, "H3DOCTOR_CACHE_DIR": str(tmp_path)}
+    subprocess.run([sys.executable, "-m", "h3doctor", "rules"], capture_output=True, timeout=120, env=env)  # warm cache
+    code = _BLOCKER + (
+        "import io, contextlib\nfrom h3doctor.entry import check_fast_path, hook_fast_path\n"
+        f"argv = {argv!r}\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    answer = (hook_fast_path if '--hook' in argv else check_fast_path)(argv)\n"
+        "print(answer, sorted(m for m in BLOCKED if m in sys.modules))")
+    proc = subprocess.run([sys.executable, "-c", code, *BLOCKED], capture_output=True, text=True, env=env, timeout=120)
+    assert proc.stdout.split("\n")[0] == f"{answer} []", proc.stderr
