@@ -76,13 +76,12 @@ def _console(stderr: bool = False):
     return Console(stderr=stderr, no_color=no_color, highlight=False, soft_wrap=True, emoji=False)
 
 
-def check(ctx: typer.Context, argv: Optional[List[str]] = None, **given) -> None:
-    """`h3doctor check`: its options are CHECK_OPTIONS (h3doctor/options.py), as the fast path's are."""
+def check(ctx: typer.Context, argv: Optional[List[str]], values: dict) -> None:
+    """`h3doctor check`, with its options' values by name as options.parse gives them (the fast path's)."""
     from h3doctor.check_args import check_request, refuse_usage_errors
     from h3doctor.output.verdict import failing
     from h3doctor.request import run
 
-    values = {name: value.value if isinstance(value, Enum) else value for name, value in given.items()}
     exec_, hook, fail_on, format_name = values["exec_"], values["hook"], values["fail_on"], values["format"]
     tokens = list(argv or []) + list(ctx.args)
     refuse_usage_errors(values, tokens)
@@ -140,15 +139,16 @@ def _typer_parameter(opt):
 
 
 def check_command(table=None):
-    """`check` as Typer reads it: the function, its signature built from the option table."""
+    """`check` as Typer reads it: a function whose signature is built from the option table (Typer
+    reads `__signature__`), handing `check` the values by name, choices as their text."""
     import inspect
 
     from h3doctor.options import CHECK_OPTIONS
 
     def command(ctx: typer.Context, argv: Optional[List[str]] = None, **given) -> None:
-        check(ctx, argv, **given)
+        check(ctx, argv, {name: value.value if isinstance(value, Enum) else value for name, value in given.items()})
 
-    fixed = list(inspect.signature(check).parameters.values())[:2]
+    fixed = list(inspect.signature(command).parameters.values())[:2]
     fixed[1] = fixed[1].replace(annotation=Annotated[Optional[List[str]], typer.Argument(
         help="sglang flags, or `-- sglang serve MODEL [flags]`.")])
     command.__signature__ = inspect.Signature(
@@ -156,9 +156,11 @@ def check_command(table=None):
     return command
 
 
+CHECK_SETTINGS = {"allow_extra_args": True, "ignore_unknown_options": True, "allow_interspersed_args": True}
+
 app.command(
     "check",
-    context_settings={"allow_extra_args": True, "ignore_unknown_options": True, "allow_interspersed_args": True},
+    context_settings=CHECK_SETTINGS,
     help="Check a proposed launch. Give sglang's flags directly, or the whole command after `--`: "
     "h3doctor check --profile 4xH200 -- sglang serve MiniMaxAI/MiniMax-H3 --num-gpus 4",
 )(check_command())
