@@ -252,7 +252,7 @@ def rule_cmd(
         return
     out = sys.stdout
     out.write(f"{match.id} {match.name}: {match.title}\n")
-    out.write(f"catalog {', '.join(match.catalog)}; sglang {match.where} ({match.versions}); "
+    out.write(f"catalog {', '.join(match.catalog)}; sglang {match.where} ({match.verified_versions}); "
               f"severity {match.severity}; fails at: {match.stage}\n")
     out.write("".join(f"  sglang {span}: {text}\n" for span, text in match.where_spans()) + "\n")
     from h3doctor.engine.conditions import render_generic as g  # no launch: placeholders as <name>

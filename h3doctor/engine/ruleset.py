@@ -123,13 +123,31 @@ class Rule:
             return False
         if self.entries is not None and entry not in self.entries:
             return False
-        return version_in_range(version, self.versions)
+        return self.in_release(version)
+
+    def in_release(self, version: str) -> bool:
+        """Whether this rule judges release `version`: inside `sglang.versions` (its first release,
+        and its last only where sglang dropped the check) and with its sglang line recorded for
+        that release (the release's where.json, carried by tools/release.py or reviewed by a
+        person). The upper end is the where lines: a release added later judges the rule once its
+        line there is recorded, and until then the rule is "not verified" there, never passed."""
+        return version in self.where_by_release and version_in_range(version, self.versions)
+
+    @property
+    def verified_versions(self) -> str:
+        """The releases this rule judges, as reports and docs show them: `sglang.versions` closed
+        by the newest release with its line (`>=0.5.17` with lines up to 0.5.23: `>=0.5.17,<=0.5.23`)."""
+        lined = [v for v in self.where_by_release if version_in_range(v, self.versions)]
+        if not lined or "<" in self.versions or "==" in self.versions:
+            return self.versions
+        last = max(lined, key=release_key)
+        return f"=={last}" if self.versions == f">={last}" else f"{self.versions},<={last}"
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "id": self.id, "name": self.name, "title": self.title, "catalog": list(self.catalog),
             "sglang_where": self.where, "sglang_where_by_release": dict(self.where_by_release),
-            "sglang_versions": self.versions, "severity": self.severity,
+            "sglang_versions": self.verified_versions, "severity": self.severity,
             "stage": self.stage, "sglang_stage": self.sglang_stage, "families": list(self.families),
             "platforms": list(self.platforms) if self.platforms else None, "message": self.message,
             "message_by": self.message_by, "refuses_exec": self.refuses_exec,

@@ -88,7 +88,7 @@ def normalise(message: str) -> tuple[str | None, str]:
 def compiled(rules: Iterable[Any]) -> tuple[Pattern, ...]:
     """Every pattern of these rules (loaded Rule objects), cached per distinct rule set."""
     rules = tuple(rules)
-    key = tuple((r.id, r.versions, r.message, tuple((e.get("versions"), e.get("message")) for e in r.releases))
+    key = tuple((r.id, r.versions, tuple(r.where_by_release), r.message, tuple((e.get("versions"), e.get("message")) for e in r.releases))
                 for r in rules)
     return _compile(key, rules)
 
@@ -177,7 +177,7 @@ def _build(rules: tuple[Any, ...]) -> list[Pattern]:
     for rule in rules:
         if rule.id in data["own"]:
             continue
-        verified = [v for v in known if version_in_range(v, rule.versions)]
+        verified = [v for v in known if rule.in_release(v)]
         by_text: dict[str, list[str]] = {}
         for v in verified:
             by_text.setdefault(rule.for_version(v).message, []).append(v)

@@ -155,10 +155,9 @@ def _release(option: str | None, found: list[match.Match], rules: list[Any]) -> 
         return {"version": None, "inferred": False, "why": "no wording to tell the release by"}
     common = set.intersection(*(set(m.releases) for m in worded))
     by_id = {r.id: r for r in rules}
-    from h3doctor.engine.ruleset import version_in_range
     from h3doctor.sglang.releases import key, known_releases
 
-    universe = {v for m in worded for v in known_releases() if version_in_range(v, by_id[m.rule].versions)}
+    universe = {v for m in worded for v in known_releases() if by_id[m.rule].in_release(v)}
     if not common or common == universe:
         return {"version": None, "inferred": False,
                 "why": "every release these rules cover prints these words" if common else

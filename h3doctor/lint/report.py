@@ -51,7 +51,7 @@ def rule_meta(rules: list[Rule]) -> list[dict[str, Any]]:
     for r in sorted(rules, key=lambda r: r.id):
         help_text = (f"{g(r.title)}\n\n{r.says}: {g(r.message)}\n\nwhy: {' '.join(g(r.why).split())}\n"
                      + (f"\nfix: {g(r.fix_note)}\n" if r.fix_note else "")
-                     + f"\ncatalog {', '.join(r.catalog)}; sglang {r.where} ({r.versions}); fails at: {r.stage}"
+                     + f"\ncatalog {', '.join(r.catalog)}; sglang {r.where} ({r.verified_versions}); fails at: {r.stage}"
                      + ("\n\nthe line per release:" if r.where_by_release else "")
                      + "".join(f"\n- sglang {span}: {text}" for span, text in r.where_spans()))
         out.append({"id": r.id, "name": r.name, "title": g(r.title), "why": " ".join(g(r.why).split()), "help": help_text,

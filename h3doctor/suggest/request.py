@@ -44,7 +44,7 @@ def parse_request(text: str | None) -> dict[str, Any]:
 
 
 def run(req: SuggestRequest) -> dict[str, Any]:
-    from h3doctor.engine.ruleset import load_rules, version_in_range
+    from h3doctor.engine.ruleset import load_rules
     from h3doctor.sglang.families import FAMILIES, match_family
     from h3doctor.sglang.flagtable import DEFAULT_SGLANG_VERSION, load_flag_table
 
@@ -64,7 +64,7 @@ def run(req: SuggestRequest) -> dict[str, Any]:
     hw = _hardware(req.profile, env, req.use_probe_cache)
     table = load_flag_table(req.sglang_version or DEFAULT_SGLANG_VERSION)
     rules = load_rules(Path(req.rules_dir) if req.rules_dir else None)
-    if not any(version_in_range(table.sglang_version, r.versions) for r in rules):
+    if not any(r.in_release(table.sglang_version) for r in rules):
         raise UsageError(f"no rule is verified for sglang {table.sglang_version}; h3doctor cannot judge that release yet")
     result = search(hw, rules, table, env, model=req.model, family=family.key, variant=req.variant, prefer=req.prefer,
                     intent=intent, quantization=req.quantization, runner_ups=req.runner_ups)
