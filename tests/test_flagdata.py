@@ -1,6 +1,6 @@
 """Facts that the reference catalog (shared/reference/sglang-0.5.23-h3-constraints.md)
 states about sglang 0.5.23's diffusion parser, checked against the generated flag table
-h3doctor/sglang/flagdata/sglang-0.5.23.json (tools/flagtable/extract.py).
+h3doctor/sglang/releasedata/0.5.23/flags.json (tools/flagtable/extract.py).
 
 Loads the JSON with the standard library only, so it does not depend on the package code.
 """
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-TABLE_PATH = Path(__file__).resolve().parents[1] / "h3doctor" / "sglang" / "flagdata" / "sglang-0.5.23.json"
+TABLE_PATH = Path(__file__).resolve().parents[1] / "h3doctor" / "sglang" / "releasedata" / "0.5.23" / "flags.json"
 
 
 @pytest.fixture(scope="module")

@@ -148,7 +148,7 @@ def test_one_node_budget_for_every_yaml_reader():
     with pytest.raises(LimitExceeded, match="without end"):
         load_yaml("a: &a [*a]\n", "f.yaml")
 
-@pytest.mark.parametrize("package", ["h3doctor", "h3doctor.schema", "h3doctor.sglang.flagdata", "h3doctor.sglang.memorydata",
+@pytest.mark.parametrize("package", ["h3doctor", "h3doctor.schema", "h3doctor.sglang.flagdata",
                                      "h3doctor.host.builtin_profiles", "h3doctor.engine.catalog", "h3doctor.explain"])
 def test_a_shipped_package_is_found_where_importing_it_would_find_it(package):
     """package_path names a data package's directory without importing it: the same directory."""

@@ -247,7 +247,7 @@ def test_the_cookbooks_48_gb_card_is_in_the_catalog_as_calibrated(env):
 
 
 def test_a_release_without_its_memory_file_says_so_and_no_figure_reads_none(tmp_path):
-    """A shipped h3doctor whose memorydata/ lacks the release's file (a packaging slip, a release
+    """A shipped h3doctor whose release folder lacks the release's file (a packaging slip, a release
     added without its memory model) cannot judge any fit: one "cannot verify" (H3D543) naming the
     missing model, in its message and in its reason, and no fit rule filling its figures with None
     ("None GiB") or blaming "the GPU's memory". Run on a copy of the package with the file removed."""
@@ -258,7 +258,7 @@ def test_a_release_without_its_memory_file_says_so_and_no_figure_reads_none(tmp_
 
     root = Path(__file__).resolve().parents[1]
     shutil.copytree(root / "h3doctor", tmp_path / "h3doctor", ignore=shutil.ignore_patterns("__pycache__"))
-    (tmp_path / "h3doctor" / "sglang" / "memorydata" / f"memory-{NEWEST_VERIFIED}.json").unlink()
+    (tmp_path / "h3doctor" / "sglang" / "releasedata" / NEWEST_VERIFIED / "memory.json").unlink()
     environ = {k: v for k, v in os.environ.items() if not k.startswith(("SGLANG_", "H3DOCTOR_"))}
     environ.update({"PYTHONPATH": str(tmp_path), "H3DOCTOR_RULES_DIR": str(root / "rules"), "NO_COLOR": "1",
                     "COLUMNS": "200", "XDG_CACHE_HOME": str(tmp_path / "cache")})

@@ -25,12 +25,13 @@ def test_wheel_carries_every_rule_and_data_file(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     shipped = {Path(n).name for n in names if n.startswith("h3doctor/_rules/") and n.endswith(".yaml")}
     assert shipped == {p.name for p in (REPO / "rules").glob("*.yaml")}
-    for data in ("h3doctor/sglang/flagdata/sglang-0.5.23.json", "h3doctor/schema/rule.schema.json",
+    for data in ("h3doctor/sglang/releasedata/0.5.23/flags.json", "h3doctor/schema/rule.schema.json",
                  "h3doctor/host/gpus.json", "h3doctor/schema/config.schema.json", "h3doctor/schema/lint-report.schema.json",
                  "h3doctor/host/builtin_profiles/4xH200.json", "h3doctor/engine/catalog/catalog-0.5.23.tsv",
                  "h3doctor/launch/hook.bash", "h3doctor/launch/hook.zsh", "h3doctor/launch/hook.fish",
                  "h3doctor/suggest/cookbook-0.5.23.json", "h3doctor/schema/suggest.schema.json",
-                 "h3doctor/sglang/flagdata/where-0.5.23.json", "h3doctor/sglang/flagdata/manifest.json",
+                 "h3doctor/sglang/releasedata/0.5.23/where.json", "h3doctor/sglang/releasedata/manifest.json",
+                 "h3doctor/sglang/releasedata/0.5.23/memory.json", "h3doctor/sglang/releasedata/0.5.23/manifest.json",
                  "h3doctor/explain/wordings.json", "h3doctor/schema/explain.schema.json"):
         assert data in names
 

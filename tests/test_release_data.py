@@ -1,6 +1,6 @@
 """Every release has its data files, and tools/release.py reproduces the committed ones.
 
-The per-release sglang lines of the rules (flagdata/where-X.json) are re-derived offline from a
+The per-release sglang lines of the rules (releasedata/X/where.json) are re-derived offline from a
 recorded fixture of line digests of 0.5.22 and 0.5.23 (no sglang source is stored); the full
 run from the wheels is `python tools/release.py add 0.5.23 --venv VENV` (tools/flagtable/README.md).
 A rule citing a file the fixture lacks needs the fixture re-recorded: add
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from h3doctor.engine import ruleset  # noqa: E402
 from h3doctor.sglang.releases import in_range, key  # noqa: E402
 
 FLAGDATA = ROOT / "h3doctor" / "sglang" / "flagdata"
+RELEASEDATA = ROOT / "h3doctor" / "sglang" / "releasedata"
 FIXTURE = ROOT / "tests" / "release" / "line-digests-0.5.22-0.5.23.json.gz"
 RELEASES = release.known_releases()
 
@@ -35,18 +37,51 @@ def test_every_release_has_each_of_its_data_files(version):
     assert release.missing_data(version) == []
 
 
+def test_the_committed_data_is_whole():
+    assert release.main(["check"]) == 0
+
+
+def _repo_copy(tmp_path: Path, *releases: str) -> Path:
+    """The data tools/release.py reads and writes, for these releases only."""
+    data = tmp_path / "h3doctor" / "sglang"
+    shutil.copytree(FLAGDATA, data / "flagdata")
+    (data / "releasedata").mkdir()
+    shutil.copy(RELEASEDATA / "manifest.json", data / "releasedata")
+    for version in releases:
+        shutil.copytree(RELEASEDATA / version, data / "releasedata" / version)
+    shutil.copytree(ROOT / "rules", tmp_path / "rules")
+    return tmp_path
+
+
 def test_a_release_missing_a_data_file_or_with_a_skeleton_fails(tmp_path):
-    for name in ("manifest.json", "attention-backends.json", "sampling-params.json", "flag-history.json",
-                 "sglang-0.5.23.json", "where-0.5.22.json"):
-        (tmp_path / name).write_text((FLAGDATA / name).read_text(encoding="utf-8"), encoding="utf-8")
-    assert release.missing_data("0.5.23", tmp_path) == ["where-0.5.23.json"]
-    assert release.add_skeletons("0.5.24", "0.5.23", tmp_path) == ["attention-backends.json", "sampling-params.json"]
-    backends = json.loads((tmp_path / "attention-backends.json").read_text(encoding="utf-8"))["releases"]
+    root = _repo_copy(tmp_path, "0.5.22", "0.5.23")
+    (root / "h3doctor/sglang/releasedata/0.5.23/where.json").unlink()
+    assert release.missing_data("0.5.23", root) == ["0.5.23/where.json"]
+    assert release.add_skeletons("0.5.24", "0.5.23", root) == ["flagdata/attention-backends.json",
+                                                                "flagdata/sampling-params.json"]
+    backends = json.loads((root / "h3doctor/sglang/flagdata/attention-backends.json").read_text(encoding="utf-8"))["releases"]
     assert backends["0.5.24"]["unverified"] and backends["0.5.24"]["where"] == backends["0.5.23"]["where"]
-    assert release.missing_data("0.5.24", tmp_path) == [
-        "sglang-0.5.24.json", "where-0.5.24.json", "flag-history.json: no entry for 0.5.24",
-        "attention-backends.json: the entry for 0.5.24 is an unverified skeleton",
-        "sampling-params.json: the entry for 0.5.24 is an unverified skeleton"]
+    (root / "h3doctor/sglang/releasedata/0.5.24").mkdir()
+    (root / "h3doctor/sglang/releasedata/0.5.24/notes.txt").write_text("x")
+    assert release.missing_data("0.5.24", root) == [
+        "0.5.24/manifest.json", "0.5.24/flags.json", "0.5.24/memory.json", "0.5.24/where.json",
+        "0.5.24/notes.txt: not in releasedata/manifest.json",
+        "flagdata/flag-history.json: no entry for 0.5.24",
+        "flagdata/attention-backends.json: the entry for 0.5.24 is an unverified skeleton",
+        "flagdata/sampling-params.json: the entry for 0.5.24 is an unverified skeleton"]
+    assert release.main(["--root", str(root), "check"]) == 1
+
+
+def test_a_piece_its_manifest_says_is_not_done_fails_the_check(tmp_path):
+    root = _repo_copy(tmp_path, "0.5.23")
+    own = root / "h3doctor/sglang/releasedata/0.5.23/manifest.json"
+    data = json.loads(own.read_text(encoding="utf-8"))
+    data["files"]["memory.json"]["state"] = "calibrate on an H200"
+    own.write_text(json.dumps(data), encoding="utf-8")
+    assert release.missing_data("0.5.23", root) == ["0.5.23/memory.json: calibrate on an H200"]
+    del data["files"]["memory.json"]
+    own.write_text(json.dumps(data), encoding="utf-8")
+    assert release.missing_data("0.5.23", root) == ["0.5.23/manifest.json: memory.json is not listed"]
 
 
 def test_where_files_cover_exactly_the_rules_of_their_release(rules):
@@ -73,7 +108,7 @@ def test_the_rules_cache_follows_the_where_files(tmp_path, monkeypatch):
     monkeypatch.setenv("H3DOCTOR_CACHE_DIR", str(tmp_path / "cache"))
     data = release.read_where("0.5.23")
     moved = tmp_path / "where-0.5.23.json"
-    monkeypatch.setattr(ruleset, "where_files", lambda: [moved])
+    monkeypatch.setattr(ruleset, "where_files", lambda: [moved])  # where.json's content, another path
     for line in ("x.py:1", "x.py:2"):
         data["where"]["H3D305"] = line
         moved.write_text(json.dumps(data), encoding="utf-8")
@@ -97,7 +132,7 @@ def test_readding_the_newest_release_is_byte_identical_offline():
     old = wherelib.DigestSource("0.5.22", recorded["0.5.22"])
     new = wherelib.DigestSource("0.5.23", recorded["0.5.23"])
     written = release.regenerate_where("0.5.23", old, new)
-    assert set(written) == {"h3doctor/sglang/flagdata/where-0.5.23.json", "docs/releases/0.5.23-review.md"}
+    assert set(written) == {"h3doctor/sglang/releasedata/0.5.23/where.json", "docs/releases/0.5.23-review.md"}
     for rel, text in written.items():
         assert (ROOT / rel).read_text(encoding="utf-8") == text, f"{rel} differs: re-run tools/release.py"
 

@@ -493,8 +493,7 @@ ALLOWED = {
     ("launch/hook.py", 'open("/dev/tty"'),
     ("launch/hook.py", "open(path, \"wb\")"), ("launch/hook.py", "(here / "),
     ("cli.py", "Path(markdown).write_text("), ("suggest/search.py", "path.read_text("),
-    ("engine/ruleset.py", "json.loads(path.read_text("),  # flagdata/where-*.json, shipped
-    ("sglang/memory.py", "json.loads(_path(release).read_text("),  # memorydata/memory-*.json, shipped
+    ("engine/ruleset.py", "json.loads(path.read_text("),  # releasedata/X/where.json, shipped
 }
 
 

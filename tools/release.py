@@ -1,25 +1,33 @@
 #!/usr/bin/env python3
-"""Add (or re-add) one sglang release to h3doctor's data.
+"""Add (or re-add) one sglang release to h3doctor's data, and check that every release is whole.
 
-    python tools/release.py add 0.5.24 --venv $VENV      # the whole release
-    python tools/release.py add 0.5.23 --no-flagtable    # everything but the flag table (no venv)
+    python tools/release.py add 0.5.24 --venv $VENV           # the whole release, from its wheel
+    python tools/release.py add 0.5.24 --from 0.5.23          # offline: a copy of 0.5.23 to review
+    python tools/release.py add 0.5.23 --no-flagtable         # everything but the flag table (no venv)
+    python tools/release.py check                             # exit 1 on any missing piece of any release
 
-Maintainer tool; the package only reads what it writes. For release X (previous: the newest
-known release below it) it
+Maintainer tool; the package only reads what it writes. Each release is one folder,
+`h3doctor/sglang/releasedata/X/` (flags.json, where.json, memory.json, manifest.json); what
+every release must hold, and who owns each piece, is `releasedata/manifest.json`. For release X
+(previous: the newest known release below it, or --from) `add`
 
 1. downloads the wheels of X and the previous release (`pip download --no-deps`, unless
-   --wheel/--previous-wheel are given) and unpacks their `sglang/` sources;
-2. builds X's flag table (tools/flagtable/extract.py, in --venv; skipped with --no-flagtable);
+   --wheel/--previous-wheel are given) and unpacks their `sglang/` sources; with --from and no
+   wheel it works offline: the generated files are copies of the previous release's, marked
+   in X's manifest as copies to regenerate;
+2. builds X's flag table (tools/flagtable/extract.py, in --venv; skipped with --no-flagtable;
+   offline: the previous table, unless X already has one);
 3. merges X's sampling facts (tools/flagtable/sampling.py) and rebuilds the flag history
    (tools/flagtable/history.py) from every flag table;
-4. writes `flagdata/where-X.json`: every rule that applies to X with its sglang file:line in X,
-   carried over from the previous release's lines by a line diff (tools/flagtable/where.py);
-   lines a person recorded (`reviewed`) are kept; a line that cannot be carried is reported,
-   never guessed;
+4. writes X's where.json: every rule that applies to X with its sglang file:line in X, carried
+   over from the previous release's lines by a line diff (tools/flagtable/where.py); lines a
+   person recorded (`reviewed`) are kept; a line that cannot be carried is reported, never
+   guessed, and its rule does not judge X until a person records it;
 5. writes `docs/releases/X-review.md`: each changed hunk of the files the rules cite, with the
    rules that cite it (the list a person must re-read), and the rules whose line needs a person;
 6. adds a skeleton (the previous release's entry, marked `unverified`) to every keyed data file
-   of flagdata/manifest.json that has no entry for X.
+   of the manifest that has no entry for X;
+7. writes X's manifest.json and prints what a person still owns (the checklist).
 
 Re-running it for a release already added rewrites the same bytes.
 """
@@ -30,6 +38,7 @@ import argparse
 import gzip
 import json
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -47,37 +56,47 @@ import yaml  # noqa: E402
 
 from h3doctor.sglang.releases import in_range, key  # noqa: E402
 
-FLAGDATA = REPO / "h3doctor" / "sglang" / "flagdata"
-RULES = REPO / "rules"
-REVIEWS = REPO / "docs" / "releases"
 FORMAT_VERSION = 1
 GENERATOR = "tools/release.py"
+RELEASEDATA = "h3doctor/sglang/releasedata"  # one folder per release, relative to the repository
+SGLANG = "h3doctor/sglang"  # the keyed files' paths in the manifest are relative to it
+DONE = "done"
+
+
+def folder(version: str, root: Path = REPO) -> Path:
+    return root / RELEASEDATA / version
+
+
+def manifest(root: Path = REPO) -> dict[str, Any]:
+    """What every release must hold (releasedata/manifest.json)."""
+    return json.loads((root / RELEASEDATA / "manifest.json").read_text(encoding="utf-8"))
 
 
 # ----------------------------------------------------------------------------- inputs
 
-def rule_anchors(rules_dir: Path = RULES) -> list[dict[str, str]]:
+def rule_anchors(root: Path = REPO) -> list[dict[str, str]]:
     """Each rule's id, release range and own `sglang.where` (the line in the newest release of
     its range, as the rule was written)."""
     out = []
-    for path in sorted(rules_dir.glob("H3D*.yaml")):
+    for path in sorted((root / "rules").glob("H3D*.yaml")):
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
         out.append({"id": data["id"], "versions": data["sglang"]["versions"], "where": data["sglang"]["where"]})
     return out
 
 
-def known_releases(flagdata: Path = FLAGDATA) -> list[str]:
-    return sorted({p.name[len("where-"):-len(".json")] for p in flagdata.glob("where-*.json")}
-                  | set(history.table_releases(flagdata)), key=key)
+def known_releases(root: Path = REPO) -> list[str]:
+    """Every release folder (a folder named like 0.5.23, whatever it holds)."""
+    return sorted((p.name for p in (root / RELEASEDATA).iterdir() if p.is_dir() and re.fullmatch(r"\d+\.\d+\.\d+", p.name)),
+                  key=key)
 
 
-def previous_release(version: str, flagdata: Path = FLAGDATA) -> str | None:
-    older = [r for r in known_releases(flagdata) if key(r) < key(version)]
+def previous_release(version: str, root: Path = REPO) -> str | None:
+    older = [r for r in known_releases(root) if key(r) < key(version)]
     return older[-1] if older else None
 
 
-def read_where(version: str, flagdata: Path = FLAGDATA) -> dict[str, Any]:
-    path = flagdata / f"where-{version}.json"
+def read_where(version: str, root: Path = REPO) -> dict[str, Any]:
+    path = folder(version, root) / "where.json"
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
 
 
@@ -153,7 +172,7 @@ def review_markdown(version: str, previous: str | None, *, prev_lines: dict[str,
                     old: wherelib.Source | None, new: wherelib.Source) -> str:
     out = [f"# sglang {version}: the validation code that changed since {previous}\n",
            f"Generated by `python tools/release.py add {version}`; do not edit. The files are the ones "
-           f"h3doctor's rules cite (their `where`, flagdata/where-{previous}.json and where-{version}.json). "
+           f"h3doctor's rules cite (their `where`, releasedata/{previous}/where.json and {version}/where.json). "
            f"Every hunk a rule cites (within {wherelib.NEAR} lines) is a check to re-read against the rule; "
            "hunks no rule cites may hold a check no rule covers yet.\n"]
 
@@ -205,46 +224,67 @@ def review_markdown(version: str, previous: str | None, *, prev_lines: dict[str,
 # ----------------------------------------------------------------------------- steps
 
 def regenerate_where(version: str, old: wherelib.Source | None, new: wherelib.Source, *,
-                     flagdata: Path = FLAGDATA, rules_dir: Path = RULES) -> dict[str, str]:
-    """{repo-relative file: text} for where-X.json and the review (nothing written)."""
-    releases = sorted(set(known_releases(flagdata)) | {version}, key=key)
-    previous = previous_release(version, flagdata)
-    rules = rule_anchors(rules_dir)
-    prev_lines = lines_of(read_where(previous, flagdata)) if previous else {}
-    reviewed = read_where(version, flagdata).get("reviewed", {})
+                     root: Path = REPO) -> dict[str, str]:
+    """{repo-relative file: text} for X's where.json and the review (nothing written)."""
+    releases = sorted(set(known_releases(root)) | {version}, key=key)
+    previous = previous_release(version, root)
+    rules = rule_anchors(root)
+    prev_lines = lines_of(read_where(previous, root)) if previous else {}
+    reviewed = read_where(version, root).get("reviewed", {})
     derived, kept, notes = derive_where(version, previous, rules, prev_lines=prev_lines, reviewed=reviewed,
                                         old=old, new=new, releases=releases)
     return {
-        f"h3doctor/sglang/flagdata/where-{version}.json": where_json(version, previous, derived, kept),
+        f"{RELEASEDATA}/{version}/where.json": where_json(version, previous, derived, kept),
         f"docs/releases/{version}-review.md": review_markdown(
             version, previous, prev_lines=prev_lines, new_lines={**derived, **kept}, notes=notes,
             old=old, new=new),
     }
 
 
-def missing_data(version: str, flagdata: Path = FLAGDATA) -> list[str]:
-    """What `version` lacks of the data flagdata/manifest.json requires (empty: complete)."""
-    manifest = json.loads((flagdata / "manifest.json").read_text(encoding="utf-8"))
-    missing = [name for name in (p.format(release=version) for p in manifest["per_release"])
-               if not (flagdata / name).is_file()]
-    for spec in manifest["keyed"]:
-        if key(version) < key(spec["since"]):
+def copied_where(version: str, previous: str, root: Path = REPO) -> str:
+    """X's where.json with no source to diff (`add --from` offline): each rule that applies to X
+    keeps its line in `previous` (the state in X's manifest says the lines are copies)."""
+    prev = read_where(previous, root)
+    applying = {r["id"] for r in rule_anchors(root) if in_range(version, r["versions"])}
+    kept = {rid: line for rid, line in prev.get("reviewed", {}).items() if rid in applying}
+    derived = {rid: line for rid, line in prev.get("where", {}).items() if rid in applying and rid not in kept}
+    return where_json(version, previous, derived, kept)
+
+
+def missing_data(version: str, root: Path = REPO) -> list[str]:
+    """What `version` lacks of the data releasedata/manifest.json requires, and what its own
+    manifest.json says is not done (empty: complete)."""
+    spec, here = manifest(root), folder(version, root)
+    own_path = here / "manifest.json"
+    own = json.loads(own_path.read_text(encoding="utf-8"))["files"] if own_path.is_file() else {}
+    missing = [] if own_path.is_file() else [f"{version}/manifest.json"]
+    required = {f["file"] for f in spec["files"] if key(version) >= key(f["since"])}
+    for name in sorted(required | set(own)):
+        if not (here / name).is_file():
+            missing.append(f"{version}/{name}")
+        elif own_path.is_file() and name not in own:
+            missing.append(f"{version}/manifest.json: {name} is not listed")
+        elif own.get(name, {}).get("state", DONE) != DONE:
+            missing.append(f"{version}/{name}: {own[name]['state']}")
+    present = {p.name for p in here.iterdir()} - {"manifest.json"} if here.is_dir() else set()
+    missing += [f"{version}/{name}: not in releasedata/manifest.json" for name in sorted(present - required - set(own))]
+    for keyed in spec["keyed"]:
+        if key(version) < key(keyed["since"]):
             continue
-        entries = json.loads((flagdata / spec["file"]).read_text(encoding="utf-8"))[spec["key"]]
+        entries = json.loads((root / SGLANG / keyed["file"]).read_text(encoding="utf-8"))[keyed["key"]]
         if version not in entries:
-            missing.append(f"{spec['file']}: no entry for {version}")
+            missing.append(f"{keyed['file']}: no entry for {version}")
         elif isinstance(entries, dict) and "unverified" in entries[version]:
-            missing.append(f"{spec['file']}: the entry for {version} is an unverified skeleton")
+            missing.append(f"{keyed['file']}: the entry for {version} is an unverified skeleton")
     return missing
 
 
-def add_skeletons(version: str, previous: str | None, flagdata: Path = FLAGDATA) -> list[str]:
-    """For each keyed file of manifest.json without an entry for `version`: the previous release's
+def add_skeletons(version: str, previous: str | None, root: Path = REPO) -> list[str]:
+    """For each keyed file of the manifest without an entry for `version`: the previous release's
     entry, marked unverified. Returns the files changed."""
-    manifest = json.loads((flagdata / "manifest.json").read_text(encoding="utf-8"))
     changed = []
-    for spec in manifest["keyed"]:
-        path = flagdata / spec["file"]
+    for spec in manifest(root)["keyed"]:
+        path = root / SGLANG / spec["file"]
         data = json.loads(path.read_text(encoding="utf-8"))
         entries = data[spec["key"]]
         if not isinstance(entries, dict) or version in entries or previous not in entries:
@@ -253,6 +293,42 @@ def add_skeletons(version: str, previous: str | None, flagdata: Path = FLAGDATA)
         path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
         changed.append(spec["file"])
     return changed
+
+
+def manifest_json(version: str, states: dict[str, str], root: Path = REPO) -> str:
+    """X's own manifest.json: each file X holds, its role, its owner and its state (`done`, or
+    what is still to do). A person sets a reviewed file's state to `done` once it is checked."""
+    own_path = folder(version, root) / "manifest.json"
+    before = json.loads(own_path.read_text(encoding="utf-8"))["files"] if own_path.is_file() else {}
+    files = {}
+    for spec in manifest(root)["files"]:
+        name = spec["file"]
+        if not (folder(version, root) / name).is_file():
+            continue
+        state = states.get(name) or before.get(name, {}).get("state", DONE)
+        files[name] = {"role": spec["role"], "owner": spec["owner"], "by": spec["by"], "state": state}
+    data = {"sglang_version": version, "generator": GENERATOR,
+            "note": "This release's files (releasedata/manifest.json says what every release holds). "
+                    "`state`: done, or what is still to do; tools/release.py check fails until each is done.",
+            "files": files}
+    return json.dumps(data, indent=1, ensure_ascii=False) + "\n"
+
+
+def checklist(version: str, previous: str | None, root: Path = REPO) -> list[str]:
+    """What a person owns in adding `version`: the missing and unfinished pieces first, then the
+    shared files to re-read."""
+    spec = manifest(root)
+    items = missing_data(version, root)
+    items += [f"{f['file']} ({f['owner']} by {f['by']}): {f['role']}" for f in spec["files"]
+              if f["owner"] == "reviewed" and key(version) >= key(f["since"])
+              and not any(i.startswith(f"{version}/{f['file']}") for i in items)]
+    items += [line.replace("{release}", version) for line in spec["checklist"]]
+    return items
+
+
+def check(root: Path = REPO) -> list[str]:
+    """Every missing or unfinished piece of every release (empty: all whole)."""
+    return [item for version in known_releases(root) for item in missing_data(version, root)]
 
 
 def unpack(wheel: Path, into: Path) -> Path:
@@ -268,12 +344,12 @@ def fetch_wheel(version: str, into: Path) -> Path:
 
 
 def record_fixture(old: wherelib.TreeSource, new: wherelib.TreeSource, version: str,
-                   flagdata: Path = FLAGDATA) -> bytes:
+                   root: Path = REPO) -> bytes:
     """The line digests of every file the rules cite in the two releases (for an offline test)."""
-    previous = previous_release(version, flagdata)
+    previous = previous_release(version, root)
     paths = set()
     for release, source in ((previous, old), (version, new)):
-        for text in lines_of(read_where(release, flagdata)).values():
+        for text in lines_of(read_where(release, root)).values():
             for cited in wherelib.cited_paths(text):
                 for prefix in wherelib.PREFIXES:
                     paths.add(prefix + cited)
@@ -284,45 +360,85 @@ def record_fixture(old: wherelib.TreeSource, new: wherelib.TreeSource, version: 
     return gzip.compress(text.encode(), mtime=0)
 
 
+def add(version: str, previous: str | None, *, root: Path = REPO, wheel: Path | None = None,
+        previous_wheel: Path | None = None, venv: str | None = None, offline: bool = False,
+        fixture: Path | None = None) -> list[str]:
+    """Add (or re-add) `version` after `previous`; returns the checklist. Offline (no wheel):
+    the generated files are the previous release's, marked as copies in X's manifest."""
+    here = folder(version, root)
+    here.mkdir(parents=True, exist_ok=True)
+    states: dict[str, str] = {}
+    new = old = None
+    work = Path(tempfile.mkdtemp(prefix="h3doctor-release-"))
+    if not offline:
+        wheel = wheel or fetch_wheel(version, work)
+        new = wherelib.TreeSource(version, unpack(wheel, work / version))
+        if previous:
+            previous_wheel = previous_wheel or fetch_wheel(previous, work)
+            old = wherelib.TreeSource(previous, unpack(previous_wheel, work / previous))
+    if venv and wheel:
+        subprocess.run([sys.executable, str(REPO / "tools/flagtable/extract.py"), "--wheel", str(wheel),
+                        "--venv", venv, "--output", str(here / "flags.json")], check=True)
+        states["flags.json"] = DONE
+    elif not (here / "flags.json").is_file() and previous:
+        shutil.copyfile(folder(previous, root) / "flags.json", here / "flags.json")
+        states["flags.json"] = f"a copy of {previous}'s: regenerate (tools/release.py add {version} --venv VENV)"
+    if new is not None:
+        subprocess.run([sys.executable, str(REPO / "tools/flagtable/sampling.py"), "--source",
+                        str(work / version / "sglang"), "--sglang-version", version,
+                        "--output", str(root / SGLANG / "flagdata" / "sampling-params.json")], check=True)
+        for rel, text in regenerate_where(version, old, new, root=root).items():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_text(text, encoding="utf-8")
+        states["where.json"] = DONE
+        if fixture is not None and old is not None:
+            fixture.write_bytes(record_fixture(old, new, version, root))
+    elif previous:
+        (here / "where.json").write_text(copied_where(version, previous, root), encoding="utf-8")
+        states["where.json"] = (f"{previous}'s lines, copied without a source diff: re-run tools/release.py add "
+                                f"{version} with the wheels, then review docs/releases/{version}-review.md")
+    (root / SGLANG / "flagdata" / "flag-history.json").write_text(
+        history.render(history.build(root / RELEASEDATA)), encoding="utf-8")
+    add_skeletons(version, previous, root)
+    (here / "manifest.json").write_text(manifest_json(version, states, root), encoding="utf-8")
+    return checklist(version, previous, root)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--root", type=Path, default=REPO, help="the repository to work on (default: this one)")
     sub = ap.add_subparsers(dest="command", required=True)
-    add = sub.add_parser("add", help="add or re-add release X.Y.Z")
-    add.add_argument("version")
-    add.add_argument("--wheel", help="X's wheel (default: pip download)")
-    add.add_argument("--previous-wheel", help="the previous release's wheel (default: pip download)")
-    add.add_argument("--venv", help="the flag-table venv (tools/flagtable/README.md)")
-    add.add_argument("--no-flagtable", action="store_true", help="keep the committed flag table")
-    add.add_argument("--fixture", help="also write the line-digest fixture of the two releases here")
+    add_cmd = sub.add_parser("add", help="add or re-add release X.Y.Z")
+    add_cmd.add_argument("version")
+    add_cmd.add_argument("--from", dest="previous", help="the release to start from (default: the newest below X)")
+    add_cmd.add_argument("--wheel", help="X's wheel (default: pip download)")
+    add_cmd.add_argument("--previous-wheel", help="the previous release's wheel (default: pip download)")
+    add_cmd.add_argument("--venv", help="the flag-table venv (tools/flagtable/README.md)")
+    add_cmd.add_argument("--no-flagtable", action="store_true", help="keep the committed flag table")
+    add_cmd.add_argument("--fixture", help="also write the line-digest fixture of the two releases here")
+    sub.add_parser("check", help="exit 1 when any release lacks a piece or has one still to do")
     args = ap.parse_args(argv)
+    root = args.root.resolve()
+    if args.command == "check":
+        problems = check(root)
+        for line in problems:
+            print(line)
+        return 1 if problems else 0
     if not re.fullmatch(r"\d+\.\d+\.\d+", args.version):
         ap.error("the release must look like 0.5.24")
-    if not args.no_flagtable and not args.venv:
-        ap.error("give --venv for the flag table (or --no-flagtable)")
-    version, previous = args.version, previous_release(args.version)
-
-    work = Path(tempfile.mkdtemp(prefix="h3doctor-release-"))
-    wheel = Path(args.wheel) if args.wheel else fetch_wheel(version, work)
-    new = wherelib.TreeSource(version, unpack(wheel, work / version))
-    old = None
-    if previous:
-        prev_wheel = Path(args.previous_wheel) if args.previous_wheel else fetch_wheel(previous, work)
-        old = wherelib.TreeSource(previous, unpack(prev_wheel, work / previous))
-
-    if not args.no_flagtable:
-        subprocess.run([sys.executable, str(REPO / "tools/flagtable/extract.py"), "--wheel", str(wheel),
-                        "--venv", args.venv, "--output", str(FLAGDATA / f"sglang-{version}.json")], check=True)
-    subprocess.run([sys.executable, str(REPO / "tools/flagtable/sampling.py"), "--source",
-                    str(work / version / "sglang"), "--sglang-version", version], check=True)
-    (FLAGDATA / "flag-history.json").write_text(history.render(history.build()), encoding="utf-8")
-    for rel, text in regenerate_where(version, old, new).items():
-        (REPO / rel).parent.mkdir(parents=True, exist_ok=True)
-        (REPO / rel).write_text(text, encoding="utf-8")
-        print(f"[release] wrote {rel}", file=sys.stderr)
-    for name in add_skeletons(version, previous):
-        print(f"[release] {name}: skeleton entry for {version} (marked unverified)", file=sys.stderr)
-    if args.fixture and old is not None:
-        Path(args.fixture).write_bytes(record_fixture(old, new, version))
+    previous = args.previous or previous_release(args.version, root)
+    if previous is not None and not (folder(previous, root) / "flags.json").is_file():
+        ap.error(f"--from {previous}: no such release folder")
+    offline = bool(args.previous) and not args.wheel
+    if not offline and not args.no_flagtable and not args.venv:
+        ap.error("give --venv for the flag table (or --no-flagtable, or --from A.B.C to work offline)")
+    todo = add(args.version, previous, root=root, wheel=Path(args.wheel) if args.wheel else None,
+               previous_wheel=Path(args.previous_wheel) if args.previous_wheel else None,
+               venv=None if args.no_flagtable else args.venv, offline=offline,
+               fixture=Path(args.fixture) if args.fixture else None)
+    print(f"sglang {args.version} added after {previous}. What a person owns:")
+    for item in todo:
+        print(f"- [ ] {item}")
     return 0
 
 

@@ -14,6 +14,7 @@ from h3doctor.errors import RuleFileError, UsageError
 from h3doctor.paths import (package_path, path_text, read_cache_entry, read_package_text, read_shipped_text,
                             trusted_cache_dir, write_cache_entry)
 from h3doctor.record import field, from_fields, record, replace
+from h3doctor.sglang import release_files
 from h3doctor.sglang.releases import in_range
 from h3doctor.sglang.releases import key as release_key
 
@@ -30,7 +31,7 @@ SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}  # the rule schema's sever
 # the memory model's per-GPU verdicts: a rule reading one judges whether the launch fits its GPUs
 GPU_MEMORY_VERDICTS = ("derived.memory.load_over", "derived.memory.warmup_over", "derived.memory.warmup_fails_open_over",
                        "derived.memory.likely_over")
-# what a per-release entry (`releases:`) may override (its sglang line is in flagdata/where-X.json)
+# what a per-release entry (`releases:`) may override (its sglang line is in releasedata/X/where.json)
 _OVERRIDABLE = ("message", "why", "stage", "sglang_stage", "order", "severity")
 
 
@@ -80,7 +81,7 @@ class Rule:
 
     def for_version(self, version: str) -> "Rule":
         """This rule as it reads for one release: its `releases:` entry for it applied, and its
-        sglang line in that release (flagdata/where-X.json)."""
+        sglang line in that release (releasedata/X/where.json)."""
         resolved = self
         for entry in self.releases:
             if version_in_range(version, entry["versions"]):
@@ -93,7 +94,7 @@ class Rule:
     # with `fix: none` (or a fix that finds no edit): what the user can choose instead, each
     # {gives_up, fix, when?}; engine/alternatives.py applies and re-checks them
     alternatives: tuple[dict[str, Any], ...] = ()
-    # release -> the sglang file:line of this check there (flagdata/where-X.json, merged at load)
+    # release -> the sglang file:line of this check there (releasedata/X/where.json, merged at load)
     where_by_release: dict[str, str] = field(default_factory=dict)
 
     def where_spans(self) -> list[tuple[str, str]]:
@@ -428,10 +429,9 @@ def _write_index(folder: str, status: str, digest: str, body: str) -> None:
 
 
 def where_files() -> list[str]:
-    """The per-release sglang lines of the rules (flagdata/where-X.Y.Z.json, written by
+    """The per-release sglang lines of the rules (each release's where.json, written by
     tools/release.py): inputs of the rules' digest beside the rule files."""
-    folder = package_path("h3doctor.sglang.flagdata")
-    return [os.path.join(folder, n) for n in sorted(os.listdir(folder)) if n.startswith("where-") and n.endswith(".json")]
+    return release_files.where_paths()
 
 
 def _where_lines(files: list[Path]) -> dict[str, dict[str, str]]:

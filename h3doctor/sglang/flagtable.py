@@ -10,9 +10,9 @@ import functools
 import json
 
 from h3doctor.errors import UsageError
-from h3doctor.paths import package_names, read_package_text
 from h3doctor.record import from_fields, record
 from h3doctor.safeload import excerpt
+from h3doctor.sglang import release_files
 from h3doctor.verified import NEWEST_VERIFIED as DEFAULT_SGLANG_VERSION
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
@@ -125,16 +125,12 @@ def _action_from_json(raw: dict[str, Any]) -> FlagAction:
 @functools.lru_cache(maxsize=None)
 def load_flag_table(sglang_version: str = DEFAULT_SGLANG_VERSION) -> FlagTable:
     # only the shipped releases: the version is user input and must not pick another file
-    known = sorted(
-        n.removeprefix("sglang-").removesuffix(".json")
-        for n in package_names("h3doctor.sglang.flagdata")
-        if n.startswith("sglang-") and n.endswith(".json")
-    )
+    known = release_files.known()
     if sglang_version not in known:
         raise UsageError(
             f"no flag table for sglang {excerpt(sglang_version)!r}; known releases: {', '.join(known)}"
         )
-    text = read_package_text("h3doctor.sglang.flagdata", f"sglang-{sglang_version}.json")
+    text = release_files.shipped_text(sglang_version, "flags")
     raw = json.loads(text)
     parsers = raw.get("parsers", {})
     return FlagTable(

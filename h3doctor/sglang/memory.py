@@ -4,7 +4,7 @@ sglang checks none of this: a launch that cannot fit passes every launch check a
 `torch.OutOfMemoryError` while loading (after the ~144 GB download) or at the startup warmup.
 This module predicts those bytes from the resolved placement (`resolve.py`, `residency.py`), the
 parallel layout and the hardware facts. The constants, each with its source, live in
-`memorydata/memory-<release>.json`; the model and its expected error are in docs/memory.md and
+`releasedata/<release>/memory.json`; the model and its expected error are in docs/memory.md and
 are calibrated in tests/memory/ against published peaks.
 
 Three figures per GPU come out of it:
@@ -33,13 +33,13 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from functools import lru_cache
 
 from h3doctor.digits import is_digits
 from h3doctor.facts import HardwareFacts
-from h3doctor.paths import package_path, read_shipped_text
+from h3doctor.paths import read_shipped_text
 from h3doctor.record import field, record
+from h3doctor.sglang import release_files
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
 if TYPE_CHECKING:
@@ -52,7 +52,7 @@ _KIB = 1 / (1 << 20)  # KiB in GiB
 
 
 def _path(release: str) -> str:
-    return package_path("h3doctor.sglang.memorydata", f"memory-{release}.json")
+    return release_files.path(release, "memory")
 
 
 @lru_cache(maxsize=None)
@@ -76,7 +76,7 @@ def constants(release: str) -> dict[str, Any]:
 
 @record(frozen=True)
 class MemoryModel:
-    """How far h3doctor's memory model holds for one release (memorydata/memory-<release>.json)."""
+    """How far h3doctor's memory model holds for one release (releasedata/<release>/memory.json)."""
 
     release: str
     exact: bool  # calibrated on this release; else every byte figure is a lower bound
@@ -98,7 +98,7 @@ class MemoryModel:
 @lru_cache(maxsize=None)
 def model_for(release: str) -> MemoryModel | None:
     """The memory model of `release`, or None when h3doctor records none for it."""
-    if not os.path.isfile(_path(release)):
+    if not release_files.has(release, "memory"):
         return None
     c = constants(release)
     bound = c.get("bound")

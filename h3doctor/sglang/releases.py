@@ -16,8 +16,9 @@ import re
 
 from h3doctor.digits import is_digits
 from h3doctor.errors import UsageError
-from h3doctor.paths import installed_versions, package_names, read_package_text
+from h3doctor.paths import installed_versions, read_package_text
 from h3doctor.record import record, replace
+from h3doctor.sglang import release_files
 from h3doctor.sglang.images import image_release, sglang_repositories
 from h3doctor.verified import NEWEST_VERIFIED
 
@@ -40,7 +41,7 @@ class Release:
     * `attention_backend_facts` / `attention_backends`: what its backends accept;
     * `model_variants`, `quality_levels`, `has_data_parallel`: its runtime facts;
     * `sampling`: its sampling classes (flagdata/sampling-params.json, exact release only);
-    * `memory`: its memory model (memorydata/memory-<release>.json), or None when none is recorded.
+    * `memory`: its memory model (releasedata/<release>/memory.json), or None when none is recorded.
 
     Rooms above this one keep their own per-release files (the catalog, `engine/catalog/`; the
     cookbook, `suggest/`) and read them for `table_version`.
@@ -218,11 +219,9 @@ def known_releases() -> list[str]:
 
 @functools.lru_cache(maxsize=1)
 def _known_releases() -> tuple[str, ...]:
-    # the generated flag tables' own file names: the same list as flag-history.json's, without
+    # the release folders with a flag table: the same list as flag-history.json's, without
     # parsing that file's ~180 KB on every check (tests/test_flagdata.py keeps the two equal)
-    names = package_names("h3doctor.sglang.flagdata")
-    return tuple(sorted((n[len("sglang-"):-len(".json")] for n in names if n.startswith("sglang-") and n.endswith(".json")),
-                        key=key))
+    return release_files.known()
 
 
 def installed_version() -> str | None:

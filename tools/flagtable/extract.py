@@ -12,7 +12,7 @@ Typical use (see README.md beside this file):
     python3 tools/flagtable/extract.py \
         --wheel path/to/sglang-0.5.23-cp311-cp311-manylinux_2_34_x86_64.whl \
         --venv $VENV \
-        --output h3doctor/sglang/flagdata/sglang-0.5.23.json
+        --output h3doctor/sglang/releasedata/0.5.23/flags.json
 
 With --venv the tool creates/updates that venv, installs the wheel with
 --no-deps plus the minimum packages needed to import sglang's diffusion

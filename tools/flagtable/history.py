@@ -6,7 +6,7 @@ flag table, the releases that have it, per entry point (the option is on an entr
 parser unless another entry point registers it as its own extra), and for a flag with choices
 in some release, its choices per release (null where that release's action has none).
 
-    python3 tools/flagtable/history.py            # rewrites flag-history.json from sglang-*.json
+    python3 tools/flagtable/history.py            # rewrites flag-history.json from releasedata/*/flags.json
 """
 
 from __future__ import annotations
@@ -16,7 +16,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-FLAGDATA = Path(__file__).resolve().parents[2] / "h3doctor" / "sglang" / "flagdata"
+SGLANG = Path(__file__).resolve().parents[2] / "h3doctor" / "sglang"
+FLAGDATA = SGLANG / "flagdata"
+RELEASEDATA = SGLANG / "releasedata"  # one folder per release, its flag table in flags.json
 ENTRY_POINTS = ("serve", "generate", "launch_server")
 NOTE = ("For each option string seen in any release: the releases whose flag table has it (any entry "
         "point), per entry point, and for choice flags the choices per release (null where that "
@@ -27,9 +29,8 @@ def _key(version: str) -> tuple[int, ...]:
     return tuple(int(p) for p in version.split("."))
 
 
-def table_releases(flagdata: Path = FLAGDATA) -> list[str]:
-    names = [p.name[len("sglang-"):-len(".json")] for p in flagdata.glob("sglang-*.json")]
-    return sorted(names, key=_key)
+def table_releases(releasedata: Path = RELEASEDATA) -> list[str]:
+    return sorted((p.parent.name for p in releasedata.glob("*/flags.json")), key=_key)
 
 
 def _entry_options(table: dict[str, Any]) -> dict[str, dict[str, list[Any] | None]]:
@@ -44,11 +45,11 @@ def _entry_options(table: dict[str, Any]) -> dict[str, dict[str, list[Any] | Non
     return out
 
 
-def build(flagdata: Path = FLAGDATA) -> dict[str, Any]:
-    releases = table_releases(flagdata)
+def build(releasedata: Path = RELEASEDATA) -> dict[str, Any]:
+    releases = table_releases(releasedata)
     options: dict[str, dict[str, Any]] = {}
     for release in releases:
-        table = json.loads((flagdata / f"sglang-{release}.json").read_text(encoding="utf-8"))
+        table = json.loads((releasedata / release / "flags.json").read_text(encoding="utf-8"))
         for entry, opts in _entry_options(table).items():
             for opt, choices in opts.items():
                 info = options.setdefault(opt, {"releases": [], "entry_points": {e: [] for e in ENTRY_POINTS},

@@ -10,7 +10,7 @@ releases:
 - a line inside a changed block is found again only when its text (stripped) occurs exactly once
   in P's file and exactly once in X's file;
 - anything else (the file is gone, the line was edited, the text is ambiguous) is not guessed:
-  the rule is listed for a person, who records the line under `reviewed` in where-X.json.
+  the rule is listed for a person, who records the line under `reviewed` in releasedata/X/where.json.
 
 Lines are compared by their stripped text. The diff and the uniqueness tests depend only on which
 lines are equal, so the same derivation runs, offline, on a recorded fixture holding a digest per
