@@ -56,7 +56,7 @@ def _repo_copy(tmp_path: Path, *releases: str) -> Path:
 def test_a_release_missing_a_data_file_or_with_a_skeleton_fails(tmp_path):
     root = _repo_copy(tmp_path, "0.5.22", "0.5.23")
     (root / "h3doctor/sglang/releasedata/0.5.23/where.json").unlink()
-    assert release.missing_data("0.5.23", root) == ["0.5.23/where.json"]
+    assert release.missing_data("0.5.23", root) == ["0.5.23/where.json: missing"]
     assert release.add_skeletons("0.5.24", "0.5.23", root) == ["flagdata/attention-backends.json",
                                                                 "flagdata/sampling-params.json"]
     backends = json.loads((root / "h3doctor/sglang/flagdata/attention-backends.json").read_text(encoding="utf-8"))["releases"]
@@ -64,7 +64,8 @@ def test_a_release_missing_a_data_file_or_with_a_skeleton_fails(tmp_path):
     (root / "h3doctor/sglang/releasedata/0.5.24").mkdir()
     (root / "h3doctor/sglang/releasedata/0.5.24/notes.txt").write_text("x")
     assert release.missing_data("0.5.24", root) == [
-        "0.5.24/manifest.json", "0.5.24/flags.json", "0.5.24/memory.json", "0.5.24/where.json",
+        "0.5.24/manifest.json: missing", "0.5.24/flags.json: missing", "0.5.24/memory.json: missing",
+        "0.5.24/where.json: missing",
         "0.5.24/notes.txt: not in releasedata/manifest.json",
         "flagdata/flag-history.json: no entry for 0.5.24",
         "flagdata/attention-backends.json: the entry for 0.5.24 is an unverified skeleton",

@@ -38,7 +38,6 @@ import argparse
 import gzip
 import json
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -257,11 +256,11 @@ def missing_data(version: str, root: Path = REPO) -> list[str]:
     spec, here = manifest(root), folder(version, root)
     own_path = here / "manifest.json"
     own = json.loads(own_path.read_text(encoding="utf-8"))["files"] if own_path.is_file() else {}
-    missing = [] if own_path.is_file() else [f"{version}/manifest.json"]
+    missing = [] if own_path.is_file() else [f"{version}/manifest.json: missing"]
     required = {f["file"] for f in spec["files"] if key(version) >= key(f["since"])}
     for name in sorted(required | set(own)):
         if not (here / name).is_file():
-            missing.append(f"{version}/{name}")
+            missing.append(f"{version}/{name}: missing")
         elif own_path.is_file() and name not in own:
             missing.append(f"{version}/manifest.json: {name} is not listed")
         elif own.get(name, {}).get("state", DONE) != DONE:
@@ -318,10 +317,9 @@ def checklist(version: str, previous: str | None, root: Path = REPO) -> list[str
     """What a person owns in adding `version`: the missing and unfinished pieces first, then the
     shared files to re-read."""
     spec = manifest(root)
-    items = missing_data(version, root)
-    items += [f"{f['file']} ({f['owner']} by {f['by']}): {f['role']}" for f in spec["files"]
-              if f["owner"] == "reviewed" and key(version) >= key(f["since"])
-              and not any(i.startswith(f"{version}/{f['file']}") for i in items)]
+    owners = {f"{version}/{f['file']}": f"{f['owner']} by {f['by']}" for f in spec["files"]}
+    items = [f"{item} ({owners[item.split(':')[0]]})" if item.split(":")[0] in owners else item
+             for item in missing_data(version, root)]
     items += [line.replace("{release}", version) for line in spec["checklist"]]
     return items
 
@@ -381,7 +379,9 @@ def add(version: str, previous: str | None, *, root: Path = REPO, wheel: Path | 
                         "--venv", venv, "--output", str(here / "flags.json")], check=True)
         states["flags.json"] = DONE
     elif not (here / "flags.json").is_file() and previous:
-        shutil.copyfile(folder(previous, root) / "flags.json", here / "flags.json")
+        table = json.loads((folder(previous, root) / "flags.json").read_text(encoding="utf-8"))
+        table["sglang_version"] = version  # the table names its release: judged as X, not as the copied one
+        (here / "flags.json").write_text(json.dumps(table, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
         states["flags.json"] = f"a copy of {previous}'s: regenerate (tools/release.py add {version} --venv VENV)"
     if new is not None:
         subprocess.run([sys.executable, str(REPO / "tools/flagtable/sampling.py"), "--source",
