@@ -96,3 +96,22 @@ def test_the_check_lists_what_a_person_still_owns_for_the_new_release_only(copy,
     assert any(p.startswith("0.5.24/where.json: 0.5.23's lines, copied") for p in problems)
     assert "0.5.24/memory.json: missing" in problems
     assert "flagdata/attention-backends.json: the entry for 0.5.24 is an unverified skeleton" in problems
+
+
+def test_a_rule_whose_line_was_not_carried_does_not_judge_the_new_release(copy, tmp_path):
+    """The tool could not carry H3D305's line and nobody has recorded it: 0.5.24 is not judged by
+    H3D305, and a launch it would fail on is "cannot verify" (H3D921), never a pass."""
+    other = tmp_path / "repo"
+    shutil.copytree(copy, other, ignore=shutil.ignore_patterns("cache"))
+    where = other / "h3doctor/sglang/releasedata/0.5.24/where.json"
+    data = json.loads(where.read_text(encoding="utf-8"))
+    for part in ("where", "reviewed"):
+        data[part].pop("H3D305", None)
+    where.write_text(json.dumps(data), encoding="utf-8")
+    launch = ("--ulysses-degree", "2", "--ring-degree", "2", "--attention-backend", "sage_attn")
+    on_23 = {f["rule"] for f in _check(other, "0.5.23", *launch)[1]["findings"]}
+    code, report = _check(other, "0.5.24", *launch)
+    on_24 = {f["rule"]: f for f in report["findings"]}
+    assert "H3D305" not in on_24 and code == 1
+    assert on_24["H3D921"]["severity"] == "warning" and on_24["H3D921"]["message"].startswith("cannot verify for sglang 0.5.24")
+    assert "H3D305" in on_23 and on_23 - set(on_24) == {"H3D305"}

@@ -48,3 +48,23 @@ def test_a_release_without_the_rules_line_does_not_judge_it(rules):
     unlined = replace(rule, where_by_release={v: w for v, w in rule.where_by_release.items() if v != NEWEST_VERIFIED})
     assert rule.applies("h3", "cuda", "serve", NEWEST_VERIFIED)
     assert not unlined.applies("h3", "cuda", "serve", NEWEST_VERIFIED)
+
+
+def test_a_release_folder_is_only_ever_one_of_the_known_releases(tmp_path):
+    """The version a user gives selects among the release folders; it never names a path."""
+    from h3doctor.errors import UsageError
+    from h3doctor.sglang import release_files
+    from h3doctor.sglang.flagtable import load_flag_table
+
+    for hostile in ("../0.5.23", "0.5.23/../0.5.22", "/etc", "0.5.23/", ".", ""):
+        with pytest.raises(KeyError):
+            release_files.path(hostile, "flags")
+        assert not release_files.has(hostile, "memory")
+        with pytest.raises(UsageError):
+            load_flag_table.__wrapped__(hostile)
+    for name in ("0.5.99", "0.5.98-evil", "x.y.z"):  # no flag table, or not a release's name
+        (tmp_path / name).mkdir()
+    (tmp_path / "0.5.98-evil" / "flags.json").write_text("{}")
+    (tmp_path / "0.5.97").mkdir()
+    (tmp_path / "0.5.97" / "flags.json").write_text("{}")
+    assert release_files._known(str(tmp_path)) == ("0.5.97",)
