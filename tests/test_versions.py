@@ -148,7 +148,7 @@ def test_every_rule_flag_exists_in_every_release_it_claims():
     every release the rule claims (args.* also reads ServerArgs fields, so dataclass fields count)."""
     missing = []
     for rule in RULES:
-        claimed = [v for v in releases.known_releases() if version_in_range(v, rule.versions)]
+        claimed = [v for v in releases.known_releases() if rule.in_release(v)]
         assert claimed, f"{rule.id} claims no release with a flag table ({rule.versions})"
         flags = {f.split(".")[0] for f in _fix_flags(rule.fix) if _FLAG.match(f)}
         dests = {p.split(".")[1] for p in paths_of(rule.when) if p.startswith("args.")}
@@ -234,7 +234,7 @@ def test_memory_rules_claim_only_the_releases_whose_memory_is_modelled():
         if not read:
             continue
         for version in releases.known_releases():
-            if not version_in_range(version, rule.versions):
+            if not rule.in_release(version):
                 continue
             model = model_for(version)
             assert model is not None, f"{rule.id} claims {version}, which has no memory model"
