@@ -115,33 +115,28 @@ def test_a_release_without_verified_rules_is_judged_by_its_parser_and_says_what_
     assert rules["H3D921"]["severity"] == "warning" and rules["H3D921"]["message"].startswith("cannot verify for sglang 0.5.20")
 
 
-def test_a_rule_mention_is_found_alike_in_the_cache_entry_text_and_in_its_serialization(tmp_path, monkeypatch):
-    """A rules set read from its cache entry searches each rule's data line as the entry holds it
-    (no serializing): for every path a context value is computed on, and for words that are in some
-    rules only, the answer equals the one serializing every rule gives."""
-    import json
-
+def test_what_a_rule_set_reads_is_the_reads_of_its_applicable_rules_alike_from_the_cache(tmp_path, monkeypatch):
+    """A check computes what the applicable rules read (`RuleSet.reads`: the union of each rule's
+    `Rule.reads`, from its data, never a text search): the same from the cache entry as from the
+    validated files, for every family, platform, entry and release; `release.needs_at_least`
+    (worked out only for a rule that reads it) is read where H3D003 applies and nowhere else."""
     from h3doctor.engine import ruleset
 
     monkeypatch.setenv("H3DOCTOR_CACHE_DIR", str(tmp_path))
     built = load_rules()  # a miss: validated, the entry written
-    cached = load_rules()  # read from the entry
-    assert cached._entry is not None and built._entry is None
-    lines = cached._entry.body.split("\n")
-    for i, rule in enumerate(cached):  # rule i's data but its examples is line 2i + 2, as JSON (and `}` or `},`)
-        assert json.loads(lines[2 * i + 2].removesuffix(",")[:-1]) == {k: v for k, v in rule.raw.items() if k != "examples"}
-        assert cached._entry.holding(rule.id) >= {id(rule.raw)}
-    words = ["release.needs_at_least", "release.needs_why", "derived.memory.load_over", "args.ring_degree",
-             "hw.gpu_count", "sage_attn", "nope.nothing"]
-    combos = {(family, platform, entry, version) for r in cached for family in r.families if family != "any"
+    cached = load_rules(examples=False)  # read from the entry, as a check reads it
+    combos = {(family, platform, entry, version) for r in built for family in r.families if family != "any"
               for platform in (r.platforms or ("cuda",)) for entry in (r.entries or ("serve",))
               for version in ("0.5.23", "0.5.17", "0.5.16")}  # known releases: a rule judges one with its line there
     for combo in combos:
-        fresh = ruleset.RuleSet(list(cached))  # the same rules, no entry text: each serialized
-        for word in words:
-            assert cached.read_by_applicable(*combo, word) == fresh.read_by_applicable(*combo, word), (combo, word)
-    assert any(cached.read_by_applicable(*c, "release.needs_at_least") for c in combos)
-    assert ruleset._entry_text(list(cached), json.dumps([{"path": r.path, "data": r.raw} for r in cached])) is None
+        expected = set().union(*(r.reads for r, _ in built.applicable(*combo)))
+        assert cached.reads(*combo) == built.reads(*combo) == expected, combo
+        needs = "release.needs_at_least" in cached.reads(*combo)
+        assert needs == any(r.id == "H3D003" for r, _ in cached.applicable(*combo)), combo
+    assert any("release.needs_at_least" in cached.reads(*c) for c in combos)
+    h3d003 = next(r for r in cached if r.id == "H3D003")
+    assert {"release.needs_at_least", "release.needs_why", "release.version"} <= h3d003.reads
+    assert ruleset.RuleSet([]).reads("h3", "cuda", "serve", "0.5.23") == frozenset()
 
 
 def test_rules_read_for_a_check_are_the_rules_but_their_examples(tmp_path, monkeypatch):

@@ -54,9 +54,7 @@ def evaluate_launch(tokens: list[str], hw: HardwareFacts, rules: RuleSet | list[
             resolver.events["resolution_error"] = f"{type(exc).__name__}: {exc}"
     key = family.family.key if family.family else None
 
-    def reads(path: str) -> bool:
-        return rules.read_by_applicable(key, hw.platform, cmd.entry, table.sglang_version, path)
-
+    reads = rules.reads(key, hw.platform, cmd.entry, table.sglang_version)  # what the applicable rules read
     ctx = build_context(cmd, config, family, hw, env, resolver, intent or {}, release, reads)
     findings = []
     unverified = rules.unverified(key, hw.platform, cmd.entry, table.sglang_version, _NEWEST)

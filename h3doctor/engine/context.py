@@ -21,7 +21,7 @@ from h3doctor.sglang.sampling import request_intent
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
 if TYPE_CHECKING:
-    from typing import Any, Callable
+    from typing import Any
 
 RELEVANT_ENV = (
     "SGLANG_DIFFUSION_PLATFORM_OVERRIDE", "SGLANG_CACHE_DIT_ENABLED", "SGLANG_DIFFUSION_MINIMAX_H3_ADALN_GPU_PLANS",
@@ -55,9 +55,9 @@ def _arg_path(dest: str) -> str:
 
 def build_context(cmd: ParsedCommand, config: ConfigLoad | None, family: FamilyMatch, hw: Any, env: dict[str, str],
                   resolver: Resolver | None, intent: dict[str, Any], release: Release,
-                  reads: Callable[[str], bool]) -> dict[str, Any]:
-    """Every root of the context for one launch. `reads(path)`: whether an applicable rule reads a
-    value (the costly ones are worked out only then)."""
+                  reads: frozenset[str]) -> dict[str, Any]:
+    """Every root of the context for one launch. `reads`: the paths the applicable rules read (the
+    costly values, and the derivations, are worked out only for them)."""
     ctx: dict[str, Any] = {"family": family.family.key if family.family else None, "entry": cmd.entry,
                            "launcher": cmd.launcher}
     foreign = _release_context(ctx, cmd, family, resolver, release, reads)
@@ -80,7 +80,7 @@ def build_context(cmd: ParsedCommand, config: ConfigLoad | None, family: FamilyM
     ctx["launch_form"], ctx["launch_path"] = cmd.form, env.get("PATH")  # for the derivations of what --exec runs
     # last, so derivations can read every other root; without a resolved launch, only those that
     # read the launch's words (what --exec would run is judged for every launch)
-    ctx.update(derive_all(resolver if resolved else None, hw, ctx))
+    ctx.update(derive_all(resolver if resolved else None, hw, ctx, reads))
     return ctx
 
 
@@ -129,10 +129,10 @@ def _config_context(ctx: dict[str, Any], cmd: ParsedCommand, config: ConfigLoad)
 
 
 def _release_context(ctx: dict[str, Any], cmd: ParsedCommand, family: FamilyMatch, resolver, release: Release,
-                     reads) -> set[int]:
+                     reads: frozenset[str]) -> set[int]:
     """`release.*`: the target release and what it knows of this launch. Returns the parse problems
-    (by id) that are flags of another release. `reads(path)`: whether an applicable rule reads a
-    value; the oldest release the launch needs is worked out only then (it reads every flag's
+    (by id) that are flags of another release. `reads`: the paths the applicable rules read; the
+    oldest release the launch needs is worked out only when one reads it (it reads every flag's
     history, ~180 KB of data, for the one rule that says it)."""
     version = release.version
     ctx.update({"release.version": version, "release.source": release.source, "release.table": release.table_version,
@@ -158,7 +158,7 @@ def _release_context(ctx: dict[str, Any], cmd: ParsedCommand, family: FamilyMatc
                 typed.append(p.option)
     ctx["release.foreign_flags"] = notes
     ctx["release.foreign_text"] = "; ".join(notes)
-    if reads("release.needs_at_least") or reads("release.needs_why"):
+    if "release.needs_at_least" in reads or "release.needs_why" in reads:
         floor, why = needs_at_least(typed, cmd.entry, fam, model)
         ctx["release.needs_at_least"], ctx["release.needs_why"] = floor, why
     return ids

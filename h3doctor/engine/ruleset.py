@@ -114,6 +114,12 @@ class Rule:
         the text report then draws the memory bar, and suggest rejects a launch it fires on."""
         return any(p in GPU_MEMORY_VERDICTS for p in paths_of(self.when))
 
+    @functools.cached_property
+    def reads(self) -> frozenset[str]:
+        """Every context path the rule reads (`reads_of_rule`: checked when it was loaded): what
+        the check computes for it, the derivations its `derived.*` values come from among them."""
+        return frozenset(p for p, _ in reads_of_rule(self.raw))
+
     def order_for(self, family: str | None) -> int:
         return self.order_by_family.get(family or "", self.order)
 
@@ -206,6 +212,20 @@ def _check_paths(path: Path, text: str, data: dict[str, Any]) -> None:
     would otherwise read as None and the rule silently never fire."""
     from h3doctor.yamlpos import yaml_line
 
+    for p, where in reads_of_rule(data):
+        root = p.split(".")[0]
+        if root not in _CONTEXT_ROOTS:
+            raise RuleFileError(f"unknown context path {p!r}", location=f"{path}:{yaml_line(text, where)}")
+        if root in ("derived", "events") and p not in _declared():
+            raise RuleFileError(f"no derivation declares {p!r} (engine/derivations; events: sglang/resolve.py EVENTS)",
+                                location=f"{path}:{yaml_line(text, where)}")
+
+
+def reads_of_rule(data: dict[str, Any]) -> list[tuple[str, list[Any]]]:
+    """Every context path a rule's data reads, each with where it is: its condition (`path:` and
+    `ref:`), the placeholders of its texts (and of its per-release ones), its `position`, its fix
+    operations (their conditions, placeholders and `{ref: path}` values, and what a named
+    strategy reads) and its alternatives'. What rule loading checks and the check computes from."""
     texts = [(data["message"], ["message"]), (data["why"], ["why"])]
     texts += [(e.get(k, ""), ["releases", i]) for i, e in enumerate(data.get("releases", [])) for k in ("message", "why")]
     texts += [(data.get(k, ""), [k]) for k in ("fix_note", "gives_up")]
@@ -216,23 +236,24 @@ def _check_paths(path: Path, text: str, data: dict[str, Any]) -> None:
     if isinstance(data["fix"], list):  # a fix operation's conditions and values read the same context
         used += _reads_of(data["fix"], ["fix"])
     for i, alt in enumerate(data.get("alternatives", ())):  # an alternative's conditions read the same context
-        conditions = ([alt["when"]] if "when" in alt else []) + [op["when"] for op in alt["fix"] if "when" in op]
-        used += [(p, ["alternatives", i]) for cond in conditions for p in paths_of(cond)]
-    for p, where in used:
-        root = p.split(".")[0]
-        if root not in _CONTEXT_ROOTS:
-            raise RuleFileError(f"unknown context path {p!r}", location=f"{path}:{yaml_line(text, where)}")
-        if root in ("derived", "events") and p not in _declared():
-            raise RuleFileError(f"no derivation declares {p!r} (engine/derivations; events: sglang/resolve.py EVENTS)",
-                                location=f"{path}:{yaml_line(text, where)}")
+        if "when" in alt:
+            used += [(p, ["alternatives", i, "when"]) for p in paths_of(alt["when"])]
+        used += _reads_of(alt["fix"], ["alternatives", i, "fix"])
+    return used
 
 
 def _reads_of(value: Any, where: list[Any]) -> list[tuple[str, list[Any]]]:
-    """The context paths a fix operation reads, each with where it is: its conditions and the
-    placeholders in its values."""
+    """The context paths a fix operation reads, each with where it is: its conditions, the
+    placeholders in its values, a `{ref: path}` value, and what a strategy it names reads."""
+    from h3doctor.engine.strategies import STRATEGY_READS
+
     if isinstance(value, dict):
         found = [(p, where + ["when"]) for p in paths_of(value["when"])] if isinstance(value.get("when"), dict) else []
-        return found + [r for k, v in value.items() if k != "when" for r in _reads_of(v, where + [k])]
+        if isinstance(value.get("ref"), str):
+            found.append((value["ref"], where + ["ref"]))
+        if isinstance(value.get("strategy"), str):
+            found += [(p, where + ["strategy"]) for p in STRATEGY_READS.get(value["strategy"], ())]
+        return found + [r for k, v in value.items() if k not in ("when", "ref") for r in _reads_of(v, where + [k])]
     if isinstance(value, list):
         return [r for i, v in enumerate(value) for r in _reads_of(v, where + [i])]
     return [(p, where) for p in placeholders(value)] if isinstance(value, str) else []
@@ -302,9 +323,10 @@ def _digest(files: list[Path], schema_text: str) -> str:
 
 
 # 3: a header line, then the rules (the hash covers the bytes as written); 4: with their lines;
-# 5: each rule's data on a line of its own (`_write_cache`: what the "mentions" search reads as is);
-# 6: the examples in a last line of their own, parsed only for a caller that reads them
-CACHE_FORMAT = 7
+# 5: each rule's data on a line of its own; 6: the examples in a last line of their own, parsed
+# only for a caller that reads them; 8: validated with the reads of fix `ref:` values and of
+# alternatives' fix operations checked (ruleset.reads_of_rule)
+CACHE_FORMAT = 8
 INDEX_FORMAT = 2
 _SCHEMA_FILE = "rule.schema.json"
 # a rule, where or schema file changed less than this long before an index entry would be
@@ -352,7 +374,7 @@ def load_rules(directory: Path | str | None = None, *, use_cache: bool = True, e
     if status is not None:
         found = _read_indexed(folder, status, ids, examples)
         if found is not None:
-            return RuleSet(found[0], text=_entry_text(found[0], found[1]))
+            return RuleSet(found[0])
     from pathlib import Path  # a miss: the files are read and validated
 
     files = [Path(directory, n) for n in names]
@@ -362,13 +384,12 @@ def load_rules(directory: Path | str | None = None, *, use_cache: bool = True, e
     where = _where_lines(lines)
     found = _read_cache(folder, name, digest, ids, _sha256_matches, examples=examples) if folder is not None else None
     rules, body = found if found is not None else (None, None)
-    text = _entry_text(rules, body) if rules is not None else None
     if rules is None:
         rules = _validate_all(files, json.loads(schema_text))
         body = _write_cache(folder, name, digest, rules, where) if folder is not None else None
     if status is not None and status[1] and body is not None:
         _write_index(folder, status[0], digest, body)
-    return RuleSet(_with_where_lines(rules, where), text=text)
+    return RuleSet(_with_where_lines(rules, where))
 
 
 def _status_key(files: list[str], declared: str) -> tuple[str, bool] | None:
@@ -526,7 +547,7 @@ def _write_cache(folder: str, name: str, digest: str, rules: list[Rule], where: 
     import hashlib
 
     # a JSON list of {path, where, data} with newlines between tokens, every rule's data but its
-    # examples on a line of its own (`_EntryText`); then a line of every rule's examples
+    # examples on a line of its own; then a line of every rule's examples
     entries = [json.dumps({"path": r.path, "where": where.get(r.id, {})})[:-1] + ', "data":\n'
                + json.dumps(_without_examples(r.raw)) + "}" for r in rules]
     body = "[\n" + ",\n".join(entries) + "\n]\n" + json.dumps([r.raw["examples"] for r in rules])
@@ -542,47 +563,6 @@ def _without_examples(raw: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in raw.items() if k != "examples"}
 
 
-class _EntryText:
-    """The rules as the cache entry holds them (`_write_cache`'s layout: line 0 `[`, then per rule
-    a line of its path and sglang lines and a line of its data but its examples, as JSON; the
-    examples' line last), to find the rules whose data holds a text without serializing any."""
-
-    def __init__(self, rules: list[Rule], body: str) -> None:
-        self.body, self.end = body, body.rfind("\n")  # the examples' line is not searched
-        self.raws = [id(r.raw) for r in rules]
-
-    def sound(self) -> bool:
-        """Whether the body has this layout (another writer's entry need not)."""
-        body, end = self.body, self.end
-        return (end > 0 and body.count("\n", 0, end) == 2 * len(self.raws) + 1 and body.startswith("[\n")
-                and body.endswith("\n]", 0, end))
-
-    def holding(self, path: str) -> set[int]:
-        """id(rule.raw) of every rule whose data line holds `path`. For a path of letters, digits,
-        `_` and `.` (which can only match inside one JSON token), "in that line" is "in the rule's
-        JSON but its examples" whatever the key order."""
-        body, end, found = self.body, self.end, set()
-        line, counted = 0, 0
-        at = body.find(path, 0, end)
-        while at != -1:
-            line += body.count("\n", counted, at)
-            counted = at
-            if line >= 2 and line % 2 == 0:  # rule i's data is line 2i + 2
-                found.add(self.raws[line // 2 - 1])
-            at = body.find(path, at + 1, end)
-        return found
-
-
-def _entry_text(rules: list[Rule], body: str) -> _EntryText | None:
-    text = _EntryText(rules, body)
-    return text if text.sound() else None
-
-
-def _plain_path(path: str) -> bool:
-    """Letters, digits, `_` and `.` only: no quote, backslash or separator a JSON text could split."""
-    return path.isascii() and path.replace(".", "").replace("_", "").isalnum()
-
-
 _STAGE_ORDER = "DPFAVMWLR-"
 _STAGE_NAMES = {"D": "dispatch", "P": "argument parsing", "F": "--config files", "A": "the adjust phase (auto-tuner, residency, parallelism, backends)",
                 "V": "argument validation", "M": "the H3 model hook", "W": "worker start", "L": "model load",
@@ -595,14 +575,12 @@ class RuleSet(tuple):
     that apply, as that release reads them, with their compiled conditions; the text they can read;
     and the sglang stages that are not verified for the release."""
 
-    def __new__(cls, rules: Any = (), text: _EntryText | None = None) -> "RuleSet":
+    def __new__(cls, rules: Any = ()) -> "RuleSet":
         self = super().__new__(cls, rules)
-        self._entry = text  # the rules as their cache entry holds them, if they were read from one
         self._compiled: dict[str, Compiled] = {}
         self._applicable: dict[tuple, list[tuple[Rule, Compiled]]] = {}
         self._unverified: dict[tuple, list[str]] = {}
-        self._texts: dict[int, str] = {}  # id(rule.raw) -> the rule's data as JSON (what "mentions" searches)
-        self._mentioned: dict[tuple, bool] = {}
+        self._reads: dict[tuple, frozenset[str]] = {}
         return self
 
     def applicable(self, family: str | None, platform: str, entry: str, version: str) -> list[tuple[Rule, Compiled]]:
@@ -610,34 +588,13 @@ class RuleSet(tuple):
         reads it (its `releases:` entry applied), with its compiled condition."""
         return self._applying(family, platform, entry, version)
 
-    def read_by_applicable(self, family: str | None, platform: str, entry: str, version: str, path: str) -> bool:
-        """Whether any rule that applies here mentions `path` (a safe over-approximation: a mention
-        is a read) in its conditions, messages, fix notes or alternatives: anywhere in its data but
-        its examples (what the rule is tested with, never what it reads).
-
-        Context values only some rules need are computed only when one of these names them. The
-        rules are searched one by one up to the first that mentions it, each in the JSON its cache
-        entry holds (no serializing) or else serialized once."""
-        key = (family, platform, entry, version, path)
-        found = self._mentioned.get(key)
+    def reads(self, family: str | None, platform: str, entry: str, version: str) -> frozenset[str]:
+        """Every context path a rule that applies here reads (`Rule.reads`): the values the check
+        computes (the derivations they come from, `release.needs_at_least`), the others not."""
+        key = (family, platform, entry, version)
+        found = self._reads.get(key)
         if found is None:
-            texts = self._texts
-            # the rules whose data holds it, found in the cache entry's own JSON of them
-            holding = self._entry.holding(path) if self._entry is not None and _plain_path(path) else None
-            found = False
-            for rule, _ in self._applying(family, platform, entry, version):
-                if holding is not None:
-                    if id(rule.raw) in holding:  # the raw data outlives the search: this set holds its rules
-                        found = True
-                        break
-                    continue
-                text = texts.get(id(rule.raw))
-                if text is None:
-                    text = texts[id(rule.raw)] = json.dumps(_without_examples(rule.raw), sort_keys=True, default=str)
-                if path in text:
-                    found = True
-                    break
-            self._mentioned[key] = found
+            found = self._reads[key] = frozenset().union(*(rule.reads for rule, _ in self._applying(*key)))
         return found
 
     def _applying(self, family: str | None, platform: str, entry: str, version: str) -> list:

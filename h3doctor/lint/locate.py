@@ -15,6 +15,8 @@ import difflib
 
 from h3doctor.engine.conditions import paths_of
 from h3doctor.engine.context import position_token
+from h3doctor.engine.derivations import ORDER
+from h3doctor.engine.derivations.registry import flags_of
 from h3doctor.engine.results import CheckResult, Evaluation, Finding, FixStep
 from h3doctor.engine.ruleset import Rule
 from h3doctor.inputs.launch import Launch
@@ -24,17 +26,9 @@ from h3doctor.sglang.flagtable import FlagTable
 from h3doctor.tokendiff import opcodes
 
 _CONFIG_KEY_LISTS = ("config.removed_keys", "config.string_booleans", "config.mistyped_keys", "config.ignored_keys")
-# Derived values a condition reads, and the flags (or --config key lists) they are made from:
-# where a finding that reads only derived values points. h3doctor's own derivations, not sglang facts.
-_DERIVED_FROM = {
-    "derived.local_gpus_needed": ("num_gpus", "nnodes"),
-    "derived.visible_gpus": ("num_gpus",),
-    "derived.dp_tp_cfg": ("tp_size", "dp_size"),
-    "derived.ring_x_ulysses": ("ulysses_degree", "ring_degree"),
-    "derived.config_removed_message": ("config.removed_keys",),
-    # H3D950's fix is a strategy (config_false_on_command_line) that names no flag: point at the key
-    "derived.string_false_keys": ("derived.config_string_false_keys",),
-}
+# Derived values a condition reads, and the flags (or --config key lists) they are made from, as
+# each derivation declares them (`points_at`): where a finding that reads only derived values points
+_DERIVED_FROM = flags_of(ORDER)
 _IMAGE_PATHS = ("release.image",)  # the image and what its tag does not say (release.image_note)
 # lists of --config keys in the context (a finding that reads one points at its first key in the file)
 _KEY_LISTS = _CONFIG_KEY_LISTS + ("derived.config_string_false_keys",)

@@ -45,7 +45,7 @@ def _plan_width_needs(family: str | None, variant: Any) -> tuple[int, int]:
 
 
 @derives("adaln_precomputed", "adaln_cache_variant_ok", "adaln_cache_variant_fix", "adaln_gpu_plans",
-         "request_sigma_intervals", "adaln_plan_width_need_min", "adaln_plan_width_need")
+         "request_sigma_intervals", "adaln_plan_width_need_min", "adaln_plan_width_need", reads=("intent.steps",))
 def adaln_plans(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     a = r.args
     variant = a.get("model_variant")

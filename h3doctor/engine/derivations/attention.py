@@ -101,7 +101,8 @@ def _probe_error(t: str | None, valid: bool, hw: Any, facts: dict[str, Any] | No
     return None, False  # MPS and CPU resolve every backend to torch_sdpa
 
 
-@derives("attention_backend_config_error", "subblock_compute_mode", "capability_text", "transformer_backend_source")
+@derives("attention_backend_config_error", "subblock_compute_mode", "capability_text", "transformer_backend_source",
+         reads=("events.attention_backend_config_error",))
 def attention_backend_inputs(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     a = r.args
     abc = a.get("attention_backend_config") if isinstance(a.get("attention_backend_config"), dict) else {}
@@ -113,7 +114,7 @@ def attention_backend_inputs(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, 
     }
 
 
-@derives("m11_probe_error", "m11_needs_cc", "m11_probe_message",
+@derives("m11_probe_error", "m11_needs_cc", "m11_probe_message", reads=("derived.transformer_backend_valid",),
          fallback={"m11_probe_error": None, "m11_needs_cc": False, "m11_probe_message": None})
 def attention_backend_probe(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     t, valid = r.transformer_backend()

@@ -173,6 +173,7 @@ def component_map_error(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
 
 
 @derives("component_backend_error_kind", "component_backend_error", "component_backend_bad_key",
+         reads=("events.component_backend_map_error",),
          fallback={"component_backend_error_kind": None, "component_backend_error": None,
                    "component_backend_bad_key": None})
 def component_backend_error(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:

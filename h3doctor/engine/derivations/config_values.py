@@ -50,7 +50,7 @@ def _string_false_config_keys(r: Any, version: str) -> list[str]:
     )
 
 
-@derives("config_removed_message")
+@derives("config_removed_message", points_at={"config_removed_message": ("config.removed_keys",)})
 def config_removed_message(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     return {"derived.config_removed_message": _config_removed_message(r)}
 
@@ -60,7 +60,9 @@ def string_false_config_keys(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, 
     return {"derived.config_string_false_keys": _string_false_config_keys(r, r.release.table_version)}
 
 
-@derives("abc_string_false_keys", "abc_fixed_json", "string_false_keys")
+@derives("abc_string_false_keys", "abc_fixed_json", "string_false_keys", reads=("derived.config_string_false_keys",),
+         # H3D950's fix is a strategy (config_false_on_command_line) that names no flag: lint points at the key
+         points_at={"string_false_keys": ("derived.config_string_false_keys",)})
 def string_false_keys(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     """h3doctor's own: boolean strings sglang reads as truthy, in --config and in
     --attention-backend-config (with the JSON that fixes the latter)."""

@@ -55,7 +55,8 @@ def residency(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-@derives("dp_tp_cfg", "cfg_factor_text", "ring_x_ulysses", "world_needed", "tp_local_heads")
+@derives("dp_tp_cfg", "cfg_factor_text", "ring_x_ulysses", "world_needed", "tp_local_heads",
+         points_at={"dp_tp_cfg": ("tp_size", "dp_size"), "ring_x_ulysses": ("ulysses_degree", "ring_degree")})
 def parallel_layout(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     a = r.args
     dp, tp = a.get("dp_size"), a.get("tp_size")

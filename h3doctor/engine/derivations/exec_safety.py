@@ -62,7 +62,7 @@ def _runs_a_program(words: tuple[str, ...]) -> bool:
     return words[0] not in HARMLESS_BUILTINS
 
 
-@derives("exec_script_commands", launch_only=True)
+@derives("exec_script_commands", reads=("launch_form",), launch_only=True)
 def script_commands(r, hw, ctx):
     """The commands of a container's `-c` script other than its sglang launch that run a program,
     as bash reads them, `; `-separated ("" when none)."""
@@ -85,7 +85,7 @@ def _runtime_options(ctx) -> tuple[tuple[str, str], ...]:
     return getattr(run, "options", ()) or ()
 
 
-@derives("exec_container_privileges", launch_only=True)
+@derives("exec_container_privileges", reads=("launch_form",), launch_only=True)
 def container_privileges(r, hw, ctx):
     """The options of `docker|podman|nerdctl run` that lift the container's confinement, as written
     ("" when none)."""
@@ -140,7 +140,7 @@ def sensitive(source: str) -> bool:
     return any(path.startswith(s + "/") for s in _SENSITIVE_BELOW)
 
 
-@derives("exec_host_mounts", launch_only=True)
+@derives("exec_host_mounts", reads=("launch_form",), launch_only=True)
 def host_mounts(r, hw, ctx):
     """The host paths the container mounts that hold the host's secrets or control, as written
     ("" when none)."""
@@ -149,7 +149,7 @@ def host_mounts(r, hw, ctx):
     return {"derived.exec_host_mounts": safe_text(", ".join(found), 400)}
 
 
-@derives("exec_input_path", launch_only=True)
+@derives("exec_input_path", reads=("launch_path",), launch_only=True)
 def input_path(r, hw, ctx):
     """The PATH the launch's program is looked up on when the input set it (a recipe's `env:`, a
     `PATH=…` word, `env PATH=…`, a container's `-e PATH=…` or its script's `export PATH=…`): a PATH

@@ -88,7 +88,7 @@ def _numa_node_count(a: dict[str, Any]) -> int | None:
     return None if numa is None else len(numa)
 
 
-@derives("visible_gpus", "fit_base_gpu_id", "fit_num_gpus")
+@derives("visible_gpus", "fit_base_gpu_id", "fit_num_gpus", points_at={"visible_gpus": ("num_gpus",)})
 def visible_gpus(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     visible = _visible_gpus(hw, r.env)
     base = r.args.get("base_gpu_id") if is_int(r.args.get("base_gpu_id")) else 0
@@ -101,6 +101,7 @@ def visible_gpus(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
 
 
 @derives("auto_tuner_error_kind", "auto_tuner_error", "auto_tuner_needs_gpu_count", "auto_tuner_message",
+         reads=("events.performance_mode_error",),
          fallback={"auto_tuner_error_kind": None, "auto_tuner_error": None, "auto_tuner_needs_gpu_count": False,
                    "auto_tuner_message": None})
 def auto_tuner_error(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
@@ -116,7 +117,7 @@ def auto_tuner_error(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-@derives("local_num_gpus", "local_gpus_needed")
+@derives("local_num_gpus", "local_gpus_needed", points_at={"local_gpus_needed": ("num_gpus", "nnodes")})
 def local_gpus(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     a = r.args
     nnodes = a.get("nnodes")

@@ -74,7 +74,8 @@ def _unmodelled(hw: Any, model: MemoryModel | None, release: str) -> str | None:
          "memory.warmup_fails_open_over",
          "memory.likely_over", "memory.headroom_gib", "memory.shortfall_gib", "memory.host_layerwise_gib", "memory.host_spendable_gib",
          "memory.host_short", "memory.fix_ops", "memory.fix_why", "memory.unmodelled",
-         "memory.load_unverified", "memory.fit_unverified", "memory.fit_unverified_why")
+         "memory.load_unverified", "memory.fit_unverified", "memory.fit_unverified_why",
+         reads=("derived.residency", "entry", "intent"))
 def memory_budget(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     release, model = r.release.table_version, r.release.memory
     why = _unmodelled(hw, model, release)

@@ -118,7 +118,7 @@ def text_encoder_load(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
 
 
 @derives("checkpoint_variant_mismatch", "checkpoint_variant_first_mismatch", "model_variant_for_load",
-         "dit_quantization", "vdn_implicit_mxfp8")
+         "dit_quantization", "vdn_implicit_mxfp8", reads=("events.vdn_auto_mxfp8",))
 def dit_load(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     a = r.args
     weights = a.get("transformer_weights_path")

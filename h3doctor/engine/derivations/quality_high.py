@@ -102,7 +102,8 @@ def _quality_high_audit(r: Any, hw: Any, dit_layerwise: bool, version: str) -> t
 
 
 @derives("dit_layerwise_by_list", "dit_layerwise_by_flag", "dit_layerwise_by_residency", "quality_high_mismatches",
-         "quality_levels", "quality_high_device_ok", "quality_workload")
+         "quality_levels", "quality_high_device_ok", "quality_workload",
+         reads=("derived.dit_layerwise_selected", "release.version"))
 def quality_high(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     a, explicit = r.args, r.explicit
     version = release_version(ctx)

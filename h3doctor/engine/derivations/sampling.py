@@ -104,7 +104,7 @@ TARGET_KEYS = ("short_edge", "aspect_ratio", "duration_seconds")
          "sampling_outputs", "sampling_task", "sampling_task_missing", "sampling_task_missing_with_fields",
          "sampling_task_canonical", "sampling_task_not_distilled", "sampling_target_missing", "sampling_target_problem",
          *(f"sampling_target_{k}" for k in TARGET_KEYS), "sampling_aspect_ratios", "sampling_duration_min", "sampling_duration_max",
-         "sampling_conditions_missing", "sampling_duration_sources", "sampling_material_missing")
+         "sampling_conditions_missing", "sampling_duration_sources", "sampling_material_missing", reads=("entry",))
 def sampling_request(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     """What building the family's sampling class and its _validate see (`sglang generate` only)."""
     if ctx.get("entry") != "generate":
