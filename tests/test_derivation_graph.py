@@ -14,7 +14,7 @@ from h3doctor.engine import derivations
 from h3doctor.engine.check import evaluate_launch
 from h3doctor.engine.derivations.registry import Derivation, DerivationGraphError, derives, needed_for, ordered
 from h3doctor.engine.ruleset import load_rules, rules_dir
-from h3doctor.engine.strategies import STRATEGY_READS
+from h3doctor.engine.strategy_reads import STRATEGY_READS
 from h3doctor.errors import RuleFileError
 from h3doctor.host.profiles import load_profile
 from h3doctor.sglang import releases
@@ -102,6 +102,9 @@ def test_a_rule_naming_a_strategy_reads_what_the_strategy_reads(rules):
             for path in STRATEGY_READS.get(op.get("strategy"), ()):
                 assert path in rule.reads, (rule.id, path)
     assert "derived.memory.fix_ops" in by_id["H3D540"].reads
+    from h3doctor.engine.strategies import STRATEGIES
+
+    assert set(STRATEGY_READS) <= set(STRATEGIES)
 
 
 # the derived values code outside the rules and the derivations reads: the report, suggest and the

@@ -245,7 +245,7 @@ def reads_of_rule(data: dict[str, Any]) -> list[tuple[str, list[Any]]]:
 def _reads_of(value: Any, where: list[Any]) -> list[tuple[str, list[Any]]]:
     """The context paths a fix operation reads, each with where it is: its conditions, the
     placeholders in its values, a `{ref: path}` value, and what a strategy it names reads."""
-    from h3doctor.engine.strategies import STRATEGY_READS
+    from h3doctor.engine.strategy_reads import STRATEGY_READS
 
     if isinstance(value, dict):
         found = [(p, where + ["when"]) for p in paths_of(value["when"])] if isinstance(value.get("when"), dict) else []

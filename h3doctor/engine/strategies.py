@@ -158,15 +158,6 @@ def _strategy_sglang_entrypoint(fx: FixContext):
     return edits
 
 
-# the derived values each strategy reads from the context (engine/layout.py for parallel_layout): a
-# rule naming the strategy reads them too (ruleset.reads_of_rule), so the check computes them
-STRATEGY_READS: dict[str, tuple[str, ...]] = {
-    "memory_fit": ("derived.memory.fix_ops", "derived.memory.fix_why"),
-    "parallel_layout": ("derived.fa_really_runs",),
-    "config_false_on_command_line": ("derived.config_string_false_keys",),
-    "drop_layerwise_unsupported": ("derived.layerwise_unsupported_components",),
-}
-
 STRATEGIES: dict[str, Strategy] = {
     "memory_fit": _strategy_memory_fit,
     "sglang_entrypoint": _strategy_sglang_entrypoint,

@@ -1,0 +1,11 @@
+"""What each fix strategy (engine/strategies.py) reads from the context besides the launch's
+words: a rule naming the strategy reads these too (ruleset.reads_of_rule), so a check computes the
+derivations they come from. Its own module so that rule loading does not import the strategies
+(and the fix machinery) on a clean check's path."""
+
+STRATEGY_READS: dict[str, tuple[str, ...]] = {
+    "memory_fit": ("derived.memory.fix_ops", "derived.memory.fix_why"),
+    "parallel_layout": ("derived.fa_really_runs",),  # engine/layout.py
+    "config_false_on_command_line": ("derived.config_string_false_keys",),
+    "drop_layerwise_unsupported": ("derived.layerwise_unsupported_components",),
+}
