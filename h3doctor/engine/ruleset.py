@@ -10,6 +10,7 @@ import json
 import os
 
 from h3doctor.engine.conditions import Compiled, compile_condition, paths_of, placeholders
+from h3doctor.engine.strategy_reads import STRATEGY_READS
 from h3doctor.errors import RuleFileError, UsageError
 from h3doctor.paths import (package_path, path_text, read_cache_entry, read_package_text, read_shipped_text,
                             trusted_cache_dir, write_cache_entry)
@@ -96,6 +97,9 @@ class Rule:
     alternatives: tuple[dict[str, Any], ...] = ()
     # release -> the sglang file:line of this check there (releasedata/X/where.json, merged at load)
     where_by_release: dict[str, str] = field(default_factory=dict)
+    # every context path the rule reads (`reads_of_rule`, checked when it was validated; the rules
+    # cache entry keeps it): what a check computes for it, the derivations of its `derived.*` values
+    reads: frozenset[str] = frozenset()
 
     def where_spans(self) -> list[tuple[str, str]]:
         """(release span, file:line) per run of releases with the same line, oldest first."""
@@ -113,12 +117,6 @@ class Rule:
         """Whether this rule is a verdict of the per-GPU memory model (its condition reads one):
         the text report then draws the memory bar, and suggest rejects a launch it fires on."""
         return any(p in GPU_MEMORY_VERDICTS for p in paths_of(self.when))
-
-    @functools.cached_property
-    def reads(self) -> frozenset[str]:
-        """Every context path the rule reads (`reads_of_rule`: checked when it was loaded): what
-        the check computes for it, the derivations its `derived.*` values come from among them."""
-        return frozenset(p for p, _ in reads_of_rule(self.raw))
 
     def order_for(self, family: str | None) -> int:
         return self.order_by_family.get(family or "", self.order)
@@ -245,8 +243,6 @@ def reads_of_rule(data: dict[str, Any]) -> list[tuple[str, list[Any]]]:
 def _reads_of(value: Any, where: list[Any]) -> list[tuple[str, list[Any]]]:
     """The context paths a fix operation reads, each with where it is: its conditions, the
     placeholders in its values, a `{ref: path}` value, and what a strategy it names reads."""
-    from h3doctor.engine.strategy_reads import STRATEGY_READS
-
     if isinstance(value, dict):
         found = [(p, where + ["when"]) for p in paths_of(value["when"])] if isinstance(value.get("when"), dict) else []
         if isinstance(value.get("ref"), str):
@@ -268,7 +264,8 @@ def _declared() -> frozenset[str]:
     return declared_paths() | {f"events.{e}" for e in EVENTS}
 
 
-def _rule_from(data: dict[str, Any], path: Path | str) -> Rule:
+def _rule_from(data: dict[str, Any], path: Path | str, reads: list[str] | None = None) -> Rule:
+    """The rule of validated data; `reads`: what it reads, as the cache entry kept it (else worked out)."""
     applies = data.get("applies_to", {})
     fix = data["fix"]
     # every field (tests/test_record.py holds it equal to Rule(...)): ~2x quicker, ~200 times a launch
@@ -304,6 +301,7 @@ def _rule_from(data: dict[str, Any], path: Path | str) -> Rule:
         "predicts_failure": bool(data.get("predicts_failure", False)),
         "alternatives": tuple(data.get("alternatives", ())),
         "where_by_release": {},
+        "reads": frozenset(p for p, _ in reads_of_rule(data)) if reads is None else frozenset(reads),
     })
 
 
@@ -325,7 +323,7 @@ def _digest(files: list[Path], schema_text: str) -> str:
 # 3: a header line, then the rules (the hash covers the bytes as written); 4: with their lines;
 # 5: each rule's data on a line of its own; 6: the examples in a last line of their own, parsed
 # only for a caller that reads them; 8: validated with the reads of fix `ref:` values and of
-# alternatives' fix operations checked (ruleset.reads_of_rule)
+# alternatives' fix operations checked, and each rule's reads kept beside its data (Rule.reads)
 CACHE_FORMAT = 8
 INDEX_FORMAT = 2
 _SCHEMA_FILE = "rule.schema.json"
@@ -514,7 +512,9 @@ def _read_cache(folder: str, name: str, digest: str, ids: list[str], undamaged: 
                 e["data"]["examples"] = given
         if [e.get("data", {}).get("id") if isinstance(e, dict) else None for e in entries] != ids:
             return None  # a rule missing, added or renamed: a rule set that is not this one
-        rules = [_rule_from(e["data"], e["path"]) for e in entries]
+        if not all(isinstance(e.get("reads"), list) and all(isinstance(p, str) for p in e["reads"]) for e in entries):
+            return None
+        rules = [_rule_from(e["data"], e["path"], e["reads"]) for e in entries]
         if with_where:
             wheres = [e["where"] for e in entries]  # as written: the body was checked for damage
             if not all(isinstance(w, dict) for w in wheres):
@@ -546,9 +546,9 @@ def _write_cache(folder: str, name: str, digest: str, rules: list[Rule], where: 
     """Write the rules entry; its body, or None when it could not be written."""
     import hashlib
 
-    # a JSON list of {path, where, data} with newlines between tokens, every rule's data but its
+    # a JSON list of {path, where, reads, data} with newlines between tokens, every rule's data but its
     # examples on a line of its own; then a line of every rule's examples
-    entries = [json.dumps({"path": r.path, "where": where.get(r.id, {})})[:-1] + ', "data":\n'
+    entries = [json.dumps({"path": r.path, "where": where.get(r.id, {}), "reads": sorted(r.reads)})[:-1] + ', "data":\n'
                + json.dumps(_without_examples(r.raw)) + "}" for r in rules]
     body = "[\n" + ",\n".join(entries) + "\n]\n" + json.dumps([r.raw["examples"] for r in rules])
     header = {"format": CACHE_FORMAT, "digest": digest, "content_sha256": hashlib.sha256(body.encode()).hexdigest()}

@@ -30,7 +30,7 @@ from h3doctor.engine.derivations import (  # noqa: F401 - importing a module reg
     sampling,
     exec_safety,
 )
-from h3doctor.engine.derivations.registry import REGISTRY, declared_paths, needed_for, ordered, run  # noqa: F401
+from h3doctor.engine.derivations.registry import REGISTRY, declared_paths, needed_for, ordered, producers, run  # noqa: F401
 from h3doctor.sglang.resolve import EVENTS
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 
 # a read nobody produces, an unrecorded event or a cycle stops the import, naming the derivations
 ORDER = ordered(REGISTRY, EVENTS)
+_PRODUCERS = producers(ORDER)
 
 # the derived values code outside the rules reads on every check: the JSON report's effective
 # config (output/json_report.py), suggest's score, shape and memory fit (suggest/), the no-fix
@@ -54,7 +55,7 @@ REPORTED = ("derived.residency", "derived.residency_transformer", "derived.trans
 def plan_for(paths: frozenset[str]) -> tuple[Derivation, ...]:
     """The derivations a check runs, in order: those the values `paths` names (an applicable
     rule's reads) and `REPORTED` come from, and every one they read from."""
-    return needed_for((*paths, *REPORTED), ORDER)
+    return needed_for((*paths, *REPORTED), ORDER, _PRODUCERS)
 
 
 def derive_all(r: Any, hw: Any, ctx: dict[str, Any], reads: frozenset[str] | None = None) -> dict[str, Any]:

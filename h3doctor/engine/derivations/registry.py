@@ -119,6 +119,9 @@ def ordered(derivations: list[Derivation], events: Collection[str] = ()) -> list
             elif path.startswith(EVENT_PREFIX) and events and path[len(EVENT_PREFIX):] not in events:
                 raise DerivationGraphError(f"{_label(d)} reads {path!r}, an event the adjust phase does not record "
                                            "(sglang/resolve.py EVENTS)")
+    position = {id(d): i for i, d in enumerate(derivations)}
+    if all(position[p] < position[id(d)] for d in derivations for p in after[id(d)]):
+        return list(derivations)  # the usual case: each is registered after what it reads (one pass)
     done: set[int] = set()
     order: list[Derivation] = []
     pending = list(derivations)
@@ -149,9 +152,11 @@ def _cycle(pending: list[Derivation], owner: dict[str, Derivation]) -> str:
     return f"a cycle between derivations: {steps}"
 
 
-def needed_for(paths: Iterable[str], order: list[Derivation]) -> tuple[Derivation, ...]:
-    """The derivations (in `order`) whose values `paths` names, and those they read from, again."""
-    owner = {p: d for d in order for p in d.paths}
+def needed_for(paths: Iterable[str], order: list[Derivation],
+               owner: Mapping[str, Derivation] | None = None) -> tuple[Derivation, ...]:
+    """The derivations (in `order`) whose values `paths` names, and those they read from, again.
+    `owner`: `producers(order)`, when the caller has it."""
+    owner = owner if owner is not None else producers(order)
     wanted: set[int] = set()
     stack = [owner[p] for p in paths if p in owner]
     while stack:
