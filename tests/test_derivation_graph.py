@@ -3,6 +3,7 @@ runs only the derivations it needs, and the declarations are held to what each o
 
 from __future__ import annotations
 
+import contextlib
 import re
 import shlex
 from dataclasses import replace
@@ -184,38 +185,65 @@ def _evaluate(example, rules):
                            example.get("env", {}), example.get("intent", {}), release)
 
 
-def test_every_derivation_reads_only_what_it_declares_and_the_planned_run_equals_the_whole_one(rules, monkeypatch):
-    """Every rule example, run twice: once as a check runs it (only the derivations its rules and
-    the reports need) and once with every derivation, each noting what it looks up in the context
-    and in the resolved launch's events. Each read is declared (so the order and the plan cannot
-    drift from the code), and the findings and every value a rule or report reads are the same."""
+@contextlib.contextmanager
+def _recording():
+    """Inside: every derivation runs on every check (the plan is the whole order) and notes what it
+    reads. On leaving: each read must be declared."""
     reads: dict[str, set[str]] = {}
-    planned = []
-    for rule_id, example in _examples(rules):
-        planned.append((rule_id, example, _evaluate(example, rules)))
     originals = {d.name: d.compute for d in derivations.ORDER}
+    plan_for = derivations.plan_for
     for d in derivations.ORDER:
         object.__setattr__(d, "compute", _recorded(d, reads))
+    derivations.plan_for = lambda paths: tuple(derivations.ORDER)
     try:
-        monkeypatch.setattr(derivations, "plan_for", lambda paths: tuple(derivations.ORDER))
-        for rule_id, example, ev in planned:
-            whole = _evaluate(example, rules)
-            assert [(f.rule.id, f.message, f.severity) for f in ev.findings] == \
-                [(f.rule.id, f.message, f.severity) for f in whole.findings], (rule_id, example["argv"])
-            family = ev.family.family.key if ev.family.family else None
-            wanted = rules.reads(family, ev.hardware.platform, ev.cmd.entry, ev.context["release.table"])
-            for path in sorted(wanted | set(derivations.REPORTED)):
-                if path.startswith("derived.") and path != "derived.derivation_errors":
-                    # as text: some values hold records with no equality of their own (quality_high's _SetRepr)
-                    assert repr(ev.context.get(path)) == repr(whole.context.get(path)), (rule_id, path)
+        yield reads
     finally:
+        derivations.plan_for = plan_for
         for d in derivations.ORDER:
             object.__setattr__(d, "compute", originals[d.name])
     declared = {d.name: set(d.reads) for d in derivations.ORDER}
     undeclared = {name: sorted(seen - declared[name]) for name, seen in reads.items() if seen - declared[name]}
     assert reads and not undeclared, f"reads not declared in @derives(reads=...): {undeclared}"
+
+
+def test_every_derivation_reads_only_what_it_declares_and_the_planned_run_equals_the_whole_one(rules):
+    """Every rule example, run twice: once as a check runs it (only the derivations its rules and
+    the reports need) and once with every derivation, each noting what it looks up in the context
+    and in the resolved launch's events. Each read is declared (so the order and the plan cannot
+    drift from the code), each declared read is made, and the findings and every value a rule or
+    report reads are the same."""
+    planned = [(rule_id, example, _evaluate(example, rules)) for rule_id, example in _examples(rules)]
+    with _recording() as reads:
+        wholes = [_evaluate(example, rules) for _rule_id, example, _ev in planned]
+    for (rule_id, example, ev), whole in zip(planned, wholes):
+        assert [(f.rule.id, f.message, f.severity) for f in ev.findings] == \
+            [(f.rule.id, f.message, f.severity) for f in whole.findings], (rule_id, example["argv"])
+        family = ev.family.family.key if ev.family.family else None
+        wanted = rules.reads(family, ev.hardware.platform, ev.cmd.entry, ev.context["release.table"])
+        for path in sorted(wanted | set(derivations.REPORTED)):
+            if path.startswith("derived.") and path != "derived.derivation_errors":
+                # as text: some values hold records with no equality of their own (quality_high's _SetRepr)
+                assert repr(ev.context.get(path)) == repr(whole.context.get(path)), (rule_id, path)
+    declared = {d.name: set(d.reads) for d in derivations.ORDER}
     unused = {name: sorted(declared[name] - seen) for name, seen in reads.items() if declared[name] - seen}
     assert not unused, f"declared reads never made on any rule example: {unused}"
+
+
+@pytest.mark.parametrize("version", ["0.5.23", "0.5.17"])
+def test_every_derivation_reads_only_what_it_declares_on_the_conformance_cases(version):
+    """A sample of the recorded conformance cases (every 6th), each a whole check with its fix loop
+    and alternatives, every derivation noting what it reads (the fixture fails on an undeclared read)."""
+    import sys
+
+    sys.path.insert(0, str(PACKAGE.parent / "tools" / "conformance"))
+    import compare
+
+    doctor = compare.Doctor(version)
+    _meta, cases = compare.read_jsonl(compare.goldens_path(version))
+    with _recording() as reads:
+        for case in cases[::6]:
+            assert doctor.run(case).fix_status != "crash", case["argv"]
+    assert len(reads) > 40
 
 
 def test_a_check_runs_only_the_derivations_its_applicable_rules_and_the_reports_need(rules, monkeypatch):
