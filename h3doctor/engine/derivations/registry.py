@@ -21,9 +21,6 @@ absent (a missing path reads as None, like an unknown value).
 
 from __future__ import annotations
 
-import json
-import re
-
 from h3doctor.record import record
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
@@ -198,16 +195,12 @@ def run(r: Any, hw: Any, ctx: dict[str, Any], launch_only: bool = False,
     return out
 
 
-_READ = re.compile(r"\bderived\.[\w.]*\w")
-
-
 def read_by(rules: Iterable[Any]) -> dict[str, list[str]]:
-    """Each derivation's name -> the IDs of the rules that read one of its values (in a condition,
-    a message, a fix or an alternative), for the generated rule reference."""
+    """Each derivation's name -> the IDs of the rules that read one of its values (`Rule.reads`: in
+    a condition, a message, a fix or an alternative), for the generated rule reference."""
     owner = {p: d.name for d in REGISTRY for p in d.paths}
     readers: dict[str, list[str]] = {d.name: [] for d in REGISTRY}
     for rule in rules:
-        names = {owner[p] for p in _READ.findall(json.dumps(rule.raw, default=str)) if p in owner}
-        for name in names:
+        for name in {owner[p] for p in rule.reads if p in owner}:
             readers[name].append(rule.id)
     return {name: sorted(ids) for name, ids in readers.items()}
