@@ -5,6 +5,7 @@ launcher's backend probe raises on this platform (catalog M11).
 
 from __future__ import annotations
 
+from h3doctor.engine.derivations.common import ATTENTION_BACKEND_CONFIG_ERROR
 from h3doctor.engine.derivations.registry import derives
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
@@ -102,12 +103,12 @@ def _probe_error(t: str | None, valid: bool, hw: Any, facts: dict[str, Any] | No
 
 
 @derives("attention_backend_config_error", "subblock_compute_mode", "capability_text", "transformer_backend_source",
-         reads=("events.attention_backend_config_error",))
+         reads=(ATTENTION_BACKEND_CONFIG_ERROR,))
 def attention_backend_inputs(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     a = r.args
     abc = a.get("attention_backend_config") if isinstance(a.get("attention_backend_config"), dict) else {}
     return {
-        "derived.attention_backend_config_error": r.events.get("attention_backend_config_error"),
+        "derived.attention_backend_config_error": ctx.get(ATTENTION_BACKEND_CONFIG_ERROR),
         "derived.subblock_compute_mode": str(abc.get("compute_mode", "bf16")),
         "derived.capability_text": _capability_text(hw),
         "derived.transformer_backend_source": _transformer_backend_source(a),

@@ -8,6 +8,7 @@ import json
 import os
 
 from h3doctor.digits import is_digits
+from h3doctor.engine.derivations.common import COMPONENT_BACKEND_MAP_ERROR
 from h3doctor.engine.derivations.registry import derives
 from h3doctor.sglang.residency import COMPONENT_OFFLOAD, LAYERWISE_OFFLOAD, SNAPSHOT_OFFLOAD
 from h3doctor.sglang.resolve import ATTENTION_BACKENDS
@@ -173,12 +174,12 @@ def component_map_error(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
 
 
 @derives("component_backend_error_kind", "component_backend_error", "component_backend_bad_key",
-         reads=("events.component_backend_map_error",),
+         reads=(COMPONENT_BACKEND_MAP_ERROR,),
          fallback={"component_backend_error_kind": None, "component_backend_error": None,
                    "component_backend_bad_key": None})
 def component_backend_error(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
-    if r.events.get("component_backend_map_error"):  # the whole map is parsed before any entry
-        kind, message, key = "B14", r.events["component_backend_map_error"], None
+    if ctx.get(COMPONENT_BACKEND_MAP_ERROR):  # the whole map is parsed before any entry
+        kind, message, key = "B14", ctx[COMPONENT_BACKEND_MAP_ERROR], None
     else:  # resolve.py keeps invalid names as typed; re-check its entries in sglang's order
         release = r.release
         backends = release.enum("AttentionBackendEnum") or ATTENTION_BACKENDS

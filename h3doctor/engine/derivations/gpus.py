@@ -6,7 +6,7 @@ divisibility checks.
 from __future__ import annotations
 
 from h3doctor.digits import is_digits
-from h3doctor.engine.derivations.common import is_int
+from h3doctor.engine.derivations.common import PERFORMANCE_MODE_ERROR, is_int
 from h3doctor.engine.derivations.registry import derives
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
@@ -32,14 +32,14 @@ def _visible_gpus(hw: Any, env: dict[str, Any]) -> int:
     return min(n, count)
 
 
-def _auto_tuner_error(r: Any, hw: Any) -> tuple[str | None, str | None, bool]:
+def _auto_tuner_error(r: Any, hw: Any, mode_error: Any) -> tuple[str | None, str | None, bool]:
     """B8 (auto_tune.py:627-636) then B9 (auto_tune.py:918-932 -> platforms/cuda.py:699).
 
-    Returns (kind, message, unknown): unknown when B9 depends on a GPU count the hardware facts lack.
+    `mode_error`: the performance mode the adjust phase refused (None: none). Returns (kind, message,
+    unknown): unknown when B9 depends on a GPU count the hardware facts lack.
     """
-    if r.events.get("performance_mode_error") is not None:
-        raw = r.events["performance_mode_error"]
-        return "B8", f"Invalid performance_mode={raw!r}. Expected one of {PERFORMANCE_MODES}.", False
+    if mode_error is not None:
+        return "B8", f"Invalid performance_mode={mode_error!r}. Expected one of {PERFORMANCE_MODES}.", False
     a = r.args
     if hw.platform != "cuda" or a.get("performance_mode") != "auto":
         return None, None, False
@@ -101,11 +101,11 @@ def visible_gpus(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
 
 
 @derives("auto_tuner_error_kind", "auto_tuner_error", "auto_tuner_needs_gpu_count", "auto_tuner_message",
-         reads=("events.performance_mode_error",),
+         reads=(PERFORMANCE_MODE_ERROR,),
          fallback={"auto_tuner_error_kind": None, "auto_tuner_error": None, "auto_tuner_needs_gpu_count": False,
                    "auto_tuner_message": None})
 def auto_tuner_error(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
-    kind, message, unknown = _auto_tuner_error(r, hw)
+    kind, message, unknown = _auto_tuner_error(r, hw, ctx.get(PERFORMANCE_MODE_ERROR))
     return {
         "derived.auto_tuner_error_kind": kind,
         "derived.auto_tuner_error": message,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import posixpath
 import re
 
-from h3doctor.engine.derivations.common import lower_text
+from h3doctor.engine.derivations.common import VDN_AUTO_MXFP8, lower_text
 from h3doctor.engine.derivations.registry import derives
 from h3doctor.sglang.residency import LAYERWISE_OFFLOAD, normalize_layerwise
 from h3doctor.sglang.resolve import H3_PACKED_ALIGNMENT, H3_TP_DIMENSIONS, may_be_close
@@ -118,7 +118,7 @@ def text_encoder_load(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
 
 
 @derives("checkpoint_variant_mismatch", "checkpoint_variant_first_mismatch", "model_variant_for_load",
-         "dit_quantization", "vdn_implicit_mxfp8", reads=("events.vdn_auto_mxfp8",))
+         "dit_quantization", "vdn_implicit_mxfp8", reads=(VDN_AUTO_MXFP8,))
 def dit_load(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     a = r.args
     weights = a.get("transformer_weights_path")
@@ -138,7 +138,7 @@ def dit_load(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
         "derived.checkpoint_variant_first_mismatch": first_mark if first_mark not in (None, selected.lower()) else None,
         "derived.model_variant_for_load": selected,
         "derived.dit_quantization": _dit_quantization(a),
-        "derived.vdn_implicit_mxfp8": bool(r.events.get("vdn_auto_mxfp8")) and "quantization" not in r.explicit,
+        "derived.vdn_implicit_mxfp8": bool(ctx.get(VDN_AUTO_MXFP8)) and "quantization" not in r.explicit,
     }
 
 
