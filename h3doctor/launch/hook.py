@@ -89,10 +89,14 @@ def init_script(shell: str, wrap: tuple[str, ...] = ()) -> str:
     wrapper = (here / ("hook_wrap.fish" if shell == "fish" else "hook_wrap.sh")).read_text(encoding="utf-8")
     for runtime in dict.fromkeys(wrap):
         script += wrapper.replace("@RUNTIME@", runtime)
+    # the command-line hook: the launches no function can stand in for (launch/hook_line.py)
+    script += (here / f"hook_line.{shell}").read_text(encoding="utf-8")
+    own = ("__h3doctor_*", *hooked_programs(), *dict.fromkeys(wrap))
     statuses = [str(s) for s in interrupted_statuses()]
     stopped = str(128 + int(getattr(signal, "SIGTSTP", 20)))
     return (script.replace("@INTERRUPTED_CASE@", "|".join(statuses))
-            .replace("@INTERRUPTED_FISH@", " ".join(statuses)).replace("@STOPPED@", stopped))
+            .replace("@INTERRUPTED_FISH@", " ".join(statuses)).replace("@STOPPED@", stopped)
+            .replace("@OWN_FUNCTIONS@", "|".join(own)))
 
 
 def disabled(env: Mapping[str, str]) -> bool:

@@ -1,0 +1,38 @@
+# The command-line hook of hook.bash (h3doctor init bash appends it; interactive shells only): a
+# DEBUG trap, with `shopt -s extdebug` so that its non-zero return skips the command, sees each
+# simple command before it runs (BASH_COMMAND, as typed) and hands one that mentions sglang to
+# `h3doctor hook-line`, which checks the launches the functions above cannot see (`exec sglang …`,
+# `command sglang …`, `.venv/bin/sglang …`). A DEBUG trap set before the hook loads keeps running
+# first; its non-zero return still skips the command. `$?` and `$_` are the command's, not the trap's.
+if [[ $- == *i* ]]; then
+  __h3doctor_user_debug=""
+  __h3doctor_trap="$(trap -p DEBUG)"
+  if [[ -n "$__h3doctor_trap" && "$__h3doctor_trap" != *__h3doctor_debug* ]]; then
+    __h3doctor_trap="${__h3doctor_trap#trap -- }"
+    eval "__h3doctor_user_debug=${__h3doctor_trap% DEBUG}"  # bash's own quoting of the user's trap
+  fi
+  unset -v __h3doctor_trap
+  function __h3doctor_status { return "$1"; }
+  # __h3doctor_debug STATUS LAST: the trap; STATUS is $? before it, LAST $_ (the trap's own last
+  # word, so $_ is LAST again after it)
+  function __h3doctor_debug {
+    local __h3doctor_rc=0
+    if [[ -n "$__h3doctor_user_debug" ]]; then
+      __h3doctor_status "$1"
+      eval "$__h3doctor_user_debug" || __h3doctor_rc=$?
+      (( __h3doctor_rc == 0 )) || return "$__h3doctor_rc"
+    fi
+    case "${FUNCNAME[1]-}" in @OWN_FUNCTIONS@) return 0 ;; esac  # the hook's own commands
+    case "$BASH_COMMAND" in *sglang*) ;; *) return 0 ;; esac  # plainly no launch: no h3doctor started
+    __h3doctor_off && return 0
+    command -v h3doctor >/dev/null 2>&1 || return 0
+    command h3doctor hook-line -- "$BASH_COMMAND" || __h3doctor_rc=$?
+    case "$__h3doctor_rc" in
+      0) return 0 ;;
+      1|@INTERRUPTED_CASE@) return "$__h3doctor_rc" ;;
+    esac
+    return 0
+  }
+  shopt -s extdebug
+  trap '__h3doctor_debug "$?" "$_"' DEBUG
+fi

@@ -1,0 +1,167 @@
+"""The command-line hook (launch/hook_line.py and hook_line.bash/.zsh/.fish): the launch forms no
+shell function can stand in for — `exec sglang …`, `command sglang …`, a program named by a path —
+checked in real interactive bash, zsh and fish on a pty, and the line reader behind it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+import pytest
+
+from h3doctor.launch.hook_line import checked_launches
+from test_hook import CLEAN, FAILING, INTERACTIVE, LOAD, PROFILE, STATUS, Terminal, shell, stub  # noqa: F401
+
+DIFFUSION = "-m sglang.multimodal_gen.runtime.launch_server --model-path MiniMaxAI/MiniMax-H3 --num-gpus 4"
+FAILING_LINE = " ".join(FAILING)
+CLEAN_LINE = " ".join(CLEAN)
+# form: (the line with a failing launch, the same with a passing one, the argv the stub gets);
+# {py} is a stand-in python named by its absolute path
+FORMS = {
+    "exec": (f"exec sglang {FAILING_LINE}", f"exec sglang {CLEAN_LINE}", CLEAN),
+    "command": (f"command sglang {FAILING_LINE}", f"command sglang {CLEAN_LINE}", CLEAN),
+    "command env": (f"command env STUB_VAR=1 sglang {FAILING_LINE}", f"command env sglang {CLEAN_LINE}", CLEAN),
+    "relative path": (f"./bin/sglang {FAILING_LINE}", f"./bin/sglang {CLEAN_LINE}", CLEAN),
+    "absolute python": ("{py} -u -m sglang.launch_server --model-path MiniMaxAI/MiniMax-H3 --num-gpus 4",
+                        "{py} " + DIFFUSION, DIFFUSION.split()),
+}
+
+
+def _terminal(shell: str, stub, tmp_path, load: bool = True) -> tuple[Terminal, str]:
+    """An interactive shell with the hook loaded, in the stub's folder; and the stand-in python's path."""
+    py = tmp_path / "venv" / "bin" / "python3"
+    py.parent.mkdir(parents=True)
+    shutil.copy(stub.bin / "sglang", py)
+    full = stub.env(H3DOCTOR_HOOK_ARGS=PROFILE, TERM="dumb", HOME=str(tmp_path), PS1="$ ", STUB_EXIT="0")
+    term = Terminal(INTERACTIVE[shell], full)
+    assert term.run(f"cd '{tmp_path}'", STATUS[shell]) == "0"
+    if load:
+        assert term.run(LOAD[shell], STATUS[shell]) == "0"
+    return term, str(py)
+
+
+def _wait_for_exit(term: Terminal) -> None:
+    """`exec` replaced the shell: wait until the terminal closes."""
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        try:
+            data = os.read(term.fd, 4096)
+        except OSError:
+            return
+        if not data:
+            return
+        term.out += data
+    pytest.fail(f"the shell did not exec:\n{term.out.decode(errors='replace')}")
+
+
+@pytest.mark.parametrize("form", list(FORMS))
+def test_a_launch_no_function_sees_is_checked_on_the_command_line(shell, stub, tmp_path, form):
+    """A failing launch in the form is not started (the stand-in never runs; the check's verdict is
+    said); the same form with a passing launch starts it, with its words as typed."""
+    failing, passing, argv = FORMS[form]
+    term, py = _terminal(shell, stub, tmp_path)
+    try:
+        term.run(failing.format(py=py), STATUS[shell])
+        shown = term.out.decode(errors="replace")
+        assert stub.calls() == [], f"{form} started a failing launch in {shell}:\n{shown}"
+        assert "sglang was not started" in shown, shown
+        if form == "exec":
+            term.type(f"{passing}\n".encode())
+            _wait_for_exit(term)
+        else:
+            assert term.run(passing.format(py=py), STATUS[shell]) == "0", term.out.decode(errors="replace")
+        assert [c["argv"] for c in stub.calls()] == [argv], term.out.decode(errors="replace")
+    finally:
+        term.close()
+
+
+USER_HOOK = {  # the user's own DEBUG trap / accept-line widget / Enter binding, set before the hook loads
+    "bash": "trap 'echo x >> {mark}' DEBUG",
+    "zsh": "function my-accept { echo x >> {mark}; zle .accept-line }; zle -N accept-line my-accept",
+    "fish": "function my_enter; echo x >> {mark}; commandline -f execute; end; bind \\r my_enter; bind \\n my_enter",
+}
+
+
+def test_the_users_own_hook_and_the_shells_behaviour_are_kept(shell, stub, tmp_path):
+    """The user's own line hook still runs on every line, a hidden failing launch is still blocked,
+    and `exec >file`, `$?` and ordinary commands behave as without the hook."""
+    mark = tmp_path / "user-hook-ran"
+    term, _ = _terminal(shell, stub, tmp_path, load=False)
+    try:
+        term.run(USER_HOOK[shell].replace("{mark}", str(mark)), STATUS[shell])
+        assert term.run(LOAD[shell], STATUS[shell]) == "0"
+        mark.unlink(missing_ok=True)
+        term.run(f"command sglang {FAILING_LINE}", STATUS[shell])
+        assert stub.calls() == [] and mark.exists(), term.out.decode(errors="replace")
+        mark.unlink()
+        assert term.run("false", STATUS[shell]) == "1"
+        assert mark.exists(), term.out.decode(errors="replace")
+        # fish's exec takes a command: its redirection of a block stands in for exec >file
+        term.run(f"begin; echo inner; end >'{tmp_path}/out'" if shell == "fish"
+                 else f"(exec >'{tmp_path}/out'; echo inner)", STATUS[shell])
+        assert term.run("echo a b", STATUS[shell]) == "0"
+        assert b"a b" in term.out
+    finally:
+        term.close()
+    assert (tmp_path / "out").read_text().strip() == "inner"
+
+
+def test_bash_keeps_the_last_argument():
+    """`$_` after a command is its last word, not the trap's."""
+    bash = shutil.which("bash")
+    if bash is None:
+        pytest.skip("bash is not installed")
+    script = 'eval "$(h3doctor init bash)"; echo one two >/dev/null; echo "last=$_"'
+    proc = subprocess.run([bash, "--norc", "--noprofile", "-i", "-c", script], capture_output=True, text=True,
+                          env={**os.environ, "PATH": f"{os.path.dirname(sys.executable)}:{os.environ['PATH']}"},
+                          stdin=subprocess.DEVNULL, timeout=60)
+    assert "last=two" in proc.stdout, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("line,launches", [
+    ("ls -la; git status", []),
+    ("sglang serve M", []),  # the sglang function checks it
+    ("python3 -m sglang.launch_server --model-path M", []),  # the python3 function checks it
+    ("exec >file", []),
+    ("command -v sglang", []),
+    ("./configure --with sglang", []),
+    ("exec sglang serve --help", []),
+    ("exec sglang serve M --tp 2 2>&1 | tee log", [["exec", "sglang", "serve", "M", "--tp", "2"]]),
+    ("A=1 exec sglang serve M", [["A=1", "exec", "sglang", "serve", "M"]]),
+    ("ls && command -p env B=2 sglang serve M; echo", [["env", "B=2", "sglang", "serve", "M"]]),
+    ("if x; then ./sglang serve 'a b' \"c d\" >>log; fi", [["./sglang", "serve", "a b", "c d"]]),
+    ("(/o/bin/python -u -m sglang.launch_server --model-path M &)",
+     [["/o/bin/python", "-u", "-m", "sglang.launch_server", "--model-path", "M"]]),
+    ("echo '; exec sglang serve M'", []),
+    ("cd x\n.venv/bin/sglang generate M # exec sglang serve", [[".venv/bin/sglang", "generate", "M"]]),
+])
+def test_the_simple_commands_the_line_hook_checks(line, launches):
+    assert [[w.text for w in words] for words in checked_launches(line)] == launches
+
+
+def test_a_hostile_line_runs_nothing_and_a_word_the_shell_expands_is_not_verified(tmp_path):
+    """The line is data: its substitutions are never run by h3doctor, and a launch holding one is
+    said to be unverified (the shell gives it its value only when it runs), not judged clean."""
+    line = f"exec sglang {CLEAN_LINE} --revision $(touch pwned) `touch pwned2` \"$(touch pwned3)\""
+    assert [w.expands for w in checked_launches(line)[0]][-3:] == [True, True, True]
+    proc = subprocess.run([sys.executable, "-m", "h3doctor", "hook-line", "--", line], capture_output=True, text=True,
+                          cwd=tmp_path, env={**os.environ, "H3DOCTOR_HOOK_ARGS": PROFILE}, timeout=60)
+    assert proc.returncode == 0
+    assert "could not verify this launch: the shell expands $(touch" in proc.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("words,hook_args,status,said", [
+    (FAILING, PROFILE, 1, ["sglang was not started"]),
+    (CLEAN, "--profle 4xH200", 0, ["error: in H3DOCTOR_HOOK_ARGS (--profle 4xH200)", "could not verify",
+                                   "h3doctor failed (exit 2); launching sglang anyway"]),
+])
+def test_the_line_judge_answers_as_the_check_does(words, hook_args, status, said):
+    """hook-line's status is the hook's protocol: 1 blocks; what h3doctor cannot judge runs, said."""
+    proc = subprocess.run([sys.executable, "-m", "h3doctor", "hook-line", "--", "command sglang " + " ".join(words)],
+                          capture_output=True, text=True, env={**os.environ, "H3DOCTOR_HOOK_ARGS": hook_args}, timeout=60)
+    assert proc.returncode == status, proc.stderr
+    assert all(s in proc.stderr for s in said), proc.stderr
