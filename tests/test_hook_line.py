@@ -110,11 +110,11 @@ def test_the_users_own_hook_and_the_shells_behaviour_are_kept(shell, stub, tmp_p
 
 
 def test_bash_keeps_the_last_argument():
-    """`$_` after a command is its last word, not the trap's."""
+    """`$_` after a command is its last word, not the trap's (one that mentions sglang: the trap's function runs)."""
     bash = shutil.which("bash")
     if bash is None:
         pytest.skip("bash is not installed")
-    script = 'eval "$(h3doctor init bash)"; echo one two >/dev/null; echo "last=$_"'
+    script = 'eval "$(h3doctor init bash)"; echo sglang two >/dev/null; echo "last=$_"'
     proc = subprocess.run([bash, "--norc", "--noprofile", "-i", "-c", script], capture_output=True, text=True,
                           env={**os.environ, "PATH": f"{os.path.dirname(sys.executable)}:{os.environ['PATH']}"},
                           stdin=subprocess.DEVNULL, timeout=60)
@@ -165,3 +165,16 @@ def test_the_line_judge_answers_as_the_check_does(words, hook_args, status, said
                           capture_output=True, text=True, env={**os.environ, "H3DOCTOR_HOOK_ARGS": hook_args}, timeout=60)
     assert proc.returncode == status, proc.stderr
     assert all(s in proc.stderr for s in said), proc.stderr
+
+
+def test_a_failure_of_the_line_judge_itself_launches(monkeypatch, capsys):
+    """h3doctor's own failure is said and the line runs (exit 0): the hook is never the only reason."""
+    from h3doctor.launch import hook_line
+
+    def broken(line):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(hook_line, "judge", broken)
+    monkeypatch.setattr(hook_line.signal, "signal", lambda *_: None)  # this process keeps its Ctrl-C
+    assert hook_line.main(["--", "exec sglang serve M"]) == 0
+    assert "h3doctor failed (RuntimeError: boom); launching sglang anyway" in capsys.readouterr().err

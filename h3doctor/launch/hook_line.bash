@@ -34,5 +34,9 @@ if [[ $- == *i* ]]; then
     return 0
   }
   shopt -s extdebug
-  trap '__h3doctor_debug "$?" "$_"' DEBUG
+  if [[ -n "$__h3doctor_user_debug" ]]; then
+    trap '__h3doctor_debug "$?" "$_"' DEBUG
+  else  # the common case, tested in the trap itself: a function call per command costs ~4x as much
+    trap '[[ "$BASH_COMMAND" != *sglang* ]] || __h3doctor_debug "$?" "$_"' DEBUG
+  fi
 fi
