@@ -110,15 +110,16 @@ def test_the_users_own_hook_and_the_shells_behaviour_are_kept(shell, stub, tmp_p
 
 
 def test_bash_keeps_the_last_argument():
-    """`$_` after a command is its last word, not the trap's (one that mentions sglang: the trap's function runs)."""
+    """`$_` is the last word of the command before, not the trap's: also in a command that mentions
+    sglang, before which the trap's function runs."""
     bash = shutil.which("bash")
     if bash is None:
         pytest.skip("bash is not installed")
-    script = 'eval "$(h3doctor init bash)"; echo sglang two >/dev/null; echo "last=$_"'
+    script = 'eval "$(h3doctor init bash)"; echo one two >/dev/null; echo "last=$_ (sglang)"'
     proc = subprocess.run([bash, "--norc", "--noprofile", "-i", "-c", script], capture_output=True, text=True,
                           env={**os.environ, "PATH": f"{os.path.dirname(sys.executable)}:{os.environ['PATH']}"},
                           stdin=subprocess.DEVNULL, timeout=60)
-    assert "last=two" in proc.stdout, proc.stdout + proc.stderr
+    assert "last=two (sglang)" in proc.stdout, proc.stdout + proc.stderr
 
 
 @pytest.mark.parametrize("line,launches", [
