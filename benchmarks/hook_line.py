@@ -1,4 +1,4 @@
-"""What the command-line hook (launch/hook_line.py, hook_line.bash) adds to commands that are not
+"""What the command-line hook (cli_hook_line.py, hook_line.bash) adds to commands that are not
 hidden launches, in an interactive bash (the DEBUG trap runs before every simple command).
 
 Three figures, each the difference of medians between a bash with the hook loaded and one

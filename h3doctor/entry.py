@@ -75,8 +75,8 @@ def _main() -> None:
         from h3doctor.launch.execute import undo_locale_coercion
 
         undo_locale_coercion()  # what h3doctor hands on (--exec, the probe) is the environment it was given
-        if sys.argv[1:2] == ["hook-line"]:  # the command-line hook's judge (launch/hook_line.py)
-            from h3doctor.launch.hook_line import main as hook_line
+        if sys.argv[1:2] == ["hook-line"]:  # the command-line hook's judge (cli_hook_line.py)
+            from h3doctor.cli_hook_line import main as hook_line
 
             sys.exit(hook_line(sys.argv[2:]))
         code = hook_fast_path(sys.argv[1:])

@@ -1,4 +1,4 @@
-"""The command-line hook (launch/hook_line.py and hook_line.bash/.zsh/.fish): the launch forms no
+"""The command-line hook (cli_hook_line.py and hook_line.bash/.zsh/.fish): the launch forms no
 shell function can stand in for — `exec sglang …`, `command sglang …`, a program named by a path —
 checked in real interactive bash, zsh and fish on a pty, and the line reader behind it."""
 
@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from h3doctor.launch.hook_line import checked_launches
+from h3doctor.cli_hook_line import checked_launches
 from test_hook import CLEAN, FAILING, INTERACTIVE, LOAD, PROFILE, STATUS, Terminal, shell, stub  # noqa: F401
 
 DIFFUSION = "-m sglang.multimodal_gen.runtime.launch_server --model-path MiniMaxAI/MiniMax-H3 --num-gpus 4"
@@ -140,14 +140,14 @@ def test_bash_keeps_the_last_argument():
     ("cd x\n.venv/bin/sglang generate M # exec sglang serve", [[".venv/bin/sglang", "generate", "M"]]),
 ])
 def test_the_simple_commands_the_line_hook_checks(line, launches):
-    assert [[w.text for w in words] for words in checked_launches(line)] == launches
+    assert checked_launches(line) == launches
 
 
 def test_a_hostile_line_runs_nothing_and_a_word_the_shell_expands_is_not_verified(tmp_path):
     """The line is data: its substitutions are never run by h3doctor, and a launch holding one is
     said to be unverified (the shell gives it its value only when it runs), not judged clean."""
     line = f"exec sglang {CLEAN_LINE} --revision $(touch pwned) `touch pwned2` \"$(touch pwned3)\""
-    assert [w.expands for w in checked_launches(line)[0]][-3:] == [True, True, True]
+    assert checked_launches(line)[0][-4:] == ["--revision", "\0$(touch pwned)", "\0`touch pwned2`", "\0$(touch pwned3)"]
     proc = subprocess.run([sys.executable, "-m", "h3doctor", "hook-line", "--", line], capture_output=True, text=True,
                           cwd=tmp_path, env={**os.environ, "H3DOCTOR_HOOK_ARGS": PROFILE}, timeout=60)
     assert proc.returncode == 0
@@ -170,7 +170,7 @@ def test_the_line_judge_answers_as_the_check_does(words, hook_args, status, said
 
 def test_a_failure_of_the_line_judge_itself_launches(monkeypatch, capsys):
     """h3doctor's own failure is said and the line runs (exit 0): the hook is never the only reason."""
-    from h3doctor.launch import hook_line
+    from h3doctor import cli_hook_line as hook_line
 
     def broken(line):
         raise RuntimeError("boom")

@@ -95,10 +95,13 @@ Word = tuple[str, int, int]  # the word as the shell reads it, and its [start, e
 
 
 SCRIPT_ARGS = "\0$@"  # the word `"$@"` (the script's own arguments), with script_args=True
+# With keep_expansions=True, each expansion the shell makes when it runs is kept in its word as
+# written, behind this mark (no word a shell passes on can hold a NUL): `--revision \0$(git …)`.
+EXPANSION = "\0"
 
 
-def shell_commands(text: str, *, script_args: bool = False,
-                   variables: Mapping[str, str | None] | None = None) -> list[list[Word]]:
+def shell_commands(text: str, *, script_args: bool = False, variables: Mapping[str, str | None] | None = None,
+                   keep_expansions: bool = False) -> list[list[Word]]:
     """The simple commands of a shell text (split at unquoted newlines, `|`, `&&`, `;`, ...), each
     as its words with offsets. A redirection (`> log`, `2>&1`) ends the words of its command.
 
@@ -109,11 +112,13 @@ def shell_commands(text: str, *, script_args: bool = False,
     With `variables`, `$NAME` and `${NAME}` of a name it binds are its value (a task file's own
     environment); a name it lacks, or binds to None (declared, given only when it runs), raises
     Unsupported naming it, as does an unquoted value the shell would split or glob.
+    With `keep_expansions`, an expansion (`$NAME`, `${…}`, `$(…)`, backquotes) is no error: it stays
+    in its word as written, behind EXPANSION (the command-line hook reads a typed line so).
     """
     commands: list[list[Word]] = []
     i = 0
     while i <= len(text):
-        words, stop = _scan(text, i, script_args, variables)
+        words, stop = _scan(text, i, script_args, variables, keep_expansions)
         if words:
             commands.append(words)
         if stop >= len(text):
@@ -173,8 +178,8 @@ def _variable(text: str, i: int, variables: Mapping[str, str | None] | None, quo
     return value, m.end()
 
 
-def _scan(text: str, i: int, script_args: bool = False,
-          variables: Mapping[str, str | None] | None = None) -> tuple[list[Word], int]:
+def _scan(text: str, i: int, script_args: bool = False, variables: Mapping[str, str | None] | None = None,
+          keep_expansions: bool = False) -> tuple[list[Word], int]:
     if _PLAIN_TEXT.fullmatch(text, i):
         return [(m.group(), m.start(), m.end()) for m in _NON_BLANK.finditer(text, i)], len(text)
     words: list[Word] = []
@@ -225,6 +230,9 @@ def _scan(text: str, i: int, script_args: bool = False,
                         value, j = _variable(text, j, variables, quoted=True)
                         buf.append(value)
                         continue
+                    if text[j] in "$`" and keep_expansions:
+                        j = _expansion(text, j, buf)
+                        continue
                     if text[j] in "$`":
                         raise Unsupported(f"shell expansion in {text[word_start:j + 8]!r}")
                     buf.append(text[j])
@@ -235,6 +243,8 @@ def _scan(text: str, i: int, script_args: bool = False,
             elif c == "$" and variables is not None:
                 value, i = _variable(text, i, variables, quoted=False)
                 buf.append(value)
+            elif c in "$`" and keep_expansions:
+                i = _expansion(text, i, buf)
             elif c in "$`":
                 raise Unsupported(f"shell expansion in {text[word_start:i + 8]!r}")
             else:  # a run of plain characters at once (a 1 MiB launch is 1M characters)
@@ -243,6 +253,30 @@ def _scan(text: str, i: int, script_args: bool = False,
                 i = run.end()
         words.append(("".join(buf), word_start, i))
     return words, i
+
+
+_PARAMETER = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*|.)?")  # $NAME, $1, $?, or a lone $
+
+
+def _expansion(text: str, i: int, buf: list[str]) -> int:
+    """Keep the expansion at text[i] (`$NAME`, `${…}`, `$(…)`, `$((…))`, `` `…` ``) in buf as written,
+    behind EXPANSION; the offset after it."""
+    if text[i] == "`":
+        end = text.find("`", i + 1)
+        end = len(text) if end < 0 else end + 1
+    elif text.startswith(("$(", "${"), i):
+        opening = text[i + 1]
+        closing = ")" if opening == "(" else "}"
+        depth, end = 0, i + 1
+        while end < len(text):
+            depth += (text[end] == opening) - (text[end] == closing)
+            end += 1
+            if depth == 0:
+                break
+    else:
+        end = _PARAMETER.match(text, i).end()
+    buf.append(EXPANSION + text[i:end])
+    return end
 
 
 _WRAPPERS = {"exec", "nohup", "time", "command", "stdbuf", "taskset", "numactl"}

@@ -5,7 +5,9 @@ and, opted into, `docker`/`podman`/`nerdctl` (`run … IMAGE sglang …`); every
 The NAME=value words typed in front are given to h3doctor as launch words and kept out of its own
 environment (docs/security.md, "The shell hook: what reaches h3doctor"). The
 scripts are the package data files hook.bash, hook.zsh, hook.fish; bash and zsh share the end of
-the check (hook_decide.sh) and the front functions (hook_front.sh); hook_wrap.sh/.fish is a runtime's.
+the check (hook_decide.sh) and the front functions (hook_front.sh); hook_wrap.sh/.fish is a runtime's;
+hook_line.bash/.zsh/.fish, the command-line hook of interactive shells, checks the launches no
+function can stand in for (`exec sglang`, `command sglang`, a program named by a path: h3doctor/cli_hook_line.py).
 
 The protocol between the function and `h3doctor check --hook`: exit 0, launch the command as
 typed; exit 1, findings were printed, launch nothing; exit ACCEPTED, the user accepted the
@@ -59,7 +61,7 @@ PYTHON_NAMES = ("python", "python3", *(f"python3.{minor}" for minor in range(9, 
 def hooked_programs() -> tuple[str, ...]:
     """Every program of a launch form (shellwords: the wrappers and the programs that start sglang)
     that a shell function can stand in for; the shell's own words (`exec`, `time`) cannot be
-    (`time sglang …` calls the sglang function; `exec` is refused in docs/security.md)."""
+    (`time sglang …` calls the sglang function; `exec sglang …` is the command-line hook's, cli_hook_line.py)."""
     wrappers = tuple(w for w in WRAPPER_PROGRAMS if w not in SHELL_KEYWORDS)
     return (SGLANG_PROGRAM, *PYTHON_NAMES, *wrappers)
 
@@ -89,7 +91,7 @@ def init_script(shell: str, wrap: tuple[str, ...] = ()) -> str:
     wrapper = (here / ("hook_wrap.fish" if shell == "fish" else "hook_wrap.sh")).read_text(encoding="utf-8")
     for runtime in dict.fromkeys(wrap):
         script += wrapper.replace("@RUNTIME@", runtime)
-    # the command-line hook: the launches no function can stand in for (launch/hook_line.py)
+    # the command-line hook: the launches no function can stand in for (cli_hook_line.py)
     script += (here / f"hook_line.{shell}").read_text(encoding="utf-8")
     own = ("__h3doctor_*", *hooked_programs(), *dict.fromkeys(wrap))
     statuses = [str(s) for s in interrupted_statuses()]

@@ -22,7 +22,6 @@ import signal
 import subprocess
 import sys
 
-from h3doctor.launch.line_words import Word, simple_commands
 
 BLOCK = 1
 # Words the shell reads in front of a command (bash/zsh reserved words, fish's and/or/not/begin):
@@ -31,33 +30,38 @@ _RESERVED = {"!", "{", "}", "if", "then", "elif", "else", "while", "until", "do"
              "begin", "coproc", "nocorrect", "noglob"}
 
 
-def checked_launches(line: str) -> list[list[Word]]:
+def checked_launches(line: str) -> list[list[str]]:
     """The simple commands of `line` that the hook's functions cannot see and that are sglang launches,
-    each as the words `check` reads (`command` and its `-p` left out: it only skips functions)."""
+    each as the words `check` reads (`command` and its `-p` left out: it only skips functions). The
+    line is read by h3doctor's own shell reader (inputs/launch.py), never evaluated; an expansion
+    stays in its word as written, behind EXPANSION. Unsupported when the line cannot be read."""
+    from h3doctor.inputs.launch import shell_commands
+
     launches = []
-    for words in simple_commands(line):
-        while words and words[0].text in _RESERVED and not words[0].expands:
+    for command in shell_commands(line, keep_expansions=True):
+        words = [text for text, _start, _end in command]
+        while words and words[0] in _RESERVED:
             words = words[1:]
         words = _unseen_by_functions(words)
-        if words is not None and _is_launch([w.text for w in words]):
+        if words is not None and _is_launch(words):
             launches.append(words)
     return launches
 
 
-def _unseen_by_functions(words: list[Word]) -> list[Word] | None:
+def _unseen_by_functions(words: list[str]) -> list[str] | None:
     from h3doctor.shellwords import is_assignment
 
     at = 0
-    while at < len(words) and is_assignment(words[at].text):
+    while at < len(words) and is_assignment(words[at]):
         at += 1
     if at == len(words):
         return None
-    program = words[at].text
+    program = words[at]
     if program == "command":
         rest = words[at + 1 :]
-        while rest and rest[0].text in ("-p", "--"):
+        while rest and rest[0] in ("-p", "--"):
             rest = rest[1:]
-        if not rest or rest[0].text.startswith("-"):  # command -v/-V: a look-up, nothing runs
+        if not rest or rest[0].startswith("-"):  # command -v/-V: a look-up, nothing runs
             return None
         return words[:at] + rest
     return words if program == "exec" or "/" in program else None
@@ -87,15 +91,22 @@ def _check(words: list[str]) -> int:
 
 
 def judge(line: str) -> int:
+    from h3doctor.inputs.launch import EXPANSION, Unsupported
     from h3doctor.launch.hook import interrupted_statuses
 
-    for words in checked_launches(line):
-        expanded = [w.text for w in words if w.expands]
+    try:
+        launches = checked_launches(line)
+    except Unsupported as exc:  # a quote left open: the shell would not run the line either
+        _say(f"h3doctor could not read this line ({_shown(str(exc))}); launching sglang anyway")
+        return 0
+    for words in launches:
+        expanded = [w for w in words if EXPANSION in w]
         if expanded:
-            _say("h3doctor could not verify this launch: the shell expands "
-                 f"{_shown(expanded[0])} only when it runs", "h3doctor failed (exit 2); launching sglang anyway")
+            shown = expanded[0].split(EXPANSION, 1)[1]
+            _say(f"h3doctor could not verify this launch: the shell expands {_shown(shown)} only when it runs",
+                 "h3doctor failed (exit 2); launching sglang anyway")
             continue
-        status = _check([w.text for w in words])
+        status = _check(words)
         if status == BLOCK:
             return BLOCK
         if status in interrupted_statuses():
