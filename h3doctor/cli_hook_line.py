@@ -49,13 +49,14 @@ def checked_launches(line: str) -> list[list[str]]:
 
 
 def _unseen_by_functions(words: list[str]) -> list[str] | None:
+    from h3doctor.launch.hook import disabled
     from h3doctor.shellwords import is_assignment
 
     at = 0
     while at < len(words) and is_assignment(words[at]):
         at += 1
-    if at == len(words):
-        return None
+    if at == len(words) or disabled(dict(w.partition("=")[::2] for w in words[:at])):
+        return None  # `H3DOCTOR_DISABLE=1 exec sglang …`: the documented switch for one launch
     program = words[at]
     if program == "command":
         rest = words[at + 1 :]

@@ -137,6 +137,7 @@ def test_bash_keeps_the_last_argument():
     ("(/o/bin/python -u -m sglang.launch_server --model-path M &)",
      [["/o/bin/python", "-u", "-m", "sglang.launch_server", "--model-path", "M"]]),
     ("echo '; exec sglang serve M'", []),
+    ("H3DOCTOR_DISABLE=1 exec sglang serve M; H3DOCTOR_DISABLE=0 ./sglang serve M", [["H3DOCTOR_DISABLE=0", "./sglang", "serve", "M"]]),
     ("cd x\n.venv/bin/sglang generate M # exec sglang serve", [[".venv/bin/sglang", "generate", "M"]]),
 ])
 def test_the_simple_commands_the_line_hook_checks(line, launches):
@@ -175,7 +176,9 @@ def test_a_failure_of_the_line_judge_itself_launches(monkeypatch, capsys):
     def broken(line):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(hook_line, "judge", broken)
     monkeypatch.setattr(hook_line.signal, "signal", lambda *_: None)  # this process keeps its Ctrl-C
+    assert hook_line.main(["--", "exec sglang serve 'M"]) == 0  # a quote left open: not readable, said
+    assert "h3doctor could not read this line (unterminated single quote); launching sglang anyway" in capsys.readouterr().err
+    monkeypatch.setattr(hook_line, "judge", broken)
     assert hook_line.main(["--", "exec sglang serve M"]) == 0
     assert "h3doctor failed (RuntimeError: boom); launching sglang anyway" in capsys.readouterr().err
