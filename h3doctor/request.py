@@ -28,6 +28,10 @@ class CheckRequest:
     rules_dir: str | None = None
     use_probe_cache: bool = True
     intent: dict[str, Any] = field(default_factory=dict)
+    # what a library caller (h3doctor.api) hands in already made; None: as the CLI does
+    hardware: Any = None  # HardwareFacts: instead of --profile or the probe
+    env: dict[str, str] | None = None  # the environment the launch starts in: instead of this process's
+    rules: Any = None  # a loaded RuleSet: instead of loading the rules for this check
 
 
 @record(frozen=True)
@@ -44,7 +48,8 @@ def run(request: CheckRequest) -> Outcome:
     from h3doctor.sglang import releases
     from h3doctor.sglang.flagtable import load_flag_table
 
-    tokens, env, profile, intent = list(request.tokens), dict(os.environ), request.profile, dict(request.intent)
+    tokens, profile, intent = list(request.tokens), request.profile, dict(request.intent)
+    env = dict(os.environ if request.env is None else request.env)
     recipe_version, recipe = None, None
     if request.recipe:
         from h3doctor.inputs.recipe import load_recipe
@@ -63,15 +68,19 @@ def run(request: CheckRequest) -> Outcome:
     if any("\0" in word for word in tokens):  # a launch read from a log (explain): no program can be given it
         raise UsageError("the launch holds a NUL byte in a word, which no program can be given")
     from_recipe = recipe if recipe is not None and request.profile is None and recipe.profile else None
-    with _located(from_recipe, "profile", "--profile" if request.profile is not None else None):
-        hw = _hardware(profile, tokens, env, request.use_probe_cache, from_recipe is not None)
+    hw = request.hardware
+    if hw is None:
+        with _located(from_recipe, "profile", "--profile" if request.profile is not None else None):
+            hw = _hardware(profile, tokens, env, request.use_probe_cache, from_recipe is not None)
     with _located(recipe if request.sglang_version is None else None, "sglang_version",
                   "--sglang-version" if request.sglang_version is not None else None):
         # option > recipe > installed sglang (package metadata, never imported) > newest verified
         installed = None if request.sglang_version or recipe_version else releases.installed_version()
         target = releases.target(request.sglang_version, recipe_version, installed=installed)
         table = load_flag_table(target.table_version)
-    rules = load_rules(request.rules_dir or None, examples=False)  # a check never reads them
+    rules = request.rules
+    if rules is None:
+        rules = load_rules(request.rules_dir or None, examples=False)  # a check never reads them
     # rules not verified for the release are not run; rule H3D921 names them ("cannot verify")
     with _located(recipe, "command"):  # a launch h3doctor cannot read points at the recipe's command
         return Outcome(check(tokens, hw, rules, table, env, intent, release=target), tokens, env)

@@ -32,7 +32,8 @@ def test_wheel_carries_every_rule_and_data_file(wheel):
                  "h3doctor/suggest/cookbook-0.5.23.json", "h3doctor/schema/suggest.schema.json",
                  "h3doctor/sglang/releasedata/0.5.23/where.json", "h3doctor/sglang/releasedata/manifest.json",
                  "h3doctor/sglang/releasedata/0.5.23/memory.json", "h3doctor/sglang/releasedata/0.5.23/manifest.json",
-                 "h3doctor/explain/wordings.json", "h3doctor/schema/explain.schema.json"):
+                 "h3doctor/explain/wordings.json", "h3doctor/schema/explain.schema.json",
+                 "h3doctor/py.typed"):
         assert data in names
 
 
