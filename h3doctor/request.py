@@ -29,7 +29,7 @@ class CheckRequest:
     use_probe_cache: bool = True
     intent: dict[str, Any] = field(default_factory=dict)
     # what a library caller (h3doctor.api) hands in already made; None: as the CLI does
-    hardware: Any = None  # HardwareFacts: instead of --profile or the probe
+    hardware: Any = None  # HardwareFacts, or a function of the launch's environment giving them: instead of --profile or the probe
     env: dict[str, str] | None = None  # the environment the launch starts in: instead of this process's
     rules: Any = None  # a loaded RuleSet: instead of loading the rules for this check
 
@@ -69,7 +69,11 @@ def run(request: CheckRequest) -> Outcome:
         raise UsageError("the launch holds a NUL byte in a word, which no program can be given")
     from_recipe = recipe if recipe is not None and request.profile is None and recipe.profile else None
     hw = request.hardware
-    if hw is None:
+    if callable(hw):  # the hardware as this launch sees it (the devices its environment selects)
+        from h3doctor.sglang.launch_forms import read_launch_form
+
+        hw = hw(read_launch_form(tokens).environment(env))
+    elif hw is None:
         with _located(from_recipe, "profile", "--profile" if request.profile is not None else None):
             hw = _hardware(profile, tokens, env, request.use_probe_cache, from_recipe is not None)
     with _located(recipe if request.sglang_version is None else None, "sglang_version",

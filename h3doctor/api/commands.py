@@ -75,7 +75,8 @@ def check(launch: Sequence[str] | os.PathLike[str] | None = None, *, recipe: str
             tokens=tokens, profile=_text("profile", profile), recipe=recipe,
             sglang_version=_text("sglang_version", sglang_version),
             rules_dir=os.fspath(rules_dir) if rules_dir is not None else None, use_probe_cache=use_probe_cache,
-            intent=_intent(request), hardware=hardware.facts if hardware is not None else None,
+            intent=_intent(request),
+            hardware=(lambda launch_env: hardware._for_launch(launch_env, use_probe_cache)) if hardware is not None else None,
             env=_environment(env), rules=_loaded_rules(rules_dir, examples=False)))
         return Report(outcome.result, fail_on, tuple(outcome.tokens))
 
@@ -168,9 +169,10 @@ def probe(*, use_cache: bool = True, refresh: bool = False, timeout: float | Non
         from h3doctor.host.probe import probe as run_probe
         from h3doctor.launch.hook import status
 
-        result = run_probe(dict(os.environ), use_cache=use_cache, refresh=refresh, timeout=timeout)
+        settings = dict(os.environ)
+        result = run_probe(settings, use_cache=use_cache, refresh=refresh, timeout=timeout)
         # the CLI's JSON holds whether the shell hook is active in the calling shell: the same here
-        return Hardware({**result.as_dict(), "hook": status(os.environ)}, result.facts)
+        return Hardware({**result.as_dict(), "hook": status(settings)}, result.facts, settings)
 
 
 def _launch_words(launch: Any, recipe: Any) -> tuple[list[str], str | None]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
+from collections.abc import Mapping
 from typing import Any
 
 __all__ = ["ExplainReport", "Finding", "Hardware", "LintReport", "Report", "Suggestions"]
@@ -170,6 +171,18 @@ class Hardware(_Data):
 
     _data: dict[str, Any] = field(repr=False)
     facts: Any = field(repr=False, default=None)  # the HardwareFacts a check reads (not part of the stable API)
+    _settings: Mapping[str, str] = field(repr=False, default_factory=dict)  # the environment it was probed in
+
+    def _for_launch(self, launch_env: Mapping[str, str], use_cache: bool = True) -> Any:
+        """The facts a check of a launch starting in `launch_env` reads: these, when the launch
+        starts in the environment the probe ran in; else this host probed for that launch, as the
+        CLI does (its `CUDA_VISIBLE_DEVICES=...`, a recipe's `env`: the devices, PATH and switches
+        it sees are its own; the probe's cache answers when nothing changed)."""
+        if launch_env != self._settings or self.facts is None or self.facts.platform is None:
+            from h3doctor.host.probe import facts_for_check
+
+            return facts_for_check(launch_env, use_cache=use_cache)  # an unknown platform: its error
+        return self.facts
 
     @property
     def description(self) -> str:
