@@ -6,6 +6,8 @@ import enum
 
 
 class ExitCode(enum.IntEnum):
+    """h3doctor's exit codes (README, Exit codes)."""
+
     OK = 0  # no finding at or above the failure threshold
     FINDINGS = 1  # at least one finding at or above the threshold (default: error)
     USAGE = 2  # bad h3doctor usage, unreadable config/recipe/profile, or a malformed rule file

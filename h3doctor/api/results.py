@@ -56,7 +56,7 @@ class Report(_Json):
     """One check (`h3doctor check --format json`; schema `h3doctor schema report`)."""
 
     _result: Any = field(repr=False)  # the engine's CheckResult (not part of the stable API)
-    fail_on: str = "error"
+    fail_on: str = "error"  # the lowest severity that fails: "error", "warning" or "info"
     argv: tuple[str, ...] = ()  # the launch judged: the words given, or the recipe's command
 
     def to_dict(self) -> dict[str, Any]:
@@ -110,6 +110,7 @@ class LintReport(_Data):
 
     @property
     def verdict(self) -> str:
+        """"fail" when a finding that is not suppressed reaches fail_on, else "pass"."""
         return self._data["verdict"]
 
 
@@ -186,6 +187,7 @@ class Hardware(_Data):
 
     @property
     def description(self) -> str:
+        """The host in a line, e.g. "this host, probed: 4x NVIDIA H200 (cc 9.0)"."""
         return self.facts.description
 
     @property
