@@ -90,9 +90,14 @@ def test_check_with_the_probed_hardware_is_the_cli_s_without_a_profile(env, tmp_
     env = {**env, "PYTHONPATH": fakes(tmp_path, torch={"cuda": "13.0", "devices": H200})}
     launches = [LAUNCH, ["CUDA_VISIBLE_DEVICES=0", *LAUNCH]]
     cli_probe = json.loads(run_cli(["probe", "--no-cache", "--format", "json"], env)[1])
-    script = ("import json; hw = api.probe(use_cache=False); print(json.dumps(hw.to_dict()))\n"
-              + "".join(f"print(json.dumps(api.check({w!r}, hardware=hw).to_json()))\n" for w in launches))
+    # the child probes counted: the launch in this environment is judged on `hw`, not probed again
+    script = ("import json; import h3doctor.host.probe as p; runs = []; real = p.run_child\n"
+              "p.run_child = lambda *a, **k: runs.append(1) or real(*a, **k)\n"
+              "hw = api.probe(use_cache=False); print(json.dumps(hw.to_dict()))\n"
+              + "".join(f"print(json.dumps(api.check({w!r}, hardware=hw).to_json()))\n" for w in launches)
+              + "print(len(runs))\n")
     lines = run_api(script, {**env, "H3DOCTOR_CACHE_DIR": str(tmp_path / "api-cache")}).splitlines()
+    assert lines.pop() == "2"  # probe(), then the launch with CUDA_VISIBLE_DEVICES=0 only
     probed = json.loads(lines[0])
     for data in (probed, cli_probe):
         for timing in ("elapsed_s", "child_elapsed_s"):
@@ -266,6 +271,15 @@ def test_an_error_carries_the_cli_s_exit_code_and_message(call, args, kind, env,
     (lambda: api.explain("x", launch="sglang serve"), "list of words"),
     (lambda: api.suggest("4xH200", runner_ups="3"), "whole number"),
     (lambda: api.suggest("4xH200", runner_ups=11), "between 0 and 10"),
+    (lambda: api.check(LAUNCH, profile="4xH200", rules_dir=3), "rules_dir is a path"),
+    (lambda: api.check(recipe=b"r.yaml"), "recipe is a path"),
+    (lambda: api.check(LAUNCH, profile="4xH200", request=[("steps", 4)]), "request is a mapping"),
+    (lambda: api.check(iter(LAUNCH), profile="4xH200"), "list of words"),
+    (lambda: api.lint([3]), "is a str"),
+    (lambda: api.lint(["."], targets="4xH200"), "list of words"),
+    (lambda: api.lint(["."], config=3), "config is a path"),
+    (lambda: api.probe(timeout="5"), "number of seconds"),
+    (lambda: api.check(["--num-gpus", "1"] * 30_000, profile="4xH200"), "words"),  # past the 50,000-word budget
 ])
 def test_a_call_the_api_cannot_take_is_a_usage_error(call, says):
     with pytest.raises(api.UsageError) as caught:
@@ -358,3 +372,14 @@ print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'typer', 'ri
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split("\n")[:6] == ["[]", "fail", "1", "0", "fits", "[]"]
+
+
+def test_env_is_the_environment_the_launch_starts_in(env):
+    """`env=` stands for the CLI's own environment: the same report as the CLI run in it, and not
+    this process's (which has no SGLANG_ variable the fixture's has)."""
+    launch_env = {**env, "SGLANG_DIFFUSION_DISABLE_AUTO_RESIDENCY": "1"}
+    ours = api.check(LAUNCH, profile="1xH100", env=launch_env)
+    assert (ours.exit_code, ours.to_json()) == run_cli(["check", "--profile", "1xH100", "--format", "json", "--", *LAUNCH],
+                                                       launch_env)[:2]
+    assert ours.to_dict()["effective_config"]["environment"] == {"SGLANG_DIFFUSION_DISABLE_AUTO_RESIDENCY": "1"}
+    assert api.check(LAUNCH, profile="1xH100", env=env).to_dict() != ours.to_dict()

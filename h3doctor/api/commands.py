@@ -32,7 +32,7 @@ _rules: dict[tuple[str | None, bool], Any] = {}
 
 def _loaded_rules(rules_dir: str | os.PathLike[str] | None, *, examples: bool) -> Any:
     """The rules of `rules_dir` (None: the shipped ones), loaded the first time they are asked for."""
-    key = (os.fspath(rules_dir) if rules_dir is not None else None, examples)
+    key = (_path("rules_dir", rules_dir), examples)
     found = _rules.get(key)
     if found is None:
         with _rules_lock:
@@ -74,8 +74,7 @@ def check(launch: Sequence[str] | os.PathLike[str] | None = None, *, recipe: str
         outcome = run(CheckRequest(
             tokens=tokens, profile=_text("profile", profile), recipe=recipe,
             sglang_version=_text("sglang_version", sglang_version),
-            rules_dir=os.fspath(rules_dir) if rules_dir is not None else None, use_probe_cache=use_probe_cache,
-            intent=_intent(request),
+            rules_dir=_path("rules_dir", rules_dir), use_probe_cache=use_probe_cache, intent=_intent(request),
             hardware=(lambda launch_env: hardware._for_launch(launch_env, use_probe_cache)) if hardware is not None else None,
             env=_environment(env), rules=_loaded_rules(rules_dir, examples=False)))
         return Report(outcome.result, fail_on, tuple(outcome.tokens))
@@ -94,7 +93,7 @@ def lint(paths: Sequence[str | os.PathLike[str]] = (".",), *, config: str | os.P
     with translated():
         if isinstance(paths, (str, bytes, os.PathLike)):
             raise UsageError("paths is a list of files, directories or globs, e.g. ['deploy/']")
-        names = [os.fspath(p) for p in paths]
+        names = [_path("every path", p) for p in _words("paths", paths, kind=(str, os.PathLike))]
         if "-" in names:
             raise UsageError("the API does not read standard input: write the text to a file and lint that")
         if fail_on is not None:
@@ -102,9 +101,9 @@ def lint(paths: Sequence[str | os.PathLike[str]] = (".",), *, config: str | os.P
         from h3doctor.lint.run import LintOptions, lint as run_lint
 
         code, report, notes = run_lint(names or ["."], LintOptions(
-            targets=tuple(targets), fail_on=fail_on, config_path=os.fspath(config) if config is not None else None,
+            targets=tuple(_words("targets", targets)), fail_on=fail_on, config_path=_path("config", config),
             no_config=no_config, sglang_version=_text("sglang_version", sglang_version),
-            rules_dir=os.fspath(rules_dir) if rules_dir is not None else None))
+            rules_dir=_path("rules_dir", rules_dir)))
         return LintReport(report.data, code, tuple(notes))
 
 
@@ -130,8 +129,8 @@ def explain(text: str | os.PathLike[str], *, launch: Sequence[str] | None = None
         words = [] if launch is None else _words("launch", launch)
         report = run(ExplainRequest(read, words, profile=_text("profile", profile),
                                     sglang_version=_text("sglang_version", sglang_version),
-                                    rules_dir=os.fspath(rules_dir) if rules_dir is not None else None,
-                                    use_probe_cache=use_probe_cache, intent=_intent(request),
+                                    rules_dir=_path("rules_dir", rules_dir), use_probe_cache=use_probe_cache,
+                                    intent=_intent(request),
                                     rules=_loaded_rules(rules_dir, examples=True)))
         return ExplainReport(report.as_dict())
 
@@ -155,8 +154,8 @@ def suggest(profile: str | None = None, prefer: str = "balanced", *, model: str 
                                   variant=_text("variant", variant), prefer=_text("prefer", prefer),
                                   request=_text("request", request), quantization=_text("quantization", quantization),
                                   sglang_version=_text("sglang_version", sglang_version),
-                                  rules_dir=os.fspath(rules_dir) if rules_dir is not None else None,
-                                  use_probe_cache=use_probe_cache, runner_ups=runner_ups))
+                                  rules_dir=_path("rules_dir", rules_dir), use_probe_cache=use_probe_cache,
+                                  runner_ups=runner_ups))
         return Suggestions(data)
 
 
@@ -166,6 +165,8 @@ def probe(*, use_cache: bool = True, refresh: bool = False, timeout: float | Non
     in this one; the result is cached for 10 minutes (`use_cache=False`: neither read nor written).
     """
     with translated():
+        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))):
+            raise UsageError(f"timeout is a number of seconds, not {type(timeout).__name__}")
         from h3doctor.host.probe import probe as run_probe
         from h3doctor.launch.hook import status
 
@@ -180,22 +181,35 @@ def _launch_words(launch: Any, recipe: Any) -> tuple[list[str], str | None]:
     if isinstance(launch, os.PathLike):
         if recipe is not None:
             raise UsageError("give the recipe once: as the launch or as recipe=")
-        return [], os.fspath(launch)
+        return [], _path("launch", launch)
     if isinstance(launch, (str, bytes)):
         raise UsageError("give the launch as a list of words (shlex.split(command)), or a recipe as a "
                          "pathlib.Path or recipe=")
     words = [] if launch is None else _words("launch", launch)
-    return words, os.fspath(recipe) if recipe is not None else None
+    return words, _path("recipe", recipe)
 
 
-def _words(name: str, words: Any) -> list[str]:
+def _words(name: str, words: Any, kind: type | tuple[type, ...] = str) -> list[Any]:
+    """A list (or tuple) of str, e.g. a launch's words: never one string, split by accident."""
     if isinstance(words, (str, bytes)) or not isinstance(words, Sequence):
         raise UsageError(f"{name} is a list of words (shlex.split(command)), not {type(words).__name__}")
     out = list(words)
     for word in out:
-        if not isinstance(word, str):
+        if not isinstance(word, kind):
             raise UsageError(f"every word of {name} is a str, not {type(word).__name__}")
     return out
+
+
+def _path(name: str, value: Any) -> str | None:
+    """A path given as str or os.PathLike, as text (None stays None)."""
+    if value is None:
+        return None
+    if not isinstance(value, (str, os.PathLike)):
+        raise UsageError(f"{name} is a path (str or os.PathLike), not {type(value).__name__}")
+    path = os.fspath(value)
+    if not isinstance(path, str):
+        raise UsageError(f"{name} is a path as text, not {type(path).__name__}")
+    return path
 
 
 def _text(name: str, value: Any) -> str | None:
@@ -211,6 +225,8 @@ def _one_of(name: str, value: Any, allowed: tuple[str, ...]) -> None:
 
 def _intent(request: Mapping[str, Any] | None) -> dict[str, Any]:
     """The planned request as the CLI hands it (every key, None where not given)."""
+    if request is not None and not isinstance(request, Mapping):
+        raise UsageError(f"request is a mapping (quality, steps, resolution, seconds), not {type(request).__name__}")
     given = dict(request or {})
     unknown = sorted(str(k)[:40] for k in given if k not in REQUEST_KEYS)
     if unknown:
