@@ -1,5 +1,5 @@
 """docs/api-reference.md is what tools/api_reference.py makes of the docstrings, and every
-```python block of docs/api.md runs as written (the examples are copy-paste)."""
+```python block of docs/api.md and of the README's "Python API" runs as written (copy-paste)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ sys.path.insert(0, str(ROOT / "tools"))
 
 import api_reference  # noqa: E402
 
-BLOCKS = re.findall(r"```python\n(.*?)```", (ROOT / "docs" / "api.md").read_text(encoding="utf-8"), re.S)
+README_API = (ROOT / "README.md").read_text(encoding="utf-8").split("## Python API", 1)[1].split("\n## ", 1)[0]
+BLOCKS = re.findall(r"```python\n(.*?)```", (ROOT / "docs" / "api.md").read_text(encoding="utf-8") + README_API, re.S)
 
 
 def test_the_reference_page_is_the_docstrings():
