@@ -1,7 +1,8 @@
 """Which kind of input a file is, and its launches: one entry point for `lint`.
 
 Kinds: `recipe` (h3doctor's own), `sglang-config` (sglang's `--config` file), `kubernetes`,
-`compose`, `skypilot` (a task YAML with `run:`), `shell`, `slurm` (a shell script with `#SBATCH` lines), `dockerfile` (Dockerfile /
+`compose`, `skypilot` (a task YAML with `run:`), `markdown` (a Markdown/MDX file's fenced shell
+blocks), `notebook` (a Jupyter notebook's shell lines and cells), `shell`, `slurm` (a shell script with `#SBATCH` lines), `dockerfile` (Dockerfile /
 Containerfile, by name), `helm` (a chart's `Chart.yaml`, rendered when `helm` is on PATH). A kind can be forced (per-path `kind:` in `.h3doctor.yaml`); otherwise it is
 recognised from the content (and the name, for shell scripts and compose files). A file whose
 name says no kind (an extensionless Docker entrypoint) is a shell script when its `#!` line runs
@@ -19,6 +20,8 @@ from h3doctor.inputs.dockerfile import is_dockerfile_name, looks_like_dockerfile
 from h3doctor.inputs.helm import is_chart, read_chart
 from h3doctor.inputs.kubernetes import is_manifest, read_manifests
 from h3doctor.inputs.launch import Launch, Note
+from h3doctor.inputs.markdown import is_doc, read_doc
+from h3doctor.inputs.notebook import NOTEBOOK_ALLOWANCE, is_notebook, read_notebook
 from h3doctor.inputs.recipe import RECIPE_KEYS, recipe_from, recipe_launch
 from h3doctor.inputs.sglang_config import read_config
 from h3doctor.inputs.shell import is_shell_script, read_script, shebang_shell
@@ -57,7 +60,8 @@ def candidate(path: str) -> bool:
 
 
 def _named_kind(path: str) -> bool:
-    return path.endswith(_DATA_SUFFIXES + _SCRIPT_SUFFIXES) or is_dockerfile_name(path) or is_chart(path)
+    return (path.endswith(_DATA_SUFFIXES + _SCRIPT_SUFFIXES) or is_dockerfile_name(path) or is_chart(path)
+            or is_doc(path) or is_notebook(path))
 
 
 def _shell_shebang(path: str) -> bool:
@@ -95,7 +99,16 @@ def read_input(path: str, *, known_fields: set[str], kind: str | None = None,
         if is_batch_script(text):
             return InputFile(path, "slurm", *read_batch_script(path, text), text)
         return InputFile(path, "shell", *read_script(path, text), text)
+    if kind == "notebook" or (kind is None and is_notebook(path)):  # outputs and all: its own limit
+        text = read_bounded(path, max_bytes=max_bytes * NOTEBOOK_ALLOWANCE, what="notebook")
+        if kind is None and not mentions_sglang(text):  # not read further, as YAML that is no launch
+            return InputFile(path, None, text=text)
+        return InputFile(path, "notebook", *read_notebook(path, text), text)
     text = read_bounded(path, max_bytes=max_bytes, what="input")
+    if kind == "markdown" or (kind is None and is_doc(path)):
+        if kind is None and not mentions_sglang(text):
+            return InputFile(path, None, text=text)
+        return InputFile(path, "markdown", *read_doc(path, text), text)
     if kind == "helm" or (kind is None and is_chart(path)):
         launches, notes = read_chart(path, max_bytes=max_bytes)
         return InputFile(path, "helm", launches, notes, text)

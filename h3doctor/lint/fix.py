@@ -186,6 +186,10 @@ def fix_files(run: LintRun, session: LintSession, *, write: bool, roots: tuple[s
     notes: list[str] = []
     for f in run.files:
         edits: list[tuple[Launch, list[str]]] = []
+        if f.kind == "notebook":  # JSON whose cells' lines are strings: not rewritten
+            if f.launches:
+                notes.append(f"{f.path}: not fixed: a notebook is not rewritten; fix its cells by hand")
+            continue
         for n, launch in enumerate(f.launches):
             if not session.targets_for(launch) or session.other_model(launch) is not None:  # not judged: H3DL020
                 continue
@@ -268,7 +272,7 @@ def _keep_newlines(before: str, after: str) -> str:
 
 
 def _apply(path: str, text: str, kind: str | None, edits: list[tuple[Launch, list[str]]], session: LintSession) -> str:
-    if kind in ("shell", "slurm", "dockerfile"):  # launches located by file offsets
+    if kind in ("shell", "slurm", "dockerfile", "markdown"):  # launches located by file offsets
         flat = []
         for launch, new in edits:
             for _n, seg_edits in _segment_edits(launch, new).items():

@@ -30,7 +30,8 @@ from h3doctor.lint.config import LintConfig
 from h3doctor.lint.locate import Locator
 from h3doctor.lint.notices import NOTICES
 from h3doctor.lint.othermodel import other_model
-from h3doctor.lint.suppress import Suppression, inline_suppressions
+from h3doctor.inputs.markdown import comment_spans
+from h3doctor.lint.suppress import Suppression, every_suppression, inline_suppressions
 from h3doctor.located import Pos
 from h3doctor.output.verdict import failing
 from h3doctor.safeload import GLIMPSE_WHOLE, LoadError, OutsideRepository, confined, excerpt, glimpse, named_from
@@ -247,7 +248,7 @@ class LintSession:
         if len(found.launches) > MAX_LAUNCHES_PER_FILE:
             records.append(_notice("H3DL010", f"not judged past launch {MAX_LAUNCHES_PER_FILE:,} of this file "
                                    f"({len(found.launches):,} launches)", path, found.launches[MAX_LAUNCHES_PER_FILE].pos))
-        inline = inline_suppressions(found.text)
+        inline = inline_suppressions(found.text, comment_spans(found.text) if found.kind == "markdown" else None)
         select = self.config.select + override.select
         ignore = self.config.ignore + override.ignore
         for launch in launches:
@@ -314,10 +315,9 @@ class LintSession:
                 for lr in out.results[first_result:]:
                     lr.result = self.check(launch, lr.target, hold)[1]
             out.holds.append(hold)
-        for sups in inline.values():
-            for s in sups:
-                if not s.used:
-                    records.append(_notice("H3DL001", f"unused suppression ignore[{','.join(s.rules)}]", path, s.pos))
+        for s in every_suppression(inline):
+            if not s.used:
+                records.append(_notice("H3DL001", f"unused suppression ignore[{','.join(s.rules)}]", path, s.pos))
         mine = records[first_record:]
         for launch in launches:
             used = _used_ignores(mine, launch)
