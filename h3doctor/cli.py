@@ -338,9 +338,12 @@ def profiles_cmd(
 def lint_cmd(
     paths: Annotated[Optional[List[str]], typer.Argument(help="Files, directories or globs (default: .).")] = None,
     target: Annotated[Optional[List[str]], typer.Option("--target", "-t", help="A profile every launch must pass on (repeatable); wins over the files' and the configuration's targets.")] = None,
-    format: Annotated[LintFormat, typer.Option("--format", help="Report format.")] = LintFormat.text,
+    format: Annotated[LintFormat, typer.Option("--format", "--output-format", help="Report format (--output-format: ruff's spelling).")] = LintFormat.text,
     output_file: Annotated[Optional[str], typer.Option("--output-file", help="Write the report to this file instead of stdout.")] = None,
     fail_on: Annotated[Optional[Severity], typer.Option("--fail-on", help="Lowest severity that makes the exit code 1 (default: the configuration's, else error).")] = None,
+    exit_zero: Annotated[bool, typer.Option("--exit-zero", help="Exit 0 whatever the findings (usage and input errors keep exit 2).")] = False,
+    baseline: Annotated[Optional[str], typer.Option("--baseline", help="A baseline file (--write-baseline): the findings it holds are reported as suppressed and do not fail; only new ones do.")] = None,
+    write_baseline: Annotated[Optional[str], typer.Option("--write-baseline", help="Write today's unsuppressed findings to this baseline file, then report them as the baseline.")] = None,
     config: Annotated[Optional[str], typer.Option("--config", help="The lint configuration file (default: .h3doctor.yaml or [tool.h3doctor] in pyproject.toml, from here upward).")] = None,
     no_config: Annotated[bool, typer.Option("--no-config", help="Read no configuration file.")] = False,
     fix: Annotated[bool, typer.Option("--fix", help="Rewrite the offending values in place to the corrected launch (safe fixes only, unless --unsafe-fixes).")] = False,
@@ -357,11 +360,13 @@ def lint_cmd(
 
     if unsafe_fixes and not (fix or diff):
         raise UsageError("--unsafe-fixes says which fixes --fix applies: give --fix too")
+    if baseline and write_baseline:
+        raise UsageError("--write-baseline writes the baseline --baseline reads: give one of them")
     code, report, notes = lint(paths or ["."], LintOptions(
         targets=tuple(target or ()), fail_on=fail_on.value if fail_on else None, config_path=config,
         no_config=no_config, fix=fix, diff=diff, unsafe_fixes=unsafe_fixes, sglang_version=sglang_version,
         rules_dir=rules_dir, stdin_filename=stdin_filename, force_exclude=force_exclude, quiet=quiet,
-        statistics=statistics))
+        statistics=statistics, baseline=baseline, write_baseline=write_baseline, exit_zero=exit_zero))
     # lint runs in trees others wrote: its report never goes through a link planted in them
     write_report("lint", format.value, report, sys.stdout, output_file, follow=False)
     if notes and not quiet:

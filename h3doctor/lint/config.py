@@ -48,6 +48,19 @@ class LintConfig:
     exclude: tuple[str, ...] = ()
     help_uri_base: str | None = None
     overrides: tuple[Override, ...] = ()
+    severity: dict[str, str] = field(default_factory=dict)  # rule ID -> the severity its findings get
+    severity_at: dict[str, str] = field(default_factory=dict)  # rule ID -> where the configuration names it
+
+    def check_rule_ids(self, known: set[str]) -> None:
+        """A severity given to no rule is a mistake that would leave the rule at its own severity:
+        an error naming where, with the closest ID."""
+        import difflib
+
+        for rule_id in self.severity:
+            if rule_id not in known:
+                close = difflib.get_close_matches(rule_id, sorted(known), n=1, cutoff=0.75)
+                raise UsageError(f"severity: no rule {rule_id!r}" + (f"; did you mean {close[0]}?" if close else ""),
+                                 location=self.severity_at.get(rule_id, self.path))
 
     def override_for(self, path: str) -> Override:
         """Every override whose patterns match `path`, merged (later ones win for targets and kind)."""
@@ -140,6 +153,9 @@ def load_config(path: str | Path | None) -> LintConfig:
         select=tuple(data.get("select", ())), ignore=tuple(data.get("ignore", ())),
         fail_on=data.get("fail_on", "error"), sglang_version=data.get("sglang_version"),
         exclude=tuple(data.get("exclude", ())), help_uri_base=data.get("help_uri_base"), overrides=overrides,
+        severity=dict(data.get("severity", {})),
+        severity_at={rule_id: f"{path}:{where.key_pos(('severity', rule_id))}" if where is not None else str(path)
+                     for rule_id in data.get("severity", {})},
     )
 
 

@@ -32,6 +32,9 @@ class LintOptions:
     force_exclude: bool = False
     quiet: bool = False  # the findings only: no corrected commands, summary or fix notes
     statistics: bool = False  # one line per rule with its count instead of the findings
+    baseline: str | None = None  # findings this baseline file accepts do not fail (lint/baseline.py)
+    write_baseline: str | None = None  # write today's findings there first (then they are the baseline)
+    exit_zero: bool = False  # exit 0 whatever the findings; usage and input errors keep their codes
 
 
 def lint(paths: list[str], opts: LintOptions = LintOptions()) -> tuple[int, Report, list[str]]:
@@ -102,8 +105,9 @@ def _lint(paths: list[str], opts: LintOptions, cfg, copy: StdinCopy | None) -> t
             notes = []
     if copy is not None:
         _rename(run, copy)
+    notes = notes + _baseline(run, opts)
     report = build(run, sglang_version=session.version)
-    code = int(ExitCode.FINDINGS) if run.failing() or overtaken else int(ExitCode.OK)
+    code = int(ExitCode.FINDINGS) if (run.failing() or overtaken) and not opts.exit_zero else int(ExitCode.OK)
 
     def text(_console, out) -> None:
         from h3doctor.output.lint_text import lines, statistics
@@ -125,6 +129,18 @@ def _lint(paths: list[str], opts: LintOptions, cfg, copy: StdinCopy | None) -> t
         notes = notes + lines(report, show_fixes=False, summary=not opts.quiet)
     return code, Report(report, text=text, findings=lambda: report["findings"], rules=lambda: rule_meta(session.rules),
                         help_uri_base=cfg.help_uri_base), notes
+
+
+def _baseline(run: LintRun, opts: LintOptions) -> list[str]:
+    if not (opts.baseline or opts.write_baseline):
+        return []
+    from h3doctor.lint.baseline import apply_baseline, baseline_text
+
+    if opts.write_baseline:
+        from h3doctor.cli_output import write_file
+
+        write_file(opts.write_baseline, baseline_text(run), "baseline", follow=False)  # never through a planted link
+    return apply_baseline(run, opts.write_baseline or opts.baseline)
 
 
 def _rename(run: LintRun, copy: StdinCopy) -> None:

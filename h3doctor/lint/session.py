@@ -113,6 +113,7 @@ class LintSession:
         self.roots = roots  # lint reads no file outside them (None: not confined, tests of the session alone)
         self.cli_targets = cli_targets
         self.rules = load_rules(Path(rules_dir) if rules_dir else None)
+        config.check_rule_ids({r.id for r in self.rules})  # not lint's notices: what it could not read stays said
         self.version = sglang_version or config.sglang_version or DEFAULT_SGLANG_VERSION
         self.version_option = sglang_version  # the command line's: it wins over a launch's image
         self.fail_on = fail_on or config.fail_on
@@ -226,6 +227,8 @@ class LintSession:
         with confined(roots, tuple(paths)):
             for path in paths:
                 files.append(self._lint_file(path, records, (named or {}).get(path, path)))
+        for r in records:  # the configuration's severity, for the report and --fail-on alike
+            r.severity = self.config.severity.get(r.rule, r.severity)
         # by file, line and column (stable: on one word, sglang's order and then the targets')
         records.sort(key=lambda r: (r.file, r.pos.line, r.pos.col))
         return LintRun(files, records, self.checks, self.fail_on)
