@@ -12,6 +12,7 @@ import pytest
 from h3doctor.inputs.markdown import shell_view
 from h3doctor.inputs.notebook import read_notebook
 from h3doctor.lint.run import LintOptions, lint
+from h3doctor.output.formats import render
 from h3doctor.safeload import LoadError
 from tests.test_lint_locations import _copy, _word_at
 
@@ -34,8 +35,9 @@ def test_a_readmes_shell_and_console_blocks_are_judged_at_their_words(tmp_path, 
     # the bash block's continuation line, and the console block's prompted command (not its output)
     assert ("H3D020", "--ulysses_degree") in found and ("H3D228", "--ulysses-degree") in found
     lines = {line for _r, line, _c in _at(report, "docs/quickstart.md")}
-    assert 24 not in lines  # the block after <!-- h3doctor: ignore --> is not judged
-    assert 37 not in lines  # nor the python block's subprocess call
+    assert 25 not in lines  # the block after <!-- h3doctor: ignore --> is not judged
+    assert 39 not in lines  # nor the python block's subprocess call
+    assert [l["line"] for l in report["files"][0]["launches"]] == [7, 14, 32]
 
 
 def test_a_suppression_before_a_block_covers_the_block_and_is_spent(tmp_path, monkeypatch):
@@ -47,7 +49,7 @@ def test_a_suppression_before_a_block_covers_the_block_and_is_spent(tmp_path, mo
     text = (repo / "docs/quickstart.md").read_text().replace("ignore[H3D021]", "ignore[H3D999]")
     (repo / "docs/quickstart.md").write_text(text)
     _code, report = _json(repo, monkeypatch, "docs/quickstart.md")
-    assert ("H3DL001", 30, 1) in _at(report, "docs/quickstart.md")  # unused: reported once, where it is written
+    assert [p for p in _at(report, "docs/quickstart.md") if p[0] == "H3DL001"] == [("H3DL001", 30, 1)]  # once, where written
 
 
 def test_an_mdx_block_indented_in_a_component_is_judged(tmp_path, monkeypatch):
@@ -84,8 +86,10 @@ def test_a_notebooks_bang_lines_and_bash_cells_are_judged_in_the_file(tmp_path, 
     assert ("H3D020", "--ulysses_degree") in found and ("H3D228", "--ulysses-degree") in found
     # an output's text is never a launch; a notebook is never rewritten
     before = (repo / name).read_bytes()
-    _json(repo, monkeypatch, name, fix=True)
+    monkeypatch.chdir(repo)
+    _code, fixed, _notes = lint([name], LintOptions(fix=True))
     assert (repo / name).read_bytes() == before
+    assert "serve.ipynb: not fixed: a notebook is not rewritten" in render("lint", "text", fixed)
 
 
 @pytest.mark.parametrize("text, why", [
@@ -122,6 +126,11 @@ def test_a_shell_view_keeps_every_offset_and_blanks_prose_and_output():
     view = shell_view(text)
     assert len(view) == len(text) and view.count("\r\n") == text.count("\r\n")
     assert [line.strip() for line in view.split("\r\n") if line.strip()] == ["sglang serve x \\", "--tp 2"]
+
+
+def test_a_prompt_pasted_into_a_bash_block_is_not_a_word_and_a_comment_stays_one():
+    view = shell_view("```bash\n$ sglang serve x --tp 2\n# sglang serve y\n```\n")
+    assert view.split("\n")[1:3] == ["  sglang serve x --tp 2", "# sglang serve y"]
 
 
 def test_a_notebook_cell_with_source_as_one_string_is_read():
