@@ -79,6 +79,16 @@ def test_a_bad_baseline_is_a_located_error_not_an_empty_baseline(tmp_path, monke
     assert why in err.value.message and "b.json" in err.value.location
 
 
+def test_write_baseline_never_writes_through_a_planted_link(tmp_path, monkeypatch):
+    repo = _copy(tmp_path)
+    outside = tmp_path / "outside.txt"
+    outside.write_text("theirs\n")
+    (repo / "b.json").symlink_to(outside)
+    _lint(repo, monkeypatch, "docs", write_baseline="b.json")
+    assert outside.read_text() == "theirs\n" and not (repo / "b.json").is_symlink()
+    assert json.loads((repo / "b.json").read_text())["format"] == "h3doctor-baseline/1"
+
+
 # --- severity overrides --------------------------------------------------------------------------
 
 def test_the_configuration_sets_a_rules_severity_for_the_report_and_fail_on(tmp_path, monkeypatch):
