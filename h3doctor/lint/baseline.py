@@ -40,6 +40,19 @@ def baseline_text(run: LintRun) -> str:
     return json.dumps({"format": FORMAT, "findings": entries}, indent=1, ensure_ascii=False) + "\n"
 
 
+def write_baseline(path: str, text: str) -> None:
+    """A new file renamed over `path`; a link planted there is refused, never written through."""
+    from pathlib import Path
+
+    from h3doctor.paths import write_atomic
+
+    try:
+        write_atomic(Path(path), text, follow=False)
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc) or type(exc).__name__
+        raise UsageError(f"cannot write the baseline: {reason}", location=path) from None
+
+
 def read_baseline(path: str) -> Counter:
     """Fingerprint -> how many findings it accepts."""
     data = load_json(read_bounded(path, max_bytes=MAX_BASELINE_BYTES, what="baseline"), origin=path, columns=True)

@@ -134,12 +134,10 @@ def _lint(paths: list[str], opts: LintOptions, cfg, copy: StdinCopy | None) -> t
 def _baseline(run: LintRun, opts: LintOptions) -> list[str]:
     if not (opts.baseline or opts.write_baseline):
         return []
-    from h3doctor.lint.baseline import apply_baseline, baseline_text
+    from h3doctor.lint.baseline import apply_baseline, baseline_text, write_baseline
 
     if opts.write_baseline:
-        from h3doctor.cli_output import write_file
-
-        write_file(opts.write_baseline, baseline_text(run), "baseline", follow=False)  # never through a planted link
+        write_baseline(opts.write_baseline, baseline_text(run))
     return apply_baseline(run, opts.write_baseline or opts.baseline)
 
 
