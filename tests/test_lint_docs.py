@@ -137,3 +137,11 @@ def test_a_notebook_cell_with_source_as_one_string_is_read():
     nb = {"cells": [{"cell_type": "code", "source": "!sglang serve MiniMaxAI/MiniMax-H3 --tp 4\n"}]}
     launches, _notes = read_notebook("n.ipynb", json.dumps(nb))
     assert [l.tokens[:2] for l in launches] == [["sglang", "serve"]] and launches[0].label == "cell 1 line 1"
+
+
+def test_line_finding_stops_at_the_first_line_not_found():
+    from h3doctor.inputs.notebook import _LineFinder
+
+    finder = _LineFinder('[\n "a\\n",\n "b\\n"\n]')
+    assert finder.find("a\n") is not None and finder.find("zzz") is None
+    assert finder.find("b\n") is None  # not searched again: one failed scan per file, not one per line

@@ -43,7 +43,8 @@ def read_notebook(path: str, text: str) -> tuple[list[Launch], list[Note]]:
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
         source = _source_lines(cell.get("source"), path, number)
-        places = [finder.find(line) for line in source]
+        # a list's items are the file's JSON strings; a source given as one string has none per line
+        places = [finder.find(line) for line in source] if isinstance(cell.get("source"), list) else [None] * len(source)
         found, cell_notes = read_script(path, _shell_text(source))
         for launch in found:
             launch.kind = "notebook"
@@ -92,6 +93,10 @@ class _LineFinder:
         self.row, self.row_at = 0, 0  # lines counted up to row_at: each part of the text counted once
 
     def find(self, line: str) -> Pos | None:
+        """None once a line was not found: the file writes its strings otherwise, and searching on
+        for every later line would scan the rest of the text each time (quadratic in a crafted file)."""
+        if self.at < 0:
+            return None
         for encoded in dict.fromkeys((json.dumps(line, ensure_ascii=False), json.dumps(line))):
             at = self.text.find(encoded, self.at)
             if at >= 0:
@@ -99,6 +104,7 @@ class _LineFinder:
                 self.row_at = self.at = at + len(encoded)
                 self.row += encoded.count("\n")  # none: JSON escapes a line end in a string
                 return Pos(self.row + 1, at - (self.text.rfind("\n", 0, at) + 1) + 2)  # past the opening quote
+        self.at = -1
         return None
 
 
