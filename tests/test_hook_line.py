@@ -78,6 +78,19 @@ def test_a_launch_no_function_sees_is_checked_on_the_command_line(shell, stub, t
         term.close()
 
 
+def test_a_blocked_launch_abandons_the_rest_of_its_line(shell, stub, tmp_path):
+    """`exec sglang <failing> && next` runs neither: bash's trap skipping the command alone would give
+    it status 0 and run `next`; zsh and fish run none of the line."""
+    term, _ = _terminal(shell, stub, tmp_path)
+    try:
+        status = term.run(f"command sglang {FAILING_LINE} && echo NEXT-\"\"RAN", STATUS[shell])
+        shown = term.out.decode(errors="replace")
+        assert stub.calls() == [] and "NEXT-RAN" not in shown, shown
+        assert status != "0" or shell != "bash", shown
+    finally:
+        term.close()
+
+
 USER_HOOK = {  # the user's own DEBUG trap / accept-line widget / Enter binding, set before the hook loads
     "bash": "trap 'echo x >> {mark}' DEBUG",
     "zsh": "function my-accept { echo x >> {mark}; zle .accept-line }; zle -N accept-line my-accept",

@@ -4,6 +4,7 @@
 # `h3doctor hook-line`, which checks the launches the functions above cannot see (`exec sglang …`,
 # `command sglang …`, `.venv/bin/sglang …`). A DEBUG trap set before the hook loads keeps running
 # first; its non-zero return still skips the command. `$?` and `$_` are the command's, not the trap's.
+# A blocked launch abandons the rest of its line (`&& next` does not run), as zsh's and fish's do.
 if [[ $- == *i* ]]; then
   __h3doctor_user_debug=""
   __h3doctor_trap="$(trap -p DEBUG)"
@@ -29,7 +30,10 @@ if [[ $- == *i* ]]; then
     command h3doctor hook-line -- "$BASH_COMMAND" || __h3doctor_rc=$?
     case "$__h3doctor_rc" in
       0) return 0 ;;
-      1|@INTERRUPTED_CASE@) return "$__h3doctor_rc" ;;
+      # blocked: skipping the command alone would give it status 0 and run `&& next`; a SIGINT to
+      # this interactive shell abandons the rest of the line, as Ctrl-C does ($? is 130)
+      1) kill -INT "$$"; return 1 ;;
+      @INTERRUPTED_CASE@) return "$__h3doctor_rc" ;;
     esac
     return 0
   }
