@@ -14,7 +14,7 @@ The options are read from the table the CLI's are built from (options.py), and r
 CLI refuses them (check_args.py). Anything else — --exec, SARIF or GitHub output, --output-file,
 an option written in a way the table's parser leaves to click, an error of any kind — goes to the
 full CLI, which runs the check again and reports it with its usual output and exit codes
-(tests/test_entry.py and tests/test_options.py hold the two equal).
+(tests/cli/test_entry.py and tests/cli/test_options.py hold the two equal).
 """
 
 from __future__ import annotations
@@ -110,7 +110,7 @@ def _exit_quietly() -> None:
 # The formats the fast path writes: text and JSON need no more than the check. SARIF and GitHub
 # annotations are built from lint's finding records (dataclasses, pathlib, typing) and an
 # --output-file is written through pathlib and tempfile; those go to the full CLI, which loads
-# them anyway (tests/test_entry.py blocks the modules the fast path must not import).
+# them anyway (tests/cli/test_entry.py blocks the modules the fast path must not import).
 FAST_FORMATS = ("text", "json")
 
 

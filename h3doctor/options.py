@@ -1,10 +1,10 @@
 """`check`'s options, declared once: the console entry's fast parser (entry.py) and the Typer
 command (cli.py) are both built from `CHECK_OPTIONS`, so an option exists, is spelt, typed and
-defaulted the same way behind both front doors (tests/test_options.py parses every option and
+defaulted the same way behind both front doors (tests/cli/test_options.py parses every option and
 alias through both).
 
 Plain data and string handling only: the fast path imports this module before any check, so it
-imports neither Typer nor typing, inspect, dataclasses or pathlib (tests/test_entry.py blocks them).
+imports neither Typer nor typing, inspect, dataclasses or pathlib (tests/cli/test_entry.py blocks them).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from h3doctor.output.formats import names as format_names
 from h3doctor.record import record
 from h3doctor.verified import NEWEST_VERIFIED
 
-SEVERITIES = ("error", "warning", "info")  # as engine/ruleset.py ranks them (tests/test_single_sources.py)
+SEVERITIES = ("error", "warning", "info")  # as engine/ruleset.py ranks them (tests/house/test_single_sources.py)
 
 # kinds: "flag" (a switch, True when given), "text", "int", "float" (a value, converted as click
 # converts it: Python's int()/float()), "choice" (a value among `choices`)

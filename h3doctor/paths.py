@@ -106,7 +106,7 @@ def cache_dir(env: Mapping[str, str]) -> str:
 
 
 def user_cache_dir() -> str:
-    """Where platformdirs' `user_cache_dir("h3doctor")` points (tests/test_reliability.py compares
+    """Where platformdirs' `user_cache_dir("h3doctor")` points (tests/house/test_reliability.py compares
     the two), without importing platformdirs: its import pulls tempfile and random in, ~8 ms on the
     path of every check (the rules cache) and every hook launch. XDG_CACHE_HOME counts only as an
     absolute path, as the XDG specification and platformdirs have it (on macOS as well)."""

@@ -6,7 +6,7 @@
 
 Every name in `h3doctor.api.__all__`, in that order: a function with its signature and
 docstring; a class with its docstring, its fields (with their `#` comments from the source)
-and its public properties and methods with theirs. tests/test_api_docs.py holds the page equal
+and its public properties and methods with theirs. tests/api/test_api_docs.py holds the page equal
 to this output. (pdoc or mkdocstrings would render the same from the docstrings as HTML sites;
 a page in the repository, read on GitHub beside the other docs, needs neither.)
 """

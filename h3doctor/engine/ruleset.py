@@ -268,7 +268,7 @@ def _rule_from(data: dict[str, Any], path: Path | str, reads: list[str] | None =
     """The rule of validated data; `reads`: what it reads, as the cache entry kept it (else worked out)."""
     applies = data.get("applies_to", {})
     fix = data["fix"]
-    # every field (tests/test_record.py holds it equal to Rule(...)): ~2x quicker, ~200 times a launch
+    # every field (tests/ground/test_record.py holds it equal to Rule(...)): ~2x quicker, ~200 times a launch
     return from_fields(Rule, {
         "id": data["id"],
         "name": data["name"],

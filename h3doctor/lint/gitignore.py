@@ -17,7 +17,7 @@ matches the path itself outranks one that matches only a folder it is in (so `!d
 re-include), `!` negates, a trailing `/` matches folders only, a `/` elsewhere anchors the pattern
 at the `.gitignore`'s folder, a pattern whose `[...]` range is invalid is dropped. One difference
 on purpose: a `[!x]` class never matches the `/` between two segments (pathspec's regex lets it;
-git does not). tests/test_gitignore.py compares the two on random patterns and paths.
+git does not). tests/lint/test_gitignore.py compares the two on random patterns and paths.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 The renderers write Rich console markup. A terminal gets it styled by Rich; everything else (a
 pipe, a file, `--output-file`, CI logs) gets it from `PlainConsole` with the tags dropped, so a
 report that is not shown on a terminal never pays for importing Rich (~30 ms of every run). The
-two read markup the same way (tests/test_output_registry.py compares them on the rule examples'
+two read markup the same way (tests/output/test_output_registry.py compares them on the rule examples'
 reports and on hostile text): a tag is `[` then a lower-case letter, `#`, `/` or `@`, up to the
 first `]` with no `[` between; an odd run of backslashes before it makes it literal text, and
 half of the run is kept. Both drop the control characters Rich drops (BEL, BS, VT, FF, CR) and

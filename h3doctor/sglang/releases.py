@@ -220,7 +220,7 @@ def known_releases() -> list[str]:
 @functools.lru_cache(maxsize=1)
 def _known_releases() -> tuple[str, ...]:
     # the release folders with a flag table: the same list as flag-history.json's, without
-    # parsing that file's ~180 KB on every check (tests/test_flagdata.py keeps the two equal)
+    # parsing that file's ~180 KB on every check (tests/sglang/test_flagdata.py keeps the two equal)
     return release_files.known()
 
 

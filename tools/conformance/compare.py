@@ -1,6 +1,6 @@
 """Compare h3doctor with sglang's recorded verdicts (goldens). No sglang needed.
 
-Used by tests/test_conformance.py and by record.py (summary after recording, drift reports).
+Used by tests/sglang/test_conformance.py and by record.py (summary after recording, drift reports).
 Needs h3doctor importable.
 """
 

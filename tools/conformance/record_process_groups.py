@@ -11,7 +11,7 @@ message. Run it with the Python that has h3doctor installed:
     python tools/conformance/record_process_groups.py --venv $VENV --sglang-version X
 
 with a venv holding torch, REQUIREMENTS and sglang X's wheel installed --no-deps (record.py's venv
-works too); it writes tests/conformance/sglang-X-process-groups.jsonl; tests/test_conformance.py
+works too); it writes tests/conformance/sglang-X-process-groups.jsonl; tests/sglang/test_conformance.py
 compares h3doctor's H3D402 with it. Only the process-group step runs: no model, no GPU.
 """
 

@@ -42,7 +42,7 @@ class Derivation:
     # launch, also one whose family is not known or whose resolution failed
     launch_only: bool = False
     # the context paths it reads: every `derived.*` (they order the run and decide what runs) and
-    # `events.*` one, and the other roots it looks up in `ctx` (tests/test_derivation_graph.py
+    # `events.*` one, and the other roots it looks up in `ctx` (tests/engine/test_derivation_graph.py
     # records what each one reads on every rule example and fails on an undeclared read)
     reads: tuple[str, ...] = ()
     # (produced path, the option dests or --config key lists its value is made from): where lint

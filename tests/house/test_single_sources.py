@@ -1,0 +1,79 @@
+"""Lists that must agree, each with one source in the code: the rule schema's enums are tested
+equal to the code's dicts (strategies, operators, severities), the docs name every strategy, and
+the memory-verdict rules are a property of the rules, not a list of IDs."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from h3doctor.engine.conditions import OPERATORS, evaluate
+from h3doctor.engine.ruleset import GPU_MEMORY_VERDICTS, SEVERITY_RANK
+from h3doctor.engine.strategies import STRATEGIES
+from h3doctor.paths import package_dir
+from repo_paths import REPO
+
+DOCS = REPO / "docs"
+
+
+def _schema() -> dict:
+    return json.loads(package_dir("h3doctor.schema").joinpath("rule.schema.json").read_text(encoding="utf-8"))
+
+
+def _enums(node, path=()):
+    """Every enum in the schema, by its JSON path."""
+    if isinstance(node, dict):
+        if "enum" in node:
+            yield "/".join(map(str, path)), node["enum"]
+        for key, value in node.items():
+            yield from _enums(value, (*path, key))
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from _enums(value, (*path, i))
+
+
+def _enum_ending(suffix: str) -> list[list]:
+    found = [values for path, values in _enums(_schema()) if path.endswith(suffix)]
+    assert found, suffix
+    return found
+
+
+def test_the_schema_strategy_enum_is_the_strategy_registry():
+    for values in _enum_ending("properties/strategy"):
+        assert sorted(values) == sorted(STRATEGIES)
+
+
+def test_the_schema_operator_enum_is_the_condition_language():
+    for values in _enum_ending("properties/op"):
+        assert values == list(OPERATORS)
+
+
+def test_every_operator_evaluates():
+    for op in OPERATORS:
+        assert evaluate({"path": "args.x", "op": op, "value": "ab"}, {"args.x": "abc"}) in (True, False), op
+
+
+def test_the_schema_severities_are_the_ranked_severities():
+    found = _enum_ending("properties/severity")
+    assert len(found) == 2  # the rule's own and a per-release entry's
+    for values in found:
+        assert sorted(values) == sorted(SEVERITY_RANK)
+    assert sorted(SEVERITY_RANK, key=SEVERITY_RANK.get) == ["info", "warning", "error"]
+
+
+def test_the_rule_authoring_guide_names_every_strategy():
+    text = (DOCS / "rule-authoring.md").read_text(encoding="utf-8")
+    line = next(row for row in text.splitlines() if row.startswith("`strategy: "))
+    named = re.match(r"`strategy: ([^`]+)`", line).group(1).split(" | ")
+    assert sorted(named) == sorted(STRATEGIES)
+
+
+def test_the_memory_verdict_rules_are_the_rules_reading_a_gpu_memory_verdict(rules):
+    judging = {r.id for r in rules if r.judges_gpu_memory}
+    # load, warmup (fatal, and survived on one GPU), the measured workspace; H3D543, which says
+    # the load verdict cannot be reached, and H3D544, an older release's bounds that fit
+    assert judging == {"H3D540", "H3D640", "H3D642", "H3D641", "H3D543", "H3D544"}
+    for rule in rules:
+        reads = json.dumps(rule.when)
+        assert rule.judges_gpu_memory == any(v in reads for v in GPU_MEMORY_VERDICTS), rule.id
