@@ -374,6 +374,24 @@ def lint_cmd(
     raise typer.Exit(code)
 
 
+@app.command("admission", help="Serve a Kubernetes validating admission webhook over HTTPS (POST /validate, GET "
+                               "/healthz): each pod template's sglang launches judged as lint judges them, on the GPU "
+                               "its node labels name. Warns (allowed, with warnings) unless --deny. docs/kubernetes.md.")
+def admission_cmd(
+    cert: Annotated[str, typer.Option("--cert", help="The server certificate (PEM), e.g. a cert-manager Secret's tls.crt.")],
+    key: Annotated[str, typer.Option("--key", help="Its private key (PEM), e.g. tls.key.")],
+    host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "0.0.0.0",
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port to listen on (0: any free port).")] = 8443,
+    deny: Annotated[bool, typer.Option("--deny", help="Refuse a launch whose findings say sglang will fail (default: allow with warnings).")] = False,
+    sglang_version: Annotated[Optional[str], typer.Option("--sglang-version", help="sglang release to judge for (default: each container image's tag, else the newest verified).")] = None,
+    rules_dir: Annotated[Optional[str], typer.Option("--rules-dir", help="Use the rule files in this directory.")] = None,
+) -> None:
+    from h3doctor.integrations.kubernetes_admission.main import run_server
+
+    run_server(cert=cert, key=key, host=host, port=port, deny=deny, sglang_version=sglang_version,
+               rules_dir=rules_dir)
+
+
 @app.command("schema", help="Print a JSON Schema: recipe, config (.h3doctor.yaml), report (check --format json), lint-report, rule, explain.")
 def schema_cmd(
     name: Annotated[str, typer.Argument(help="recipe | config | report | lint-report | rule | explain")],

@@ -1,0 +1,87 @@
+"""The GPU a pod template will run on, from the node labels it requires.
+
+A pod lands on a node its `nodeSelector` and its *required* node affinity allow; the labels that
+name a GPU type are NVIDIA GPU feature discovery's `nvidia.com/gpu.product`, GKE's
+`cloud.google.com/gke-accelerator` and Karpenter's `karpenter.k8s.aws/instance-gpu-name`
+(with `karpenter.k8s.aws/instance-gpu-memory`, MiB, where the name alone is two cards).
+Preferred affinity constrains nothing, so it names no GPU. A value that is not a catalog GPU
+exactly (a MIG slice, a shared card, a card h3doctor does not know) is returned as unknown: the
+hardware rules then cannot verify, never pass.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from h3doctor.host.gpus import find_gpu
+
+GPU_PRODUCT_LABELS = ("nvidia.com/gpu.product", "cloud.google.com/gke-accelerator",
+                      "karpenter.k8s.aws/instance-gpu-name")
+KARPENTER_MEMORY = "karpenter.k8s.aws/instance-gpu-memory"
+MAX_CHOICES = 4  # a template allowing more GPU types than this is judged on the first four
+_VENDOR_PREFIXES = ("nvidia-", "tesla-")
+# names whose catalog reading would be a guess: GKE's nvidia-tesla-a100 is the 40 GB card, and a
+# bare "a100" (Karpenter without its memory label) is either card
+_EXACT = {"nvidia-tesla-a100": "A100-40GB"}
+_AMBIGUOUS = {"a100"}
+
+
+@dataclass(frozen=True)
+class GpuChoice:
+    """One GPU type a pod may be scheduled on, as its labels say it."""
+
+    value: str  # the label's value, as written
+    where: str  # "nodeSelector nvidia.com/gpu.product"
+    memory_mib: str | None = None  # Karpenter's per-GPU memory label beside the name
+
+    @property
+    def catalog_key(self) -> str | None:
+        return catalog_name(self.value, self.memory_mib)
+
+
+def gpu_choices(pod_spec: Any) -> list[GpuChoice]:
+    """Every GPU type the pod may be scheduled on; empty when the template requires none."""
+    if not isinstance(pod_spec, dict):
+        return []
+    found: list[GpuChoice] = []
+    selector = pod_spec.get("nodeSelector")
+    if isinstance(selector, dict):
+        found += _from_labels({k: [v] for k, v in selector.items() if isinstance(v, str)}, "nodeSelector")
+    for term in _required_terms(pod_spec):
+        exprs = term.get("matchExpressions") if isinstance(term, dict) else None
+        labels: dict[str, list[str]] = {}
+        for expr in exprs if isinstance(exprs, list) else []:
+            if isinstance(expr, dict) and expr.get("operator") == "In" and isinstance(expr.get("values"), list):
+                labels[str(expr.get("key"))] = [v for v in expr["values"] if isinstance(v, str)]
+        found += _from_labels(labels, "nodeAffinity")
+    return list(dict.fromkeys(found))[:MAX_CHOICES]
+
+
+def catalog_name(value: str, memory_mib: str | None = None) -> str | None:
+    """The catalog GPU a label value names, or None when it names none exactly."""
+    name = value.strip().lower()
+    if name in _EXACT:
+        return _EXACT[name]
+    for prefix in _VENDOR_PREFIXES:
+        name = name.removeprefix(prefix)
+    if memory_mib is not None and memory_mib.isascii() and memory_mib.isdigit() and len(memory_mib) < 8:
+        name = f"{name}-{round(int(memory_mib) / 1024)}GB"
+    elif name in _AMBIGUOUS:
+        return None
+    found = find_gpu(name)
+    return found[0].key if found is not None and found[1] is None else None
+
+
+def _required_terms(pod_spec: dict[str, Any]) -> list[Any]:
+    node = pod_spec.get("affinity")
+    for key in ("nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms"):
+        node = node.get(key) if isinstance(node, dict) else None
+    return node if isinstance(node, list) else []
+
+
+def _from_labels(labels: dict[str, list[str]], where: str) -> list[GpuChoice]:
+    memory = labels.get(KARPENTER_MEMORY, [])
+    return [GpuChoice(value, f"{where} {key}",
+                      memory[0] if key == GPU_PRODUCT_LABELS[2] and len(memory) == 1 else None)
+            for key in GPU_PRODUCT_LABELS for value in labels.get(key, [])]
