@@ -19,9 +19,10 @@ from h3doctor.integrations.kubernetes_admission import server as server_module
 from h3doctor.integrations.kubernetes_admission.gpu_labels import catalog_name, gpu_choices
 from h3doctor.integrations.kubernetes_admission.judge import Judge
 from h3doctor.integrations.kubernetes_admission.warnings import MAX_CHARS
+from repo_paths import REPO
 
 pytestmark = pytest.mark.skipif(OPENSSL is None, reason="the openssl CLI makes the test certificate")
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO
 DEPLOYMENT = yaml.safe_load((ROOT / "tests/fixtures/repo/deploy/k8s/deployment.yaml").read_text())
 H100 = {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}
 
