@@ -21,9 +21,7 @@ def check_report(result, fail_on: str, show_config: bool, recipe, profile, rules
 
         text_report(result, console, out, show_config=show_config, effective=data["effective_config"])
 
-    def findings():
-        from h3doctor.lint.report import check_findings
-
+    def diagnostics():
         launch, table = None, None
         if recipe:
             from h3doctor.inputs.recipe import load_recipe, recipe_launch
@@ -32,17 +30,39 @@ def check_report(result, fail_on: str, show_config: bool, recipe, profile, rules
             launch = recipe_launch(load_recipe(recipe))
             table = load_flag_table(data["sglang_version"])
         target = profile or (launch.targets[0] if launch is not None and launch.targets else None)
-        return check_findings(result, target=target or result.evaluation.hardware.source, launch=launch, table=table)
+        return check_diagnostics(result, target=target or result.evaluation.hardware.source, launch=launch, table=table)
 
     def rules():
         from pathlib import Path
 
         from h3doctor.engine.ruleset import load_rules
-        from h3doctor.lint.report import rule_meta
+        from h3doctor.output.rule_meta import rule_meta
 
         return rule_meta(load_rules(Path(rules_dir) if rules_dir else None))
 
-    return Report(data, text=text, findings=findings, rules=rules)
+    return Report(data, text=text, diagnostics=diagnostics, rules=rules)
+
+
+def check_diagnostics(result, *, target: str, launch=None, table=None) -> list:
+    """One check's findings as diagnostics, located in the recipe when it came from one (`launch`,
+    read with the flag table `table`), else with no location: the command line."""
+    from h3doctor.output.diagnostic import Location, from_finding
+
+    ev = result.evaluation
+    if launch is None:
+        return [from_finding(f, ev, target=target, hardware=ev.hardware.description or target, launch="command line")
+                for f in ev.findings]
+    from h3doctor.engine.locate import Locator
+
+    locator = Locator(table)
+    out = []
+    for f in ev.findings:
+        pos = locator.locate(f, ev, launch, result)
+        out.append(from_finding(f, ev, Location(launch.path, pos.line, pos.col), target=target,
+                                hardware=ev.hardware.description or target, launch=launch.label,
+                                input_kind=launch.kind))
+    # by line and column, as lint sorts them (stable: sglang's order on one word)
+    return sorted(out, key=lambda d: (d.location.line, d.location.column))
 
 
 def write_report(command: str, name: str, report, out, output_file: str | None, *, follow: bool = True) -> None:

@@ -77,7 +77,7 @@ class Note:
     path: str
     pos: Pos
     message: str
-    notice: str = "H3DL002"  # lint's notice ID (h3doctor/lint/notices.py): not understood, by default
+    notice: str = "H3DL002"  # lint's notice ID (h3doctor/engine/notices.py): not understood, by default
 
 
 class Unsupported(ValueError):

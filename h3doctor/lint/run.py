@@ -11,10 +11,11 @@ from h3doctor.errors import ExitCode, UsageError
 from h3doctor.inputs.read import candidate
 from h3doctor.lint import config as lint_config
 from h3doctor.lint.discover import expand, force_excluded, lint_roots
-from h3doctor.lint.report import build, rule_meta
+from h3doctor.lint.report import build
 from h3doctor.lint.session import LintRun, LintSession
 from h3doctor.lint.stdin import STDIN, StdinCopy, default_name, read_stdin
 from h3doctor.output.formats import Report
+from h3doctor.output.rule_meta import rule_meta
 
 
 @dataclass(frozen=True)
@@ -117,17 +118,18 @@ def _lint(paths: list[str], opts: LintOptions, cfg, copy: StdinCopy | None) -> t
         elif diff_text is not None:
             out.write(diff_text)
         elif opts.statistics:
-            out.write("".join(line + "\n" for line in statistics(report)))
+            out.write("".join(line + "\n" for line in statistics(run.records)))
         elif opts.quiet:
-            out.write("".join(line + "\n" for line in lines(report, show_fixes=False, summary=False)))
+            out.write("".join(line + "\n" for line in lines(report, run.records, show_fixes=False, summary=False)))
         else:
-            out.write(before + "".join(line + "\n" for line in lines(report)))
+            out.write(before + "".join(line + "\n" for line in lines(report, run.records)))
 
     if fixed_text is not None:  # the findings left go to stderr: stdout is the file
         from h3doctor.output.lint_text import lines
 
-        notes = notes + lines(report, show_fixes=False, summary=not opts.quiet)
-    return code, Report(report, text=text, findings=lambda: report["findings"], rules=lambda: rule_meta(session.rules),
+        notes = notes + lines(report, run.records, show_fixes=False, summary=not opts.quiet)
+    diagnostics = run.records
+    return code, Report(report, text=text, diagnostics=lambda: diagnostics, rules=lambda: rule_meta(session.rules),
                         help_uri_base=cfg.help_uri_base), notes
 
 
@@ -145,5 +147,5 @@ def _rename(run: LintRun, copy: StdinCopy) -> None:
     """Every path and message of the run names the text as the user did, never the temporary copy."""
     for f in run.files:
         f.path = copy.shown(f.path)
-    for r in run.records:
-        r.file, r.message = copy.shown(r.file), copy.shown(r.message)
+    run.records = [replace(d, message=copy.shown(d.message), location=replace(d.location, path=copy.shown(d.location.path)))
+                   for d in run.records]

@@ -10,7 +10,6 @@ target supplies the kind of GPU.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,22 +18,25 @@ from typing import Any
 from h3doctor.digits import is_digits
 from h3doctor.engine.check import check
 from h3doctor.engine.results import CheckResult
-from h3doctor.engine.ruleset import Rule, load_rules
+from h3doctor.engine.ruleset import load_rules
 from h3doctor.errors import UsageError
+from h3doctor.record import replace
 from h3doctor.facts import HardwareFacts
 from h3doctor.host.gpus import ProfileNameError, catalog_profile, find_gpu
 from h3doctor.host.profiles import load_profile
 from h3doctor.inputs.launch import Launch, rule_matches
 from h3doctor.inputs.read import InputFile, read_input
 from h3doctor.lint.config import LintConfig
-from h3doctor.lint.locate import Locator
-from h3doctor.lint.notices import NOTICES
+from h3doctor.engine.locate import Locator
+from h3doctor.engine.notices import NOTICES
 from h3doctor.lint.othermodel import other_model
 from h3doctor.inputs.markdown import comment_spans
 from h3doctor.lint.suppress import Suppression, every_suppression, inline_suppressions
 from h3doctor.located import Pos
+from h3doctor.output.diagnostic import Diagnostic, Location, Suppressed, from_finding, of_rule
+from h3doctor.output.glimpse import glimpsed
 from h3doctor.output.verdict import failing
-from h3doctor.safeload import GLIMPSE_WHOLE, LoadError, OutsideRepository, confined, excerpt, glimpse, named_from
+from h3doctor.safeload import LoadError, OutsideRepository, confined, named_from
 from h3doctor.sglang import releases
 from h3doctor.sglang.flagtable import DEFAULT_SGLANG_VERSION, FlagTable, load_flag_table
 
@@ -46,41 +48,12 @@ MAX_LAUNCHES_PER_FILE = 1000
 
 
 @dataclass
-class Record:
-    """One finding (or lint notice) located in a file, on one target."""
-
-    rule: str
-    severity: str
-    message: str
-    file: str
-    pos: Pos
-    target: str | None = None
-    hardware: str | None = None
-    launch: str | None = None
-    kind: str | None = None
-    rule_obj: Rule | None = None
-    cannot_verify: bool = False
-    suppressed: str | None = None  # why, when a suppression or ignore accepted it
-    suppressed_by: str | None = None  # inSource | external
-    found_after_fix: bool = False  # sglang reports it only once the launch's first findings are fixed
-    cannot_verify_why: str | None = None  # with cannot_verify: what is not known
-    sglang_version: str | None = None  # the release the launch was judged for, and where that came from
-    sglang_version_source: str | None = None
-
-    def fingerprint(self) -> str:
-        """Stable while lines move: the file, rule, target, launch and message, not the position."""
-        h = hashlib.sha256("\0".join([self.file, self.rule, self.target or "", self.launch or "", self.message])
-                            .encode("utf-8", "surrogatepass"))  # a file name that is not UTF-8 too
-        return h.hexdigest()[:32]
-
-
-@dataclass
 class LaunchResult:
     launch: Launch
     target: str
     hardware: HardwareFacts
     result: CheckResult
-    records: list[Record] = field(default_factory=list)  # its findings' records, suppressions applied
+    records: list[Diagnostic] = field(default_factory=list)  # its findings' diagnostics, suppressions applied
 
 
 @dataclass
@@ -97,11 +70,11 @@ class FileResult:
 @dataclass
 class LintRun:
     files: list[FileResult]
-    records: list[Record]
+    records: list[Diagnostic]
     checks: int
     fail_on: str
 
-    def failing(self) -> list[Record]:
+    def failing(self) -> list[Diagnostic]:
         return failing(self.records, self.fail_on)
 
 
@@ -221,7 +194,7 @@ class LintSession:
         """Lint `paths`; `named` gives a file the name the configuration's per-path settings match
         (`lint - --stdin-filename NAME`: the text is read from a file of another name)."""
         files: list[FileResult] = []
-        records: list[Record] = []
+        records: list[Diagnostic] = []
         roots = self.roots if self.roots is not None else tuple(dict.fromkeys(map(_tree_of, paths)))
         self._names = dict(named or {})
         with confined(roots, tuple(paths)):
@@ -230,10 +203,10 @@ class LintSession:
         for r in records:  # the configuration's severity, for the report and --fail-on alike
             r.severity = self.config.severity.get(r.rule, r.severity)
         # by file, line and column (stable: on one word, sglang's order and then the targets')
-        records.sort(key=lambda r: (r.file, r.pos.line, r.pos.col))
+        records.sort(key=lambda r: (r.location.path, r.location.line, r.location.column))
         return LintRun(files, records, self.checks, self.fail_on)
 
-    def _lint_file(self, path: str, records: list[Record], name: str) -> FileResult:
+    def _lint_file(self, path: str, records: list[Diagnostic], name: str) -> FileResult:
         override = self.config.override_for(name)
         try:
             with named_from(os.path.dirname(name)):  # a script's --env-file is read with its launch
@@ -260,13 +233,13 @@ class LintSession:
             if why is not None:  # not judged, on any target, and never rewritten (no result to fix)
                 out.holds.append(hold)
                 records.append(_notice("H3DL020", f"{launch.label}: not judged: {why}", path, launch.pos,
-                                       launch=launch.label, kind=launch.kind))
+                                       launch=launch.label, input_kind=launch.kind))
                 continue
             targets = self.targets_for(launch)
             if not targets:
                 out.holds.append(hold)
                 records.append(_notice("H3DL004", f"{launch.label}: no target to judge it on", path, launch.pos,
-                                       launch=launch.label, kind=launch.kind))
+                                       launch=launch.label, input_kind=launch.kind))
                 continue
             first_result, launch_records = len(out.results), len(records)
             for target in targets:
@@ -274,11 +247,11 @@ class LintSession:
                     hw, result = self.check(launch, target, hold)
                 except OutsideRepository as exc:  # the file is not opened: the launch is not judged, on any target
                     records.append(_notice("H3DL006", exc.message, path, _naming(launch, exc.path),
-                                           launch=launch.label, kind=launch.kind))
+                                           launch=launch.label, input_kind=launch.kind))
                     break
                 except UsageError as exc:
                     records.append(_notice("H3DL005", f"target {target!r}: {exc.message}", path, launch.pos,
-                                           target=target, launch=launch.label, kind=launch.kind))
+                                           target=target, launch=launch.label, input_kind=launch.kind))
                     continue
                 lr = LaunchResult(launch, target, hw, result)
                 out.results.append(lr)
@@ -287,10 +260,10 @@ class LintSession:
                     rid = f.rule.id
                     if _dropped(select, ignore, rid):
                         continue
-                    pos = self.locator.locate(f, ev, launch, result)
-                    rec = finding_record(f, ev, launch.path, pos, target, hw.description or target, launch.label,
-                                         launch.kind)
-                    _apply_suppressions(rec, launch, inline)
+                    rec = from_finding(f, ev, _at(launch.path, self.locator.locate(f, ev, launch, result)),
+                                       target=target, hardware=hw.description or target, launch=launch.label,
+                                       input_kind=launch.kind)
+                    rec = _apply_suppressions(rec, launch, inline)
                     records.append(rec)
                     lr.records.append(rec)
                 # what sglang reports once the first errors are fixed: only while every earlier round
@@ -303,11 +276,12 @@ class LintSession:
                     rid = step.rule.id
                     if _dropped(select, ignore, rid):
                         continue
-                    rec = Record(rid, _severity(step) or step.rule.severity, glimpsed(step.message, step.evaluation), path,
-                                 self.locator.locate_step(step, step.evaluation, launch), target,
-                                 hw.description or target, launch.label, launch.kind, step.rule,
-                                 found_after_fix=True)
-                    _apply_suppressions(rec, launch, inline)
+                    rec = of_rule(step.rule, _severity(step) or step.rule.severity,
+                                  glimpsed(step.message, step.evaluation),
+                                  _at(path, self.locator.locate_step(step, step.evaluation, launch)), target=target,
+                                  hardware=hw.description or target, launch=launch.label, input_kind=launch.kind,
+                                  found_after_fix=True)
+                    rec = _apply_suppressions(rec, launch, inline)
                     records.append(rec)
                     lr.records.append(rec)
             # a finding suppressed where it is located (off the launch's own lines) is held too;
@@ -328,41 +302,6 @@ class LintSession:
                 if ig.rule not in used:
                     records.append(_notice("H3DL001", f"unused recipe ignore of {ig.rule}", path, ig.pos))
         return out
-
-
-def finding_record(f, ev, path: str, pos: Pos, target: str | None, hardware: str, label: str,
-                   kind: str | None) -> Record:
-    """One finding of an evaluation as a record, with the release it was judged for (`ev`'s context)."""
-    return Record(f.rule.id, f.severity, glimpsed(f.message, ev), path, pos, target, hardware, label, kind, f.rule, f.cannot_verify,
-                  cannot_verify_why=f.unknown_why or None, sglang_version=ev.context.get("release.version"),
-                  sglang_version_source=ev.context.get("release.source"))
-
-
-def glimpsed(message: str, ev) -> str:
-    """`message` with each value the launch's file gave a flag (on the command line or in its
-    --config file; the model aside) quoted only as a glimpse when it is long: the words of a
-    finding reach CI logs and SARIF uploads, and a value typed where it does not belong may be a
-    secret. Matched in any case (sglang's KeyError quotes a backend name upper-cased)."""
-    values = [v for v in _flag_values(ev) if len(v) > GLIMPSE_WHOLE]
-    if not values or "'" not in message and '"' not in message:
-        return message
-    for value in values:
-        for shown in {repr(value), repr(excerpt(value, 120)), repr(value.upper()), repr(value.lower())}:
-            if shown in message:
-                message = message.replace(shown, glimpse(value))
-    return message
-
-
-def _flag_values(ev) -> list[str]:
-    cmd = ev.cmd
-    model = cmd.provided.get("model_path")
-    out: list[str] = []
-    for word in cmd.args:
-        _flag, eq, value = word.partition("=")
-        out += [value] if word.startswith("-") and eq else [] if word.startswith("-") else [word]
-    if ev.config is not None:
-        out += [v for v in ev.config.values.values() if isinstance(v, str)]
-    return [v for v in out if v != model]
 
 
 def _severity(step) -> str | None:
@@ -387,26 +326,26 @@ def _dropped(select: tuple[str, ...], ignore: tuple[str, ...], rule_id: str) -> 
     return (bool(select) and not _matches(select, rule_id)) or _matches(ignore, rule_id)
 
 
-def _apply_suppressions(rec: Record, launch: Launch, inline: dict[int, list[Suppression]]) -> None:
+def _apply_suppressions(rec: Diagnostic, launch: Launch, inline: dict[int, list[Suppression]]) -> Diagnostic:
+    """`rec`, accepted by the first inline suppression or recipe ignore that names its rule."""
     # the finding's line, or the first or last line of its launch (a shell comment can only end
     # a command that continues over several lines)
     lines = [p.line for p in launch.token_pos] or [launch.pos.line]
-    for line in dict.fromkeys((rec.pos.line, launch.pos.line, max(lines))):
+    for line in dict.fromkeys((rec.location.line, launch.pos.line, max(lines))):
         for s in inline.get(line, ()):
             if s.matches(rec.rule):
                 s.used = True
-                rec.suppressed, rec.suppressed_by = s.reason or "suppressed inline", "inSource"
-                return
+                return replace(rec, suppression=Suppressed("comment", s.reason or "suppressed inline"))
     for ig in launch.ignores:
         if ig.matches(rec.rule):
-            rec.suppressed, rec.suppressed_by = f"recipe ignore: {ig.reason}", "external"
-            return
+            return replace(rec, suppression=Suppressed("recipe", f"recipe ignore: {ig.reason}"))
+    return rec
 
 
-def _used_ignores(records: list[Record], launch: Launch) -> set[str]:
+def _used_ignores(records: list[Diagnostic], launch: Launch) -> set[str]:
     used: set[str] = set()
     for rec in records:
-        if rec.file == launch.path and rec.suppressed_by == "external":
+        if rec.location.path == launch.path and rec.suppression is not None and rec.suppression.by == "recipe":
             for ig in launch.ignores:
                 if ig.matches(rec.rule):
                     used.add(ig.rule)
@@ -435,8 +374,14 @@ def _naming(launch: Launch, name: str) -> Pos:
     return launch.pos
 
 
-def _notice(rule: str, message: str, path: str, pos: Pos, **extra: Any) -> Record:
-    return Record(rule, NOTICES[rule][1], message, path, pos, **extra)
+def _at(path: str, pos: Pos) -> Location:
+    return Location(path, pos.line, pos.col)
+
+
+def _notice(rule: str, message: str, path: str, pos: Pos, **about: Any) -> Diagnostic:
+    """A lint notice (lint/notices.py) at `pos`; `about`: Diagnostic's fields from `target` on."""
+    name, severity, title, why = NOTICES[rule]
+    return Diagnostic(rule, name, title, severity, message, _at(path, pos), why=why, **about)
 
 
 def _split_location(location: str) -> tuple[str, Pos]:

@@ -4,8 +4,8 @@ A writer turns a finished `Report` into the whole text of the report; the CLI wr
 stdout or `--output-file` (the same bytes either way) and lists a command's formats from here, so
 a format exists for a command exactly when it is in this table. A command offers a format by
 handing its `Report` the parts that format reads: `data` (every command: the JSON object), `text`
-(the human renderer), `findings` and `rules` (the located finding records and the rule list that
-SARIF and GitHub annotations read). Registering a new command is one line, e.g.
+(the human renderer), `diagnostics` and `rules` (the located findings, output/diagnostic.py, and
+the rule list that SARIF, GitHub annotations and lint's concise lines read). Registering a new command is one line, e.g.
 
     FORMATS["explain"] = {"text": write_text, "json": write_json}
 
@@ -24,6 +24,8 @@ TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py
 if TYPE_CHECKING:
     from typing import Any
 
+    from h3doctor.output.diagnostic import Diagnostic
+
 
 @record(frozen=True)
 class Report:
@@ -31,7 +33,7 @@ class Report:
 
     data: Any  # the command's JSON object: exactly what `json` writes
     text: Callable[[Any, io.StringIO], None] | None = None  # text(console, out): styled lines to console, commands to out
-    findings: Callable[[], list[dict[str, Any]]] | None = None  # finding records (lint's shape), built when asked
+    diagnostics: Callable[[], list[Diagnostic]] | None = None  # the located findings, built when asked
     rules: Callable[[], list[dict[str, Any]]] | None = None  # rule metadata for SARIF's driver
     help_uri_base: str | None = None
     styled: bool = False  # text for a terminal: Rich's colours; otherwise plain (markup.PlainConsole)
@@ -50,19 +52,19 @@ def write_text(report: Report) -> str:
 def write_sarif(report: Report) -> str:
     from h3doctor.output import sarif
 
-    return json_text(sarif.build(report.findings(), report.rules(), help_uri_base=report.help_uri_base))
+    return json_text(sarif.build(report.diagnostics(), report.rules(), help_uri_base=report.help_uri_base))
 
 
 def write_github(report: Report) -> str:
     from h3doctor.output import github
 
-    return "".join(line + "\n" for line in github.lines(report.findings()))
+    return "".join(line + "\n" for line in github.lines(report.diagnostics()))
 
 
 def write_concise(report: Report) -> str:
     from h3doctor.output.lint_text import concise
 
-    return "".join(line + "\n" for line in concise(report.data))
+    return "".join(line + "\n" for line in concise(report.diagnostics()))
 
 
 _FINDINGS_FORMATS = {"text": write_text, "json": write_json, "sarif": write_sarif, "github": write_github}

@@ -1,14 +1,12 @@
 """GitHub Actions workflow commands: one `::error file=…,line=…,col=…,title=ID::message` line per
-finding (warnings as `::warning`, info as `::notice`), escaped as the runner parses them: in the
+diagnostic (output/diagnostic.py; warnings as `::warning`, info as `::notice`), escaped as the runner parses them: in the
 message `%`, CR and LF; in properties also `:` and `,`."""
 
 from __future__ import annotations
 
 import os
 import re
-from typing import Any
-
-from h3doctor.output.lint_text import qualified
+from h3doctor.output.diagnostic import Diagnostic
 from h3doctor.shellwords import safe_text
 
 _LINE_BREAK = re.compile(r"(\r|\n)")
@@ -26,19 +24,20 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def lines(findings: list[dict[str, Any]]) -> list[str]:
+def lines(diagnostics: list[Diagnostic]) -> list[str]:
     out = []
-    for f in findings:
-        if f.get("suppressed"):
+    for d in diagnostics:
+        if d.suppression is not None:
             continue
         props = []
-        if f.get("file"):
-            props += [f"file={escape_property(_relative(f['file']))}", f"line={f['line']}"]
-            if f.get("col"):
-                props.append(f"col={f['col']}")
-        props.append(f"title={escape_property(f['rule'])}")
-        target = f" [target {f['target']}]" if f.get("target") else ""
-        out.append(f"::{_COMMAND[f['severity']]} {','.join(props)}::{escape_data(qualified(f) + target)}")
+        at = d.location
+        if at is not None and at.path:
+            props += [f"file={escape_property(_relative(at.path))}", f"line={at.line}"]
+            if at.column:
+                props.append(f"col={at.column}")
+        props.append(f"title={escape_property(d.rule)}")
+        target = f" [target {d.target}]" if d.target else ""
+        out.append(f"::{_COMMAND[d.severity]} {','.join(props)}::{escape_data(d.qualified + target)}")
     return out
 
 

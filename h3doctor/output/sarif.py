@@ -1,5 +1,5 @@
-"""SARIF 2.1.0 for code scanning (GitHub and others), from finding records (the JSON report's
-`findings`) and the rule list. Help links point into the repository's rule docs:
+"""SARIF 2.1.0 for code scanning (GitHub and others), from the diagnostics (output/diagnostic.py)
+and the rule list. Help links point into the repository's rule docs:
 `<help_uri_base>/docs/rules.md#<id lowercased>` (`h3doctor rules --format markdown` writes that
 page; `help_uri_base` is set in .h3doctor.yaml)."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from h3doctor import __version__
-from h3doctor.output.lint_text import qualified
+from h3doctor.output.diagnostic import Diagnostic
 from h3doctor.shellwords import safe_text
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -38,7 +38,7 @@ def artifact_uri(path: str, root: str | None = None) -> str:
     return quote(os.fsencode(relative), safe="/")
 
 
-def build(findings: list[dict[str, Any]], rules: list[dict[str, Any]], *, help_uri_base: str | None = None) -> dict[str, Any]:
+def build(diagnostics: list[Diagnostic], rules: list[dict[str, Any]], *, help_uri_base: str | None = None) -> dict[str, Any]:
     index = {r["id"]: i for i, r in enumerate(rules)}
     driver_rules = [{
         "id": r["id"],
@@ -51,31 +51,32 @@ def build(findings: list[dict[str, Any]], rules: list[dict[str, Any]], *, help_u
         "properties": {"catalog": r["catalog_refs"], "stage": r["stage"], "tags": ["sglang", "minimax-h3"]},
     } for r in rules]
     results = []
-    for f in findings:
-        target = f" [target {f['target']}]" if f.get("target") else ""
+    for d in diagnostics:
+        target = f" [target {d.target}]" if d.target else ""
         result: dict[str, Any] = {
-            "ruleId": f["rule"],
-            "level": _LEVEL[f["severity"]],
-            "message": {"text": safe_text(f"{qualified(f)}{target}", MESSAGE_LIMIT)},
-            "partialFingerprints": {"h3doctor/v1": f["fingerprint"]},
-            "properties": {"target": f.get("target"), "hardware": f.get("hardware"), "launch": f.get("launch"),
-                           "catalog": f.get("catalog_refs", []), "cannotVerify": f.get("cannot_verify", False),
-                           "foundAfterFix": f.get("found_after_fix", False),
-                           "sglangVersion": f.get("sglang_version"), "sglangVersionSource": f.get("sglang_version_source")},
+            "ruleId": d.rule,
+            "level": _LEVEL[d.severity],
+            "message": {"text": safe_text(f"{d.qualified}{target}", MESSAGE_LIMIT)},
+            "partialFingerprints": {"h3doctor/v1": d.fingerprint},
+            "properties": {"target": d.target, "hardware": d.hardware, "launch": d.launch,
+                           "catalog": list(d.catalog), "cannotVerify": d.cannot_verify,
+                           "foundAfterFix": d.found_after_fix,
+                           "sglangVersion": d.sglang_version, "sglangVersionSource": d.sglang_version_source},
         }
-        if f["rule"] in index:
-            result["ruleIndex"] = index[f["rule"]]
-        if f.get("file"):
-            region = {"startLine": f["line"]}
-            if f.get("col"):
-                region["startColumn"] = f["col"]
+        if d.rule in index:
+            result["ruleIndex"] = index[d.rule]
+        at = d.location
+        if at is not None and at.path:
+            region = {"startLine": at.line}
+            if at.column:
+                region["startColumn"] = at.column
             result["locations"] = [{"physicalLocation": {
-                "artifactLocation": {"uri": artifact_uri(f["file"])}, "region": region}}]
+                "artifactLocation": {"uri": artifact_uri(at.path)}, "region": region}}]
         else:  # a launch given on the command line: no artifact, a logical location (SARIF 3.33)
-            result["locations"] = [{"logicalLocations": [{"name": f.get("launch") or "command line",
+            result["locations"] = [{"logicalLocations": [{"name": d.launch or "command line",
                                                           "fullyQualifiedName": "command line", "kind": "module"}]}]
-        if f.get("suppressed"):
-            result["suppressions"] = [{"kind": f["suppressed"]["kind"], "justification": f["suppressed"]["reason"]}]
+        if d.suppression is not None:
+            result["suppressions"] = [{"kind": d.suppression.kind, "justification": d.suppression.reason}]
         results.append(result)
     return {
         "$schema": SARIF_SCHEMA,

@@ -119,8 +119,10 @@ def test_github_escaping_of_data_and_properties():
 
     assert escape_data("50% a\r\nb") == "50%25 a%0D%0Ab"
     assert escape_property("a:b,c%\n") == "a%3Ab%2Cc%25%0A"
-    [line] = lines([{"rule": "H3D305", "severity": "warning", "message": "x: 1, 100%\nnext", "file": "dir,x/a:b.yaml",
-                     "line": 3, "col": 7, "target": None, "suppressed": None}])
+    from h3doctor.output.diagnostic import Diagnostic, Location
+
+    [line] = lines([Diagnostic("H3D305", "sage-ring", "t", "warning", "x: 1, 100%\nnext",
+                               Location("dir,x/a:b.yaml", 3, 7))])
     assert line == "::warning file=dir%2Cx/a%3Ab.yaml,line=3,col=7,title=H3D305::x: 1, 100%25%0Anext"
 
 

@@ -141,8 +141,8 @@ def test_launches_past_the_per_file_cap_are_not_judged_and_a_located_note_says_s
     script.write_text("#!/bin/bash\n" + "sglang serve MiniMaxAI/MiniMax-H3 --num-gpus 4 --bogus-flag 1\n" * 5,
                       encoding="utf-8")
     run = lint_session.LintSession(LintConfig(root=tmp_path), cli_targets=("4xH200",)).run([str(script)])
-    judged = {r.pos.line for r in run.records if r.rule.startswith("H3D0") or r.rule.startswith("H3D1")}
+    judged = {r.location.line for r in run.records if r.rule.startswith("H3D0") or r.rule.startswith("H3D1")}
     [note] = [r for r in run.records if r.rule == "H3DL010"]
-    assert (note.severity, note.pos.line) == ("warning", 5)  # the 4th launch, on line 5, is the first unjudged
+    assert (note.severity, note.location.line) == ("warning", 5)  # the 4th launch, on line 5, is the first unjudged
     assert "past launch 3 of this file (5 launches)" in note.message
     assert judged and max(judged) <= 4 and len(run.files[0].launches) == 3

@@ -554,7 +554,7 @@ def test_lint_reads_an_entrypoint_line_in_a_script(tmp_path):
         """)
     _session, result = _lint(script)
     text = script.read_text().splitlines()
-    assert sorted((r.rule, r.pos.line, r.pos.col) for r in result.records if r.severity == "error") == [
+    assert sorted((r.rule, r.location.line, r.location.column) for r in result.records if r.severity == "error") == [
         ("H3D012", 3, text[2].index("--enable-metrics") + 1),
         ("H3D040", 2, text[1].index("--entrypoint") + 1)]  # the option whose value the fix changes
 

@@ -7,6 +7,10 @@ the first `args.*` its condition reads, or flag its alternatives set, that the u
 sglang `--config` file, the key of the file the finding is about; else the start of the launch.
 A finding met only while fixing is located the same way in the command the fix loop had then,
 and mapped back to the word of the user's command it came from.
+
+`launch` is a launch read from a file (inputs/launch.py `Launch`: its `tokens` and their
+`token_pos`, `pos`, `image_pos`, `key_pos`); it is not imported, as the engine reads no input files.
+Lint locates its diagnostics here, and `check` locates a recipe's findings the same way.
 """
 
 from __future__ import annotations
@@ -19,7 +23,6 @@ from h3doctor.engine.derivations import ORDER
 from h3doctor.engine.derivations.registry import flags_of
 from h3doctor.engine.results import CheckResult, Evaluation, Finding, FixStep
 from h3doctor.engine.ruleset import Rule
-from h3doctor.inputs.launch import Launch
 from h3doctor.located import Pos
 from h3doctor.sglang.argv import PARSE_KIND
 from h3doctor.sglang.flagtable import FlagTable
@@ -124,7 +127,7 @@ class Locator:
                 return cmd.prefix_len + occ.start
         return None
 
-    def locate_step(self, step: FixStep, ev: Evaluation, launch: Launch) -> Pos:
+    def locate_step(self, step: FixStep, ev: Evaluation, launch) -> Pos:
         """A finding met only while fixing: located in the command the round started from (`ev`,
         that command's evaluation), mapped back to the user's word it came from."""
         finding = next((f for f in ev.findings if f.rule.id == step.rule.id), None)
@@ -137,7 +140,7 @@ class Locator:
                 return launch.token_pos[original]
         return launch.pos
 
-    def locate(self, finding: Finding, ev: Evaluation, launch: Launch, result: CheckResult | None = None) -> Pos:
+    def locate(self, finding: Finding, ev: Evaluation, launch, result: CheckResult | None = None) -> Pos:
         if launch.image_pos is not None and self.about_image(finding.rule):
             return launch.image_pos  # a manifest's `image:` (or `docker run`'s IMAGE): a suppression there holds
         step = None
