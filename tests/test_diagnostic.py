@@ -96,3 +96,15 @@ def test_the_qualified_message_says_what_cannot_be_verified_and_when_sglang_says
     d = _diagnostic(unknown_facts=("hw.gpu_memory",), cannot_verify_why="the GPU's memory", found_after_fix=True)
     assert d.qualified == "once the first findings are fixed: cannot verify (the GPU's memory): boom"
     assert d.as_json()["cannot_verify"] is True
+
+
+def test_check_shows_a_long_value_of_the_launch_only_as_a_glimpse_in_sarif_and_github(tmp_path):
+    """The glimpse lint gives a value (a secret typed where it does not belong) holds for check's
+    diagnostics too: they are built by the same from_finding."""
+    token = "ghp_" + "q7" * 18  # 40 characters, as test_untrusted_lint.py's token
+    for fmt in ("sarif", "github"):
+        proc = subprocess.run([sys.executable, "-m", "h3doctor", "check", "--format", fmt, "--profile", "4xH200", "--",
+                               *SAGE_RING.split()[:5], "--attention-backend", token], capture_output=True, text=True,
+                              cwd=tmp_path, timeout=120)
+        assert proc.returncode == 1 and "H3D304" in proc.stdout, proc.stderr
+        assert token.upper() not in proc.stdout.upper(), fmt
