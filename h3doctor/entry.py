@@ -108,7 +108,7 @@ def _exit_quietly() -> None:
 
 
 # The formats the fast path writes: text and JSON need no more than the check. SARIF and GitHub
-# annotations are built from lint's finding records (dataclasses, pathlib, typing) and an
+# annotations read the rule list (typing) and name files through pathlib, and an
 # --output-file is written through pathlib and tempfile; those go to the full CLI, which loads
 # them anyway (tests/cli/test_entry.py blocks the modules the fast path must not import).
 FAST_FORMATS = ("text", "json")

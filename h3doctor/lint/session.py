@@ -379,7 +379,7 @@ def _at(path: str, pos: Pos) -> Location:
 
 
 def _notice(rule: str, message: str, path: str, pos: Pos, **about: Any) -> Diagnostic:
-    """A lint notice (lint/notices.py) at `pos`; `about`: Diagnostic's fields from `target` on."""
+    """A lint notice (engine/notices.py) at `pos`; `about`: Diagnostic's fields from `target` on."""
     name, severity, title, why = NOTICES[rule]
     return Diagnostic(rule, name, title, severity, message, _at(path, pos), why=why, **about)
 
