@@ -20,7 +20,9 @@ import json
 from collections import Counter
 
 from h3doctor.errors import UsageError
-from h3doctor.lint.session import LintRun, Record
+from h3doctor.lint.session import LintRun
+from h3doctor.output.diagnostic import Diagnostic, Suppressed
+from h3doctor.record import replace
 from h3doctor.located import MAX_INPUT_BYTES
 from h3doctor.safeload import load_json, read_bounded
 
@@ -28,14 +30,14 @@ FORMAT = "h3doctor-baseline/1"
 MAX_BASELINE_BYTES = 16 * MAX_INPUT_BYTES  # a large repository's first day: ~100,000 entries
 
 
-def fingerprint(r: Record) -> str:
-    h = hashlib.sha256("\0".join([r.file, r.rule, r.target or "", r.message]).encode("utf-8", "surrogatepass"))
+def fingerprint(r: Diagnostic) -> str:
+    h = hashlib.sha256("\0".join([r.location.path, r.rule, r.target or "", r.message]).encode("utf-8", "surrogatepass"))
     return h.hexdigest()[:32]
 
 
 def baseline_text(run: LintRun) -> str:
     """The baseline of `run`: every finding no suppression accepted, in file order."""
-    entries = [{"fingerprint": fingerprint(r), "rule": r.rule, "file": r.file, "line": r.pos.line}
+    entries = [{"fingerprint": fingerprint(r), "rule": r.rule, "file": r.location.path, "line": r.location.line}
                for r in run.records if r.suppressed is None]
     return json.dumps({"format": FORMAT, "findings": entries}, indent=1, ensure_ascii=False) + "\n"
 
@@ -72,10 +74,10 @@ def apply_baseline(run: LintRun, path: str) -> list[str]:
     """Mark the findings the baseline accepts as suppressed; the notes say what it holds that
     no finding matched (stale entries)."""
     left = read_baseline(path)
-    for r in run.records:
+    for i, r in enumerate(run.records):
         if r.suppressed is None and left[fingerprint(r)] > 0:
             left[fingerprint(r)] -= 1
-            r.suppressed, r.suppressed_by = "baseline", "external"
+            run.records[i] = replace(r, suppression=Suppressed("baseline", "baseline"))  # a Diagnostic is frozen
     stale = sum(left.values())
     if not stale:
         return []

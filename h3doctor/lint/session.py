@@ -200,8 +200,9 @@ class LintSession:
         with confined(roots, tuple(paths)):
             for path in paths:
                 files.append(self._lint_file(path, records, (named or {}).get(path, path)))
-        for r in records:  # the configuration's severity, for the report and --fail-on alike
-            r.severity = self.config.severity.get(r.rule, r.severity)
+        # the configuration's severity, for the report and --fail-on alike (a Diagnostic is frozen)
+        records = [replace(r, severity=self.config.severity[r.rule]) if r.rule in self.config.severity else r
+                   for r in records]
         # by file, line and column (stable: on one word, sglang's order and then the targets')
         records.sort(key=lambda r: (r.location.path, r.location.line, r.location.column))
         return LintRun(files, records, self.checks, self.fail_on)

@@ -14,7 +14,7 @@ from pathlib import Path
 from h3doctor.output.diagnostic import Diagnostic, Location, Suppressed
 from h3doctor.output.verdict import verdict
 
-REPO = Path(__file__).resolve().parents[1]
+from repo_paths import REPO
 SAGE_RING = ("sglang serve MiniMaxAI/MiniMax-H3 --num-gpus 4 --ulysses-degree 2 --ring-degree 2 "
              "--attention-backend sage_attn")
 RECIPE = f"""\
