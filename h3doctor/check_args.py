@@ -21,7 +21,7 @@ def check_request(values: dict, tokens: list[str]):
 
     return CheckRequest(tokens=list(tokens), profile=values["profile"], recipe=values["recipe"],
                         sglang_version=values["sglang_version"], rules_dir=values["rules_dir"],
-                        use_probe_cache=not values["no_cache"],
+                        use_probe_cache=not values["no_cache"], offer_all_gpus=not values["hook"],
                         intent={"quality": values["request_quality"], "steps": values["request_steps"],
                                 "resolution": values["request_resolution"], "seconds": values["request_seconds"]})
 

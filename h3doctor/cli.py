@@ -97,7 +97,7 @@ def check(ctx: typer.Context, argv: Optional[List[str]], values: dict) -> None:
     out = sys.stderr if exec_ or hook else sys.stdout  # when sglang may start, stdout is sglang's
     if not (hook and not result.evaluation.findings):  # the hook is quiet on a clean launch, as shell hooks are
         report = check_report(result, fail_on, values["show_config"], values["recipe"], values["profile"],
-                              values["rules_dir"])
+                              values["rules_dir"], values["verbose"])
         write_report("check", format_name, report, out, values["output_file"])
     if exec_ or hook:
         from h3doctor.launch.gate import Verdict, exec_launch

@@ -9,7 +9,7 @@ import os
 from h3doctor.errors import UsageError
 
 
-def check_report(result, fail_on: str, show_config: bool, recipe, profile, rules_dir):
+def check_report(result, fail_on: str, show_config: bool, recipe, profile, rules_dir, verbose: bool = False):
     """One check as the format writers read it (output/formats.py)."""
     from h3doctor.output import json_report
     from h3doctor.output.formats import Report
@@ -19,7 +19,8 @@ def check_report(result, fail_on: str, show_config: bool, recipe, profile, rules
     def text(console, out) -> None:
         from h3doctor.output.text import text_report
 
-        text_report(result, console, out, show_config=show_config, effective=data["effective_config"])
+        text_report(result, console, out, show_config=show_config, effective=data["effective_config"],
+                    summary=data["summary"], verbose=verbose)
 
     def diagnostics():
         launch, table = None, None
@@ -69,11 +70,12 @@ def write_report(command: str, name: str, report, out, output_file: str | None, 
     """The report in its format, to --output-file or else `out` (the same text either way; a
     terminal gets the text format's colours). `follow=False`: the file is written fresh, never
     through a link or into a FIFO (paths.write_atomic)."""
-    from h3doctor.output.formats import render
+    from h3doctor.output.formats import render, terminal_width
     from h3doctor.record import replace
 
     styled = output_file is None and (out.isatty() or bool(os.environ.get("FORCE_COLOR")))
-    text = render(command, name, replace(report, styled=styled))
+    width = None if output_file else terminal_width(out)
+    text = render(command, name, replace(report, styled=styled, width=width))
     if output_file:
         write_file(output_file, text, "report", follow=follow)
     else:

@@ -141,7 +141,7 @@ def check_fast_path(argv: list[str]) -> int | None:
     try:
         from h3doctor.cli_output import check_report
         from h3doctor.errors import ExitCode
-        from h3doctor.output.formats import render
+        from h3doctor.output.formats import render, terminal_width
         from h3doctor.output.streams import Output, OutputError
         from h3doctor.output.verdict import failing
         from h3doctor.record import replace
@@ -149,10 +149,10 @@ def check_fast_path(argv: list[str]) -> int | None:
         result = _check(values, words).result
         out = Output(sys.stdout, "stdout")  # the CLI's guarded stdout (cli.main)
         report = check_report(result, fail_on, values["show_config"], values["recipe"], values["profile"],
-                              values["rules_dir"])
+                              values["rules_dir"], values["verbose"])
         # rendered whole first: a failure to write it is reported here, never a second copy
-        text = render("check", values["format"],
-                      replace(report, styled=out.isatty() or bool(os.environ.get("FORCE_COLOR"))))
+        text = render("check", values["format"], replace(report, styled=out.isatty() or bool(os.environ.get("FORCE_COLOR")),
+                                                         width=terminal_width(sys.stdout)))
     except KeyboardInterrupt:
         return 130
     except Exception:  # noqa: BLE001 - every error is the full CLI's to report, the same way as always

@@ -46,6 +46,8 @@ CHECK_OPTIONS: tuple[Option, ...] = (
            choices=format_names("check")),
     Option("show_config", ("--show-config",), "flag", "Print the effective configuration sglang would resolve.",
            default=False),
+    Option("verbose", ("--verbose",), "flag", "Explain each finding in full: why sglang fails, the catalog "
+           "references and stage, and the fix search's notes (the default report is short).", default=False),
     Option("fail_on", ("--fail-on",), "choice", "Lowest severity that makes the exit code 1.", default="error",
            choices=SEVERITIES),
     Option("recipe", ("--recipe",), "text", "A YAML launch recipe (command, env, profile, request); see README."),

@@ -32,6 +32,9 @@ class CheckRequest:
     hardware: Any = None  # HardwareFacts, or a function of the launch's environment giving them: instead of --profile or the probe
     env: dict[str, str] | None = None  # the environment the launch starts in: instead of this process's
     rules: Any = None  # a loaded RuleSet: instead of loading the rules for this check
+    # check a launch that leaves GPUs idle again with them all (engine/idle_gpus.py): the report
+    # offers that launch; the hook, which shows nothing for a clean launch, does not pay for it
+    offer_all_gpus: bool = False
 
 
 @record(frozen=True)
@@ -87,7 +90,15 @@ def run(request: CheckRequest) -> Outcome:
         rules = load_rules(request.rules_dir or None, examples=False)  # a check never reads them
     # rules not verified for the release are not run; rule H3D921 names them ("cannot verify")
     with _located(recipe, "command"):  # a launch h3doctor cannot read points at the recipe's command
-        return Outcome(check(tokens, hw, rules, table, env, intent, release=target), tokens, env)
+        result = check(tokens, hw, rules, table, env, intent, release=target)
+    if request.offer_all_gpus:
+        from h3doctor.engine.idle_gpus import all_gpus_argv
+        from h3doctor.record import replace
+
+        more = all_gpus_argv(result, tokens, hw.gpu_count,
+                             lambda words: check(words, hw, rules, table, env, intent, release=target))
+        result = replace(result, all_gpus_argv=more) if more else result
+    return Outcome(result, tokens, env)
 
 
 def run_without_unreadable(request: CheckRequest, unreadable: UsageError) -> tuple[Outcome, list[UsageError]] | None:

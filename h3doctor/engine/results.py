@@ -137,6 +137,9 @@ class CheckResult:
     # "RULE: message", and the GPU memory it lacks by the memory model (None: not a memory shortfall)
     still_fails: list[str] = field(default_factory=list)
     shortfall_gib: float | None = None
+    # a launch that leaves GPUs idle: the same launch with `--num-gpus` the GPUs present, when that
+    # checks clean (engine/idle_gpus.py); None otherwise
+    all_gpus_argv: list[str] | None = None
 
     @property
     def fits_nowhere(self) -> bool:

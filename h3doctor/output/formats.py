@@ -37,6 +37,23 @@ class Report:
     rules: Callable[[], list[dict[str, Any]]] | None = None  # rule metadata for SARIF's driver
     help_uri_base: str | None = None
     styled: bool = False  # text for a terminal: Rich's colours; otherwise plain (markup.PlainConsole)
+    width: int | None = None  # the columns the text renderers fold their lines to; None: a terminal's own, or never
+
+
+def terminal_width(stream) -> int | None:
+    """The columns a text report is folded to on `stream`: $COLUMNS when it is a number (as Rich
+    and most programs read it), else the terminal's, else None (a pipe or a file: lines whole)."""
+    import os
+
+    from h3doctor.digits import is_digits
+
+    columns = os.environ.get("COLUMNS", "")
+    if is_digits(columns) and 0 < int(columns) <= 10000:
+        return int(columns)
+    try:
+        return os.get_terminal_size(stream.fileno()).columns if stream.isatty() else None
+    except (AttributeError, OSError, ValueError):
+        return None
 
 
 def write_json(report: Report) -> str:
@@ -45,7 +62,7 @@ def write_json(report: Report) -> str:
 
 def write_text(report: Report) -> str:
     buf = io.StringIO()
-    report.text(_console(buf, report.styled), buf)
+    report.text(_console(buf, report.styled, report.width), buf)
     return buf.getvalue()
 
 
@@ -89,15 +106,15 @@ def render(command: str, name: str, report: Report) -> str:
     return writer(report)
 
 
-def _console(buf: io.StringIO, styled: bool):
+def _console(buf: io.StringIO, styled: bool, width: int | None = None):
     if not styled:
         from h3doctor.output.markup import PlainConsole
 
-        return PlainConsole(buf)
+        return PlainConsole(buf, width)
     import os
 
     from rich.console import Console
 
     # a terminal's colours, written into the text like everything else (the CLI prints it once)
     return Console(file=buf, force_terminal=True, no_color=bool(os.environ.get("NO_COLOR")), highlight=False,
-                   soft_wrap=True, emoji=False)
+                   soft_wrap=True, emoji=False, width=width)

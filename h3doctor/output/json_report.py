@@ -5,7 +5,8 @@ from __future__ import annotations
 from h3doctor import __version__
 from h3doctor.engine.results import Alternative, CheckResult, Finding, FixStep
 from h3doctor.engine.ruleset import SEVERITY_RANK as _RANK
-from h3doctor.output.verdict import verdict
+from h3doctor.output.verdict import summary, verdict
+from h3doctor.shellwords import join
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
 if TYPE_CHECKING:
@@ -107,10 +108,20 @@ def effective_config(result: CheckResult) -> dict[str, Any]:
     return out
 
 
+def launch_summary(result: CheckResult, effective: dict[str, Any]) -> dict[str, Any]:
+    """The report's headline (output/verdict.summary) from the check and its effective configuration."""
+    ev = result.evaluation
+    return summary(ev.findings, judged=ev.family.family is not None, memory=effective.get("memory"),
+                   gpus_used=effective.get("num_gpus"), gpus_present=ev.hardware.gpu_count,
+                   not_judged_why=f"not a MiniMax-H3 launch ({ev.family.how}); h3doctor judges only those",
+                   all_gpus_command=join(result.all_gpus_argv) if result.all_gpus_argv else None)
+
+
 def build(result: CheckResult, fail_on: str = "error") -> dict[str, Any]:
     ev = result.evaluation
     fam = ev.family.family
     changes = changes_by_rule(result)
+    effective = effective_config(result)
     return {
         "schema_version": SCHEMA_VERSION,
         "h3doctor_version": __version__,
@@ -123,6 +134,7 @@ def build(result: CheckResult, fail_on: str = "error") -> dict[str, Any]:
                                              "pipeline_class": fam.pipeline_class, "matched_by": ev.family.how},
         "note": None if fam is not None else ev.family.how,
         "verdict": verdict(ev.findings, fail_on),
+        "summary": launch_summary(result, effective),
         "findings": [finding_dict(f, changes.get(f.rule.id)) for f in ev.findings],
         "fix_steps": [fix_step_dict(step) for step in result.fix_steps],
         "corrected_argv": result.corrected_argv,
@@ -135,7 +147,7 @@ def build(result: CheckResult, fail_on: str = "error") -> dict[str, Any]:
         "fix_notes": result.fix_notes,
         "gives_up": result.gives_up,
         "alternatives": [alternative_dict(a) for a in result.alternatives],
-        "effective_config": effective_config(result),
+        "effective_config": effective,
         "hardware": ev.hardware.as_dict(),
     }
 

@@ -51,8 +51,9 @@ def plain(markup: str) -> str:
 class PlainConsole:
     """The part of rich.console.Console the renderers use, writing unstyled text to `file`."""
 
-    def __init__(self, file) -> None:
+    def __init__(self, file, width: int | None = None) -> None:
         self.file = file
+        self.width = width  # the renderers fold their lines to it (output/wrap.py); None: never folded
 
     def print(self, markup: str = "", *, soft_wrap: bool = True) -> None:  # noqa: ARG002 - never wraps
         self.file.write(plain(markup) + "\n")

@@ -8,6 +8,7 @@ context, and the headroom (or the overflow) against the GPU's free memory.
 from __future__ import annotations
 
 from h3doctor.output.markup import escape
+from h3doctor.output.wrap import fold
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
 if TYPE_CHECKING:  # Rich styles a terminal's report only (output/markup.py)
@@ -57,8 +58,12 @@ def draw(memory: dict[str, Any], console: Console) -> None:
         cells.insert(max(0, min(len(cells), round(WIDTH * capacity / scale))), ("┃", _STYLE["over"]))
     bar = "".join(f"[{style}]{char}[/]" for char, style in cells)
     title = f"per GPU, {memory.get('peak_stage', 'peak')} stage" + (f", {capacity:g} GiB free" if capacity else "")
-    console.print(f"  memory ({escape(title)}): {bar}")
+    # the bar on a line of its own: with its title beside it, it would wrap at 80 columns
+    console.print(f"  memory ({escape(title)}):", soft_wrap=True)
+    console.print(f"  {bar}", soft_wrap=True)
     biggest = sorted((p for p in parts if p[0] not in ("headroom", "over")), key=lambda p: -p[1])[:3]
     legend = ", ".join(f"{_LABEL[n]} {v:g}" for n, v in biggest)
     tail = next((f"{_LABEL[n]} {v:g}" for n, v in parts if n in ("headroom", "over")), "")
-    console.print(f"    biggest: {escape(legend)} GiB" + (f"; {escape(tail)} GiB" if tail else ""))
+    said = f"biggest: {legend} GiB" + (f"; {tail} GiB" if tail else "")
+    for n, line in enumerate(fold(said, getattr(console, "width", None), start=2, indent=4)):
+        console.print(("  " if n == 0 else "") + escape(line), soft_wrap=True)

@@ -8,6 +8,8 @@ from h3doctor.engine.results import CheckResult
 from h3doctor.output import memory_bar
 from h3doctor.output.json_report import changes_by_rule, stage_title
 from h3doctor.output.markup import escape as _markup_escape
+from h3doctor.output.markup import plain
+from h3doctor.output.wrap import cells, fold
 from h3doctor.shellwords import join, safe_text
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
@@ -33,93 +35,193 @@ def probe_env_notice(names: tuple[str, ...], shown: int = 8) -> str:
 
 
 _MARK = {"error": "[bold red]✗[/]", "warning": "[yellow]![/]", "info": "[blue]i[/]"}
+_VERDICT_MARK = {"fail": "[bold red]✗[/]", "pass": "[green]✓[/]", "cannot-verify": "[yellow]?[/]"}
 
 
-def text_report(result: CheckResult, console: Console, out: TextIO, *, show_config: bool, effective: dict[str, Any]) -> None:
+class _Lines:
+    """Lines folded to the console's width at word boundaries (output/wrap.py) and printed
+    unwrapped, so a terminal and a pipe show the same lines and no word is cut at the edge. A
+    console without a width (a pipe, a file) gets each line whole."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.width = getattr(console, "width", None)
+
+    def say(self, text: str, *, mark: str = "", indent: int = 0, hang: int = 2, limit: int = TEXT_LIMIT) -> None:
+        """`text` (plain, from any input: escaped here) after `indent` spaces and the markup `mark`,
+        continued `hang` cells further in than the line's start."""
+        lead = " " * indent + (mark + " " if mark else "")
+        start = indent + (cells(plain(mark)) + 1 if mark else 0)
+        lines = fold(safe_text(text, limit), self.width, start=start, indent=indent + hang)
+        self.console.print(lead + _markup_escape(lines[0]), soft_wrap=True)
+        for line in lines[1:]:
+            self.console.print(_markup_escape(line), soft_wrap=True)
+
+    def markup(self, markup: str = "") -> None:
+        """A line of h3doctor's own markup (no input in it), folded like the rest."""
+        if self.width is None or cells(plain(markup)) <= self.width:
+            self.console.print(markup, soft_wrap=True)
+        else:
+            self.say(plain(markup))
+
+
+def text_report(result: CheckResult, console: Console, out: TextIO, *, show_config: bool, effective: dict[str, Any],
+                summary: dict[str, Any], verbose: bool = False) -> None:
+    """The check as a person reads it: the verdict first (`summary`, output/verdict.py), then per
+    finding its headline, sglang's words, the fix and the changed words; `verbose` adds each
+    finding's why, catalog references and stage, and the fix loop's notes."""
     ev = result.evaluation
     fam = ev.family.family
-    proposal = "the corrected command" if result.corrected_argv is not None else "the nearest launch"
-    changes = changes_by_rule(result)
+    lines = _Lines(console)
+    lines.say(summary["text"], mark=_VERDICT_MARK[summary["verdict"]])
+    _header(result, lines, verbose)
+    if summary.get("all_gpus_command"):
+        idle = summary["gpus_present"] - summary["gpus_used"]
+        lines.say(f"{_count_gpus(idle)} idle; this launch uses them all (it checks clean):", mark=_MARK["info"])
+        out.write(summary["all_gpus_command"] + "\n")  # one pasteable line, whatever the width
+        out.flush()
+    if show_config and effective:
+        lines.markup("[bold]Effective configuration[/] (as sglang resolves it):")
+        for key, value in effective.items():
+            lines.say(f"{key} = {safe_text(json.dumps(value), 300)}", indent=2, hang=4)
+    if verbose:
+        _findings_verbose(result, lines)
+    else:
+        _findings_short(result, lines)
+    memory = effective.get("memory") if effective else None
+    if memory and (show_config or any(f.rule.judges_gpu_memory for f in ev.findings)):
+        lines.markup("")
+        memory_bar.draw(memory, console)
+    late = [f for f in ev.findings if f.rule.stage in ("after-download", "first-request") and f.severity == "error"]
+    if verbose and late and fam is not None:
+        lines.markup("")
+        lines.markup(f"[bold]Saved:[/] {len(late)} failure(s) sglang would only report after downloading "
+                     f"{escape(fam.weights_note)} or at the first request.")
+    for note in result.fix_notes if verbose else ():
+        lines.say(f"note: {note}")
+    for item in result.gives_up:
+        lines.say(item, mark="[yellow]gives up:[/]")
+    _no_fix(result, lines, out)
+    if result.corrected_command is not None:
+        lines.markup("")
+        lines.markup("[bold]Corrected command[/] (passes every rule):")
+        out.write(result.corrected_command + "\n")  # one pasteable line, whatever the width
+        out.flush()
+    if ev.findings and not verbose:
+        ids = " ".join(dict.fromkeys(f.rule.id for f in ev.findings))
+        lines.markup(f"[dim]more: --verbose, or h3doctor rule {ids}[/]")
+
+
+def _count_gpus(n: int) -> str:
+    return "1 GPU" if n == 1 else f"{n} GPUs"
+
+
+def _header(result: CheckResult, lines: _Lines, verbose: bool) -> None:
+    """What was checked, on what hardware."""
+    ev = result.evaluation
+    fam = ev.family.family
     hw = ev.hardware
     where = hw.description or hw.device_name or hw.platform
-    if fam is None:
-        console.print(f"[blue]i[/] not a MiniMax-H3 launch: {escape(ev.family.how)}")
-    else:
-        console.print(f"MiniMax-H3 launch check: [bold]{escape(fam.label)}[/] ({escape(ev.family.how)}) on {escape(where)} "
-                      f"[dim]({escape(hw.source)})[/]")
+    if fam is not None:
+        how = f" ({ev.family.how})" if verbose else ""
+        lines.say(f"{fam.label}{how} on {where} ({hw.source})", indent=2)
+    elif verbose:
+        lines.say(f"not a MiniMax-H3 launch: {ev.family.how}", mark=_MARK["info"])
     if hw.probe_env_not_applied:
-        console.print(f"[yellow]![/] {escape(probe_env_notice(hw.probe_env_not_applied))}", soft_wrap=True)
-    if show_config and effective:
-        console.print("[bold]Effective configuration[/] (as sglang resolves it):")
-        for key, value in effective.items():
-            console.print(f"  {key} = {escape(json.dumps(value), 300)}", soft_wrap=True)
-    if not ev.findings:
-        console.print("[green]✓[/] no finding: sglang would accept this launch")
+        lines.say(probe_env_notice(hw.probe_env_not_applied), mark=_MARK["warning"])
+
+
+def _findings_short(result: CheckResult, lines: _Lines) -> None:
+    """Per finding: its headline in the user's words, sglang's text where sglang prints one, one
+    fix line and the words of the command it changes."""
+    changes = changes_by_rule(result)
+    for f in result.evaluation.findings:
+        if f is result.evaluation.findings[0]:
+            lines.markup("")
+        mark, title = ("[yellow]?[/]", f"cannot verify: {f.rule.title}") if f.cannot_verify else (_MARK[f.severity], f.rule.title)
+        lines.say(f"{title} [{f.rule.id}]", mark=mark)
+        if f.cannot_verify:  # what it would take to tell; sglang's words if it fails: --verbose
+            lines.say(f"unknown: {f.unknown_why or ', '.join(f.unknown_facts)}", indent=2)
+            continue
+        lines.say(f"{f.says}: {f.message}", indent=2, hang=2)
+        if f.fix_note:
+            lines.say(f"fix: {f.fix_note}", indent=2)
+        for change in changes.get(f.rule.id, ()):
+            lines.say(f"change: {change}", indent=2)
+    _found_while_fixing(result, lines, changes)
+
+
+def _findings_verbose(result: CheckResult, lines: _Lines) -> None:
+    """Each finding by stage, with the rule's catalog references, its why and detail."""
+    ev = result.evaluation
+    proposal = "the corrected command" if result.corrected_argv is not None else "the nearest launch"
+    changes = changes_by_rule(result)
     stage = None
     for f in ev.findings:
         if f.rule.stage != stage:
             stage = f.rule.stage
             title = stage_title(stage, [g.severity for g in ev.findings if g.rule.stage == stage])
-            console.print(f"\n[bold]{title}:[/]")
+            lines.markup("")
+            lines.markup(f"[bold]{escape(title)}:[/]")
         label = "cannot verify" if f.cannot_verify else f.severity
-        console.print(f" {_MARK[f.severity]} [bold]{f.rule.id}[/] ({','.join(f.rule.catalog)}) {label}: {escape(f.rule.title)}")
-        console.print(f"     {f.says}: {escape(f.message)}", soft_wrap=True)
+        lines.say(f"{f.rule.id} ({','.join(f.rule.catalog)}) {label}: {f.rule.title}", mark=" " + _MARK[f.severity],
+                  hang=4)
+        lines.say(f"{f.says}: {f.message}", indent=5)
         if f.cannot_verify:
-            console.print(f"     unknown: {escape(f.unknown_why or ', '.join(f.unknown_facts))}")
-        console.print(f"     why: {escape(' '.join((f.why or f.rule.why).split()))}", soft_wrap=True)
+            lines.say(f"unknown: {f.unknown_why or ', '.join(f.unknown_facts)}", indent=5)
+        lines.say(f"why: {' '.join((f.why or f.rule.why).split())}", indent=5)
         if f.detail:
-            console.print(f"     {escape(f.detail)}", soft_wrap=True)
+            lines.say(f.detail, indent=5)
         if f.fix_note:
-            console.print(f"     fix: {escape(f.fix_note)}", soft_wrap=True)
+            lines.say(f"fix: {f.fix_note}", indent=5)
         for change in changes.get(f.rule.id, ()):
-            console.print(f"     {proposal} {escape(change)}", soft_wrap=True)
+            lines.say(f"{proposal} {change}", indent=5)
+    _found_while_fixing(result, lines, changes)
+
+
+def _found_while_fixing(result: CheckResult, lines: _Lines, changes: dict[str, list[str]]) -> None:
+    proposal = "the corrected command" if result.corrected_argv is not None else "the nearest launch"
     later = [step for step in result.fix_steps if step.found_after_fix and step.changes] if changes else []
     if later:
-        console.print("\n[bold]Found while fixing[/] (sglang reports these only once the ones above are fixed):")
+        lines.markup("")
+        lines.markup("[bold]Found while fixing[/] (sglang reports these only once the ones above are fixed):")
         for step in later:
-            console.print(f" {_MARK['error']} [bold]{step.rule.id}[/]: {escape(step.message)}", soft_wrap=True)
+            lines.say(f"{step.rule.id}: {step.message}", mark=" " + _MARK["error"], hang=4)
             for change in step.changes:
-                console.print(f"     {proposal} {escape(change.text)}", soft_wrap=True)
-    memory = effective.get("memory") if effective else None
-    if memory and (show_config or any(f.rule.judges_gpu_memory for f in ev.findings)):
-        console.print("")
-        memory_bar.draw(memory, console)
-    late = [f for f in ev.findings if f.rule.stage in ("after-download", "first-request") and f.severity == "error"]
-    if late and fam is not None:
-        console.print(f"\n[bold]Saved:[/] {len(late)} failure(s) sglang would only report after downloading "
-                      f"{fam.weights_note} or at the first request.")
-    for note in result.fix_notes:
-        console.print(f"[dim]note: {escape(note)}[/]")
-    for item in result.gives_up:
-        console.print(f"[yellow]gives up:[/] {escape(item)}")
+                lines.say(f"{proposal} {change.text}", indent=5)
+
+
+def _no_fix(result: CheckResult, lines: _Lines, out: TextIO) -> None:
+    """Why there is no corrected command, and the nearest launch and the alternatives instead."""
     if result.fits_nowhere:
-        console.print(f"\n[bold red]No corrected command fits this hardware:[/] the nearest launch is "
-                      f"{result.shortfall_gib} GiB per GPU short (the workspace measured on real runs and its margin); it still fails:")
+        lines.markup("")
+        lines.markup(f"[bold red]No corrected command fits this hardware:[/] the nearest launch is "
+                     f"{result.shortfall_gib} GiB per GPU short (the workspace measured on real runs and its margin); "
+                     "it still fails:")
         for line in result.still_fails:
-            console.print(f"  {escape(line)}", soft_wrap=True)
+            lines.say(line, indent=2)
     elif result.fix_status == "no-fix":
-        console.print("\n[bold red]No corrected command:[/] no change of flags alone makes this launch pass (see above).")
+        lines.markup("")
+        lines.markup("[bold red]No corrected command:[/] no change of flags alone makes this launch pass (see above).")
     if result.fix_status == "no-fix":
         if result.nearest_argv:  # every word dropped (`check --bogus-opt -- ...`) is no launch to show
-            console.print("[bold]Nearest launch[/] (every other finding fixed):")
+            lines.markup("[bold]Nearest launch[/] (every other finding fixed):")
             out.write(join(result.nearest_argv) + "\n")
             out.flush()
-        _alternatives(result, console, out)
+        _alternatives(result, lines, out)
     elif result.fix_status == "not-converged":
-        console.print("\n[bold red]h3doctor could not find a corrected command[/] (the fixes did not converge).")
-    if result.corrected_command is not None:
-        console.print("\n[bold]Corrected command[/] (passes every rule):")
-        out.write(result.corrected_command + "\n")
-        out.flush()
+        lines.markup("")
+        lines.markup("[bold red]h3doctor could not find a corrected command[/] (the fixes did not converge).")
 
 
-def _alternatives(result: CheckResult, console: Console, out: TextIO) -> None:
+def _alternatives(result: CheckResult, lines: _Lines, out: TextIO) -> None:
     """What the user can choose instead, each with what it gives up; none is applied for them."""
     if not result.alternatives:
         return
-    console.print("\n[bold]Alternatives[/] (each gives something up; h3doctor never picks one for you):")
+    lines.markup("")
+    lines.markup("[bold]Alternatives[/] (each gives something up; h3doctor never picks one for you):")
     for n, alt in enumerate(result.alternatives, 1):
         state = "checks clean" if alt.checks_clean else f"still fails: {', '.join(alt.still_failing)}"
-        console.print(f" {n}. {escape('; '.join(alt.gives_up))} [dim]({escape(state)})[/]", soft_wrap=True)
-        out.write(f"    {alt.command}\n")
+        lines.say(f"{'; '.join(alt.gives_up)} ({state})", mark=f" {n}.", hang=4)
+        out.write(f"    {alt.command}\n")  # a command stays one pasteable line
         out.flush()

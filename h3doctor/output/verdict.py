@@ -27,3 +27,62 @@ def failing(findings: Iterable[F], fail_on: str) -> list[F]:
 def verdict(findings: Iterable[Any], fail_on: str) -> str:
     """"fail" when any finding fails the run (`failing`), else "pass"."""
     return "fail" if failing(findings, fail_on) else "pass"
+
+
+# sglang's stages in the order a launch meets them, and where a failure there leaves the user
+STAGE_ORDER = ("launch", "worker", "after-download", "first-request")
+_FAILS_AT = {
+    "launch": "sglang will refuse this launch ({n}, before any download)",
+    "worker": "sglang will fail to start ({n}, before the weight download)",
+    "after-download": "sglang will fail after the weight download ({n})",
+    "first-request": "sglang will fail at the first request ({n})",
+}
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def summary(findings: list[Any], *, judged: bool, memory: dict[str, Any] | None, gpus_used: int | None,
+            gpus_present: int | None, not_judged_why: str = "", all_gpus_command: str | None = None) -> dict[str, Any]:
+    """The launch's answer to "will it work?", three-valued and in plain words (`text`), with the
+    numbers it rests on. "fail" when a finding predicts failure (every error that is not "cannot
+    verify", and the warnings of rules that say the launch fails: `predicts_failure`); else
+    "cannot-verify" when a fact it needed is unknown, or the launch is not one h3doctor judges; else
+    "pass". It never says "will start" over a predicted failure or an unknown fact. This is the
+    headline, not the exit code: that stays `failing`'s, at the user's --fail-on. `all_gpus_command`
+    is the launch that uses the GPUs this one leaves idle, checked clean (engine/idle_gpus.py)."""
+    findings = list(findings)
+    fails = [f for f in findings if f.predicts_failure]
+    unknown = [f for f in findings if f.cannot_verify]
+    counts = {"errors": sum(f.severity == "error" for f in findings),
+              "warnings": sum(f.severity == "warning" for f in findings),
+              "infos": sum(f.severity == "info" for f in findings),
+              "predicted_failures": len(fails), "cannot_verify": len(unknown)}
+    stage = min((f.rule.stage for f in fails), key=STAGE_ORDER.index, default=None)
+    memory = memory or {}
+    peak, capacity = memory.get("peak_typical_gib"), memory.get("capacity_gib")
+    if not judged:
+        verdict_, text = "cannot-verify", f"cannot tell: {not_judged_why}"
+    elif fails:
+        every_error = all(f.severity == "error" for f in fails)
+        verdict_, text = "fail", _FAILS_AT[stage].format(n=_count(len(fails), "error" if every_error else "problem"))
+    elif unknown:
+        missing = {fact.removeprefix("hw.") for f in unknown for fact in f.unknown_facts if not fact.startswith("derived.")}
+        if any(fact.startswith("derived.") for f in unknown for fact in f.unknown_facts):
+            missing.add("what the memory model needs")  # the engine's own verdicts, said by what they lack
+        verdict_ = "cannot-verify"
+        text = f"cannot tell: {_count(len(unknown), 'check')} need what the hardware profile does not say " \
+               f"({', '.join(sorted(missing))}); add it to the profile (see h3doctor profiles)"
+    else:
+        verdict_ = "pass"
+        fits = peak is not None and capacity is not None and peak <= capacity
+        parts = [f"peak {peak:.1f} of {capacity:.1f} GiB per GPU"] if fits else []
+        if gpus_used is not None and gpus_present:
+            parts.append(f"uses {gpus_used} of {gpus_present} GPUs")
+        if counts["warnings"]:
+            parts.append(_count(counts["warnings"], "warning"))
+        text = ("will start and fit" if fits else "will start") + (": " + ", ".join(parts) if parts else "")
+    return {"verdict": verdict_, "text": text, "counts": counts, "stage": stage, "peak_gib": peak,
+            "capacity_gib": capacity, "gpus_used": gpus_used, "gpus_present": gpus_present,
+            "all_gpus_command": all_gpus_command if verdict_ == "pass" else None}

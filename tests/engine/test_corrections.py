@@ -81,8 +81,9 @@ def check_json(*argv: str, version: str | None = None) -> dict:
     return json.loads(proc.stdout)
 
 
-def check_text(*argv: str, profile: str = "4xH200", version: str | None = None) -> list[str]:
+def check_text(*argv: str, profile: str = "4xH200", version: str | None = None, verbose: bool = False) -> list[str]:
     release = ["--sglang-version", version] if version else []
+    release += ["--verbose"] if verbose else []
     proc = subprocess.run([sys.executable, "-m", "h3doctor", "check", "--profile", profile, *release, "--", *argv],
                           capture_output=True, text=True, timeout=60, env={**os.environ, "NO_COLOR": "1", "COLUMNS": "300"})
     return [line.strip() for line in proc.stdout.splitlines()]
@@ -107,7 +108,8 @@ def test_a_cannot_verify_finding_does_not_say_sglang_said_it(tmp_path):
 
     profile = json.loads(package_dir("h3doctor.host.builtin_profiles").joinpath("4xH200.json").read_text(encoding="utf-8"))
     (tmp_path / "p.json").write_text(json.dumps({**profile, "fa_kernel": None}), encoding="utf-8")
-    lines = check_text("sglang", "serve", "MiniMaxAI/MiniMax-H3", "--num-gpus", "4", profile=str(tmp_path / "p.json"))
+    lines = check_text("sglang", "serve", "MiniMaxAI/MiniMax-H3", "--num-gpus", "4", profile=str(tmp_path / "p.json"),
+                       verbose=True)
     said = [line for line in lines if "says: ImportError" in line]
     assert said and all(line.startswith("if it fails, sglang says: ") for line in said), lines
     plain = check_text("sglang", "serve", "MiniMaxAI/MiniMax-H3", "--attention-backend", "nope")
@@ -117,7 +119,7 @@ def test_a_cannot_verify_finding_does_not_say_sglang_said_it(tmp_path):
 def test_a_warning_only_stage_is_not_headed_as_a_rejection():
     assert stage_title("launch", ["warning"]) != STAGE_TITLES["launch"]
     assert stage_title("launch", ["warning", "error"]) == STAGE_TITLES["launch"]
-    lines = check_text("sglang", "serve", "MiniMaxAI/MiniMax-H3", "--num-gpu", "4")
+    lines = check_text("sglang", "serve", "MiniMaxAI/MiniMax-H3", "--num-gpu", "4", verbose=True)
     assert "sglang's launcher accepts it, with warnings:" in lines
     assert STAGE_TITLES["launch"] + ":" not in lines
 

@@ -37,7 +37,7 @@ def test_clean_launch_becomes_the_command(stub):
     [call] = stub.calls()
     assert call["argv"] == CLEAN[1:]
     assert call["pid"] == proc.pid  # the same process: exec, not a child (nor a shell in between)
-    assert "no finding" in err  # the report went to stderr; stdout is the server's
+    assert "✓ will start" in err  # the report went to stderr; stdout is the server's
 
 
 def test_signal_is_the_servers_own(stub):

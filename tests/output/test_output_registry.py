@@ -169,14 +169,17 @@ def test_the_text_report_is_the_same_plain_and_through_rich():
             profile = replace(profile, **ex["hw"])
         result = check(shlex.split(ex["argv"]), profile, RULES, load_flag_table(release.table_version),
                        ex.get("env", {}), ex.get("intent", {}), release=release)
-        effective = build(result)["effective_config"]
-        texts = []
-        for console_for in (PlainConsole, lambda buf: Console(file=buf, no_color=True, highlight=False,
-                                                               soft_wrap=True, emoji=False)):
-            buf = io.StringIO()
-            text_report(result, console_for(buf), buf, show_config=True, effective=effective)
-            texts.append(buf.getvalue())
-        assert texts[0] == texts[1], f"{rule.id} {ex['name']}"
+        data = build(result)
+        for verbose in (False, True):  # the short report and --verbose, folded to 80 columns
+            texts = []
+            for console_for in (lambda buf: PlainConsole(buf, 80),
+                                lambda buf: Console(file=buf, no_color=True, highlight=False, soft_wrap=True,
+                                                    emoji=False, width=80)):
+                buf = io.StringIO()
+                text_report(result, console_for(buf), buf, show_config=True, effective=data["effective_config"],
+                            summary=data["summary"], verbose=verbose)
+                texts.append(buf.getvalue())
+            assert texts[0] == texts[1], f"{rule.id} {ex['name']}"
         compared += 1
     assert compared > 100
 
