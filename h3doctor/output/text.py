@@ -123,8 +123,8 @@ def _header(result: CheckResult, lines: _Lines, verbose: bool) -> None:
     hw = ev.hardware
     where = hw.description or hw.device_name or hw.platform
     if fam is not None:
-        how = f" ({ev.family.how})" if verbose else ""
-        lines.say(f"{fam.label}{how} on {where} ({hw.source})", indent=2)
+        how, source = (f" ({ev.family.how})", f" ({hw.source})") if verbose else ("", "")
+        lines.say(f"{fam.label}{how} on {where}{source}", indent=2)
     elif verbose:
         lines.say(f"not a MiniMax-H3 launch: {ev.family.how}", mark=_MARK["info"])
     if hw.probe_env_not_applied:
@@ -143,11 +143,13 @@ def _findings_short(result: CheckResult, lines: _Lines) -> None:
         if f.cannot_verify:  # what it would take to tell; sglang's words if it fails: --verbose
             lines.say(f"unknown: {f.unknown_why or ', '.join(f.unknown_facts)}", indent=2)
             continue
+        if f.severity == "info":  # a note: sglang goes on; its text and fix are --verbose's
+            continue
         lines.say(f"{f.says}: {f.message}", indent=2, hang=2)
-        if f.fix_note:
-            lines.say(f"fix: {f.fix_note}", indent=2)
-        for change in changes.get(f.rule.id, ()):
-            lines.say(f"change: {change}", indent=2)
+        # one fix line: the words the corrected command changes, else the rule's advice
+        fixes = [f"the command {change}" for change in changes.get(f.rule.id, ())] or [f.fix_note] * bool(f.fix_note)
+        for fix in fixes:
+            lines.say(f"fix: {fix}", indent=2)
     _found_while_fixing(result, lines, changes)
 
 

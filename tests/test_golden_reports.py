@@ -1,0 +1,124 @@
+"""The short report (docs/security.md "The short report"): the verdict first, a few lines per
+finding, every line within the width; the golden files and docs/screenshots/ are what
+tools/golden_reports.py writes today."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "tools"))
+
+import golden_reports as golden  # noqa: E402
+
+REGENERATE = "regenerate with `python tools/golden_reports.py` and read the diff as a user would"
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+IN_PROCESS = [name for name, (_, _, hook) in golden.CASES.items() if not hook]
+
+
+@pytest.fixture(scope="module")
+def files():
+    return golden.goldens()
+
+
+@pytest.fixture(scope="module")
+def data():
+    """Each case's JSON report."""
+    return {name: golden.render(name, 80, colour=False)[1] for name in IN_PROCESS}
+
+
+def test_the_golden_files_and_screenshots_are_todays_reports(files):
+    for path, text in files.items():
+        assert path.exists(), f"{path.relative_to(REPO)} is missing: {REGENERATE}"
+        assert path.read_text(encoding="utf-8") == text, f"{path.relative_to(REPO)} differs: {REGENERATE}"
+
+
+def _commands(report: dict) -> set[str]:
+    """The lines that are a command to paste: kept whole, whatever the width."""
+    commands = {report["corrected_command"], report["summary"]["all_gpus_command"]}
+    commands |= {"    " + alt["command"] for alt in report["alternatives"]}
+    return {c for c in commands if c}
+
+
+def _too_wide(text: str, width: int, exempt: set[str]) -> list[str]:
+    from h3doctor.output.wrap import cells
+
+    return [line for line in text.splitlines() if cells(line) > width and line not in exempt]
+
+
+@pytest.mark.parametrize("name", IN_PROCESS)
+@pytest.mark.parametrize("width", [80, 120, 200])
+def test_no_line_of_the_report_exceeds_the_width(name, width, data):
+    for verbose in (False, True):
+        text, report = golden.render(name, width, colour=False, verbose=verbose)
+        assert not _too_wide(text, width, _commands(report)), (name, width, verbose)
+
+
+def test_no_line_of_the_hooks_report_exceeds_the_width(files):
+    for width in golden.WIDTHS:
+        text = files[golden.GOLDEN / f"hook-blocked-{width}.txt"]
+        # the corrected command, and the hook's own last line (launch/hook.py: not this report's)
+        exempt = {line for line in text.splitlines() if line.startswith(("sglang serve ", "h3doctor: sglang was not"))}
+        assert not _too_wide(text, width, exempt), width
+
+
+def test_a_blocked_launch_through_the_hook_fits_on_one_screen(files):
+    text = files[golden.GOLDEN / "hook-blocked-80.txt"]
+    assert "1 error" in text.splitlines()[0]
+    assert len(text.splitlines()) <= 15, text
+
+
+@pytest.mark.parametrize("name", IN_PROCESS)
+def test_the_colour_report_is_the_plain_text_with_colours(name):
+    plain = golden.render(name, 80, colour=False)[0]
+    coloured = golden.render(name, 80, colour=True)[0]
+    assert ANSI.search(coloured), "the colour variant has no colour"
+    assert ANSI.sub("", coloured) == plain
+
+
+def test_the_kept_colour_file_is_the_hooks_plain_text_with_colours(files):
+    coloured = files[golden.GOLDEN / f"{golden.COLOUR_KEPT}-80.ansi.txt"]
+    assert ANSI.search(coloured) and ANSI.sub("", coloured) == files[golden.GOLDEN / f"{golden.COLOUR_KEPT}-80.txt"]
+
+
+def test_the_default_report_keeps_why_and_catalog_references_for_verbose():
+    short = golden.render("readme-ring", 120, colour=False)[0]
+    verbose = golden.render("readme-ring", 120, colour=False, verbose=True)[0]
+    assert "why:" not in short and "(M5,M9)" not in short and "h3doctor rule H3D305" in short
+    assert "why:" in verbose and "(M5,M9)" in verbose
+
+
+# -- the verdict, as data ------------------------------------------------------------------------
+
+def test_the_verdict_of_each_case(data):
+    by = {name: report["summary"] for name, report in data.items()}
+    assert by["readme-ring"]["verdict"] == "fail" and by["readme-ring"]["stage"] == "launch"
+    assert by["two-errors"]["counts"]["predicted_failures"] == 2
+    assert by["memory-failure"]["verdict"] == "fail" and by["memory-failure"]["stage"] == "after-download"
+    assert by["warnings-only"]["verdict"] == "pass" and by["warnings-only"]["counts"]["warnings"] == 1
+    assert by["cannot-verify"]["verdict"] == "cannot-verify" and by["cannot-verify"]["counts"]["cannot_verify"] == 5
+    idle = by["idle-gpus"]
+    assert (idle["verdict"], idle["gpus_used"], idle["gpus_present"]) == ("pass", 1, 2)
+    assert idle["all_gpus_command"] == "sglang serve MiniMaxAI/MiniMax-H3 --num-gpus 2"
+    assert idle["peak_gib"] <= idle["capacity_gib"]
+    for name, summary in by.items():  # the report's first line is the verdict's text
+        assert golden.render(name, 200, colour=False)[0].splitlines()[0][2:] == summary["text"], name
+
+
+def test_the_summary_is_in_the_json_schema(data):
+    import json
+
+    import jsonschema
+
+    from h3doctor.paths import package_dir
+
+    schema = json.loads(package_dir("h3doctor.schema").joinpath("report.schema.json").read_text(encoding="utf-8"))
+    for report in data.values():
+        jsonschema.validate(json.loads(json.dumps(report)), schema)
+    broken = {**data["idle-gpus"], "summary": {**data["idle-gpus"]["summary"], "verdict": "will-start"}}
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(json.loads(json.dumps(broken)), schema)
