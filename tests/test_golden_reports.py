@@ -92,6 +92,14 @@ def test_the_default_report_keeps_why_and_catalog_references_for_verbose():
     assert "why:" in verbose and "(M5,M9)" in verbose
 
 
+def test_a_note_is_one_line_in_the_short_report():
+    """An info finding (sglang goes on) is its headline only; its text and advice are --verbose's."""
+    short = golden.render("two-errors", 120, colour=False)[0]
+    verbose = golden.render("two-errors", 120, colour=False, verbose=True)[0]
+    assert "Host RAM is too small to pin" in short and "Host pin budget" not in short
+    assert "Host pin budget" in verbose
+
+
 # -- the verdict, as data ------------------------------------------------------------------------
 
 def test_the_verdict_of_each_case(data):
