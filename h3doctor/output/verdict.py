@@ -68,12 +68,13 @@ def summary(findings: list[Any], *, judged: bool, memory: dict[str, Any] | None,
         every_error = all(f.severity == "error" for f in fails)
         verdict_, text = "fail", _FAILS_AT[stage].format(n=_count(len(fails), "error" if every_error else "problem"))
     elif unknown:
-        missing = {fact.removeprefix("hw.") for f in unknown for fact in f.unknown_facts if not fact.startswith("derived.")}
-        if any(fact.startswith("derived.") for f in unknown for fact in f.unknown_facts):
-            missing.add("what the memory model needs")  # the engine's own verdicts, said by what they lack
+        # what is missing, in the engine's words (engine/check.unknown_why), and how to give it
+        whys = dict.fromkeys(f.unknown_why or ", ".join(f.unknown_facts) for f in unknown)
+        hardware = any(fact.startswith(("hw.", "derived.memory.")) for f in unknown for fact in f.unknown_facts)
         verdict_ = "cannot-verify"
-        text = f"cannot tell: {_count(len(unknown), 'check')} need what the hardware profile does not say " \
-               f"({', '.join(sorted(missing))}); add it to the profile (see h3doctor profiles)"
+        text = f"cannot tell: {_count(len(unknown), 'check')} could not be made ({'; '.join(whys)})" + (
+            "; a profile file that gives these facts lets h3doctor decide (--profile FILE, see h3doctor profiles)"
+            if hardware else "")
     else:
         verdict_ = "pass"
         fits = peak is not None and capacity is not None and peak <= capacity
