@@ -8,7 +8,7 @@ docs/screenshots/ shows, written by one script so the two never drift.
 Each case is a fixed launch on a fixed profile (the release pinned to the newest verified, the
 environment emptied), rendered at 80 and 120 columns as a pipe or NO_COLOR log shows it (markup
 dropped). The colour variant is Rich's terminal output: with its escape codes removed it must be
-the same text (tests/test_golden_reports.py), so one colour file is kept, the hook's, to read
+the same text (tests/output/test_golden_reports.py), so one colour file is kept, the hook's, to read
 with `cat` on a terminal. The hook's case runs the real `h3doctor check --hook` (its report and
 its last line are on stderr); the others render in this process, which is faster.
 """

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+from repo_paths import REPO
 sys.path.insert(0, str(REPO / "tools"))
 
 import golden_reports as golden  # noqa: E402
