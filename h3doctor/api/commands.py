@@ -76,7 +76,8 @@ def check(launch: Sequence[str] | os.PathLike[str] | None = None, *, recipe: str
             sglang_version=_text("sglang_version", sglang_version),
             rules_dir=_path("rules_dir", rules_dir), use_probe_cache=use_probe_cache, intent=_intent(request),
             hardware=(lambda launch_env: hardware._for_launch(launch_env, use_probe_cache)) if hardware is not None else None,
-            env=_environment(env), rules=_loaded_rules(rules_dir, examples=False)))
+            env=_environment(env), rules=_loaded_rules(rules_dir, examples=False),
+            offer_all_gpus=True))  # as `h3doctor check` does: its JSON's summary offers the launch using idle GPUs
         return Report(outcome.result, fail_on, tuple(outcome.tokens))
 
 
