@@ -34,7 +34,15 @@ _PROFILE_KEYS: dict[str, tuple[type, ...]] = {
     "fa_kernel": (bool, type(None)),
     "ffmpeg": (bool, type(None)),
     "shares_host_memory": (bool, type(None)),
+    # host facts (issue 29): what a container or a small disk takes away from a launch
+    "shm_gib": (int, float, type(None)),
+    "disk_free_gib": (int, float, type(None)),
+    "ffmpeg_encoders": (bool, type(None)),
 }
+
+# The host facts a profile states (`h3doctor profiles`, the report's "assumed:"), in that order; a
+# profile that does not give one leaves it None: unknown, "cannot verify", never a default.
+ASSUMED_FACTS = ("host_memory_gib", "shm_gib", "disk_free_gib", "ffmpeg", "ffmpeg_encoders", "flash_attn", "fa_kernel")
 
 
 @record(frozen=True)
@@ -52,6 +60,9 @@ class HardwareFacts:
     fa_kernel: bool | None = None  # the FA kernel package the first forward loads (catalog R11)
     ffmpeg: bool | None = None  # ffmpeg and ffprobe on PATH (catalog W3)
     shares_host_memory: bool | None = False  # integrated GPU / unified memory (catalog B5)
+    shm_gib: float | None = None  # size of /dev/shm (Docker's default is 64 MiB)
+    disk_free_gib: float | None = None  # free space under the Hugging Face cache the weights download to
+    ffmpeg_encoders: bool | None = None  # the ffmpeg sglang encodes output with lists libx264 and aac
     source: str = "profile"
     description: str = ""
     sources: dict[str, str] = field(default_factory=dict)
@@ -114,6 +125,9 @@ def facts_from_mapping(data: dict[str, Any], origin: str) -> HardwareFacts:
         fa_kernel=data.get("fa_kernel"),
         ffmpeg=data.get("ffmpeg"),
         shares_host_memory=data.get("shares_host_memory", platform == "mps"),
+        shm_gib=data.get("shm_gib"),
+        disk_free_gib=data.get("disk_free_gib"),
+        ffmpeg_encoders=data.get("ffmpeg_encoders"),
         source=origin,
         description=data.get("description", ""),
         sources={k: origin for k in data},

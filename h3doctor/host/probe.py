@@ -269,6 +269,29 @@ def host_facts(env: dict[str, str]) -> dict[str, Any]:
         "kernels_hub": locate("kernels") is not None,
         "use_sgl_fa3_kernel": fa3_sgl,
         "driver_file": probe_cache.driver_version(),
+        **system_facts(env),
+    }
+
+
+def system_facts(env: dict[str, str], root: str = "/") -> dict[str, Any]:
+    """The host around the GPUs (host/system.py, host/ffmpeg.py): the cgroup's memory cap, /dev/shm,
+    free disk under the Hugging Face cache, the encoders of the ffmpeg sglang encodes with.
+    `root` is "/" except in tests, which hand a faked tree."""
+    from h3doctor.host import ffmpeg, system
+
+    cap, usage, cap_source, cap_reason = system.cgroup_memory(root)
+    shm_size, shm_free, shm_source, shm_reason = system.shm(root)
+    cache = system.hf_hub_cache(env)
+    _disk_size, disk_free, disk_where, disk_reason = system.filesystem(cache)
+    spec = locate("imageio_ffmpeg")
+    locations = list(getattr(spec, "submodule_search_locations", None) or [])
+    bundled = os.path.join(locations[0], "binaries") if locations else None
+    return {
+        "cgroup_limit": cap, "cgroup_usage": usage, "cgroup_source": cap_source, "cgroup_reason": cap_reason,
+        "shm_size": shm_size, "shm_free": shm_free, "shm_source": shm_source, "shm_reason": shm_reason,
+        "hf_cache": cache, "disk_free": disk_free, "disk_measured": disk_where, "disk_reason": disk_reason,
+        "imageio_ffmpeg": spec is not None,
+        **ffmpeg.encoder_facts(env, bundled),
     }
 
 

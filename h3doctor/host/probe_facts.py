@@ -15,6 +15,7 @@ from h3doctor.digits import is_digits
 from h3doctor.facts import HardwareFacts
 from h3doctor.verified import NEWEST_VERIFIED
 from h3doctor.host.probe_child import GIB, detect_platform, override_of, parse_visible
+from h3doctor.host.probe_host_lines import host_lines
 
 SCHEMA_VERSION = 1
 SUPPORTED_SGLANG = NEWEST_VERIFIED  # the release whose platform detection the probe child walks
@@ -22,7 +23,8 @@ FA_MODULE = "sglang.multimodal_gen.runtime.layers.attention.backends.flash_attn"
 # flash_attn.py's only import outside torch, stdlib and the diffusion runtime (catalog 3.2)
 FA_MODULE_DEPS = ("sglang.kernels.ops.attention.flash_attention",)
 PROFILE_FACTS = ("platform", "device_name", "compute_capability", "gpu_count", "gpu_memory_gib", "gpu_free_gib",
-                 "host_memory_gib", "flash_attn", "fa_kernel", "ffmpeg", "shares_host_memory")
+                 "host_memory_gib", "flash_attn", "fa_kernel", "ffmpeg", "shares_host_memory",
+                 "shm_gib", "disk_free_gib", "ffmpeg_encoders")
 STATUSES = ("ok", "problem", "unknown", "n/a")
 
 
@@ -119,6 +121,7 @@ class _Builder:
         self._flash_attn_line()
         self._fa_kernel_line(platform)
         self._ffmpeg_line(platform)
+        host_lines(self)
         self._version_lines()
         facts = self._facts()
         return ProbeResult(facts, self.lines, self.details, self.run)
@@ -363,9 +366,17 @@ class _Builder:
 
     # -- host, packages, PATH ----------------------------------------------------------------
     def _host_line(self) -> None:
-        total = self.host.get("host_total")
+        total, cap = self.host.get("host_total"), self.host.get("cgroup_limit")
+        self.details["cgroup_memory_limit_gib"] = _gib(cap)
+        if cap is not None and (total is None or cap < total):
+            # sglang (0.5.19+, host_memory_budget.py) plans against the cap, and the kernel kills there in any release
+            self.add("host_memory_gib", "host memory", _gib(cap), "ok",
+                     f"the cgroup's memory cap ({self.host.get('cgroup_reason')}), below the machine's "
+                     f"{_gib(total)} GiB", self.host.get("cgroup_source", ""))
+            return
+        note = f"; {self.host['cgroup_reason']}" if self.host.get("cgroup_reason") else ""
         self.add("host_memory_gib", "host memory", _gib(total), "ok" if total else "unknown",
-                 "total RAM" if total else "unread", self.host.get("host_memory_source", ""))
+                 ("total RAM" if total else "unread") + note, self.host.get("host_memory_source", ""))
 
     def _flash_attn_line(self) -> None:
         h = self.host
@@ -500,6 +511,9 @@ class _Builder:
             fa_kernel=v.get("fa_kernel"),
             ffmpeg=v.get("ffmpeg"),
             shares_host_memory=v.get("shares_host_memory"),
+            shm_gib=v.get("shm_gib"),
+            disk_free_gib=v.get("disk_free_gib"),
+            ffmpeg_encoders=v.get("ffmpeg_encoders"),
             source="probe" + (f" {cached}" if cached else ""),
             description=f"this host, probed: {what}",
             sources=sources,

@@ -246,8 +246,11 @@ def fake_probe(tmp_path, env, *, timeout=20.0, extra_env=None, **fake):
     return probe(e, use_cache=False, timeout=timeout)
 
 
+LIVE = {"disk_free_gib", "shm_gib"}  # read on every run (not cached): other processes change them
+
+
 def values(result):
-    return {ln.fact: ln.value for ln in result.lines}
+    return {ln.fact: ln.value for ln in result.lines if ln.fact not in LIVE}
 
 
 def status(result, fact):
