@@ -123,4 +123,14 @@ def profile_mapping(gpu: Gpu, count: int, memory: float | None = None) -> dict[s
         data["host_memory_gib"] = memory
     elif gpu.host_memory_gib is not None:
         data["host_memory_gib"] = gpu.host_memory_gib
+    data.update(ASSUMED_HOST)
+    if data.get("host_memory_gib") is not None:
+        data["shm_gib"] = round(data["host_memory_gib"] / 2, 1)
     return data
+
+
+# What a catalog profile assumes of the host around its GPUs, as the built-in profiles do: a
+# server (not a default Docker container) whose /dev/shm is tmpfs's default, half the RAM (so
+# unknown where the RAM is), room on disk for the whole repository (~498 GB), and an ffmpeg with
+# libx264 and aac. `h3doctor profiles` and the report's "assumed:" line say so.
+ASSUMED_HOST = {"disk_free_gib": 1000, "ffmpeg_encoders": True}

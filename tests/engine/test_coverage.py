@@ -32,7 +32,7 @@ def test_reasons_only_for_entries_without_rules(rules):
 
 def test_rules_cite_only_catalog_ids(rules):
     known = {e.id for e in catalog()}
-    cited = {c for r in rules for c in r.catalog if c[0].isalpha() and not c.startswith(("mem-", "gen-"))}
+    cited = {c for r in rules for c in r.catalog if c[0].isalpha() and not c.startswith(("mem-", "gen-", "host-"))}
     assert sorted(cited - known) == []
 
 
@@ -49,6 +49,14 @@ def test_memory_references_name_sections_of_the_memory_model(rules):
     page = (DOC.parent / "memory.md").read_text(encoding="utf-8")
     cited = {c for r in rules for c in r.catalog if c.startswith("mem-")}
     assert cited, "the memory rules cite their model sections"
+    assert sorted(c for c in cited if f"({c})" not in page) == []
+
+
+def test_host_references_name_sections_of_the_host_facts_page(rules):
+    # the host-fact rules cite docs/host-facts.md's sections ("host-1"): the facts are the host's, not sglang's
+    page = (DOC.parent / "host-facts.md").read_text(encoding="utf-8")
+    cited = {c for r in rules for c in r.catalog if c.startswith("host-")}
+    assert cited, "the host-fact rules cite their sections"
     assert sorted(c for c in cited if f"({c})" not in page) == []
 
 
