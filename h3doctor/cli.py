@@ -314,15 +314,18 @@ def profiles_cmd(
 ) -> None:
     from dataclasses import asdict
 
+    from h3doctor.facts import assumed, assumed_line
     from h3doctor.host.gpus import catalog
     from h3doctor.host.profiles import builtin_profile_names, load_profile
 
     if format is Format.json:
         sys.stdout.write(json_text({"builtin": {n: load_profile(n).description for n in builtin_profile_names()},
+                                    "assumed": {n: assumed(load_profile(n)) for n in builtin_profile_names()},
                                     "gpus": [asdict(g) for g in catalog()]}))
         return
     for name in builtin_profile_names():
-        sys.stdout.write(f"{name:<10} {load_profile(name).description}\n")
+        hw = load_profile(name)
+        sys.stdout.write(f"{name:<10} {hw.description}\n{'':<10} assumed: {assumed_line(hw)}\n")
     sys.stdout.write("\nGPU catalog: any <N>x<GPU> (4xH100, 2xRTX5090; Apple: 1xM4-Max-64GB sets the memory)\n")
     for g in catalog():
         cc = f"cc {g.compute_capability}" if g.compute_capability else "     "

@@ -137,3 +137,49 @@ def facts_from_mapping(data: dict[str, Any], origin: str) -> HardwareFacts:
 def _valid_cc(cc: str) -> bool:
     major, dot, minor = cc.partition(".")
     return bool(dot) and is_digits(major) and is_digits(minor)
+
+
+# `check --host-memory/--shm/--disk`: the option, the fact it sets for one check
+OVERRIDE_OPTIONS = {"--host-memory": "host_memory_gib", "--shm": "shm_gib", "--disk": "disk_free_gib"}
+_UNITS = {"k": 1 / (1 << 20), "m": 1 / 1024, "g": 1.0, "t": 1024.0}
+
+
+def size_gib(text: str, option: str) -> float:
+    """A size as `docker run --shm-size` writes it (`64m`, `16g`, `2t`; `GiB`/`GB` spelt out too,
+    both read as binary): GiB. A bare number is GiB. Anything else is a usage error naming the option."""
+    raw = text.strip().lower().removesuffix("ib").removesuffix("b")
+    unit = raw[-1:] if raw[-1:] in _UNITS else "g"
+    number = raw[:-1] if raw[-1:] in _UNITS else raw
+    whole, _, frac = number.partition(".")
+    if not (is_digits(whole) and (not frac or is_digits(frac))) or len(number) > 20:
+        raise UsageError(f"{option} takes a size such as 64m, 16g or 2t (a bare number is GiB), not {excerpt(text)}")
+    return round(float(number) * _UNITS[unit], 6)
+
+
+def with_overrides(hw: HardwareFacts, sizes: dict[str, float]) -> HardwareFacts:
+    """`hw` with the facts `--host-memory/--shm/--disk` give for this check, each sourced to its option."""
+    from h3doctor.record import replace
+
+    given = {OVERRIDE_OPTIONS[o]: v for o, v in sizes.items() if v is not None}
+    if not given:
+        return hw
+    sources = {**hw.sources, **{OVERRIDE_OPTIONS[o]: o for o, v in sizes.items() if v is not None}}
+    return replace(hw, **given, sources=sources)
+
+
+def assumed(hw: HardwareFacts) -> dict[str, Any]:
+    """The host facts a check stands on (ASSUMED_FACTS), None for each one unknown."""
+    return {name: getattr(hw, name) for name in ASSUMED_FACTS}
+
+
+_LABELS = {"host_memory_gib": "host memory {} GiB", "shm_gib": "/dev/shm {} GiB", "disk_free_gib": "disk {} GiB free",
+           "ffmpeg": "ffmpeg+ffprobe {}", "ffmpeg_encoders": "libx264+aac {}", "flash_attn": "FlashAttention {}",
+           "fa_kernel": "FA kernel {}"}
+
+
+def assumed_line(hw: HardwareFacts) -> str:
+    """The report header's "assumed:" line: each host fact, "unknown" where the profile gives none."""
+    def shown(value: Any) -> str:
+        return "unknown" if value is None else ("yes" if value else "no") if isinstance(value, bool) else f"{value:g}"
+
+    return ", ".join(_LABELS[name].format(shown(value)) for name, value in assumed(hw).items())

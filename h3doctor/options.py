@@ -76,6 +76,12 @@ CHECK_OPTIONS: tuple[Option, ...] = (
     Option("argv_out", ("--argv-out",), "text", "With --hook: where an accepted corrected command is written.",
            hidden=True),
     Option("output_file", ("--output-file",), "text", "Write the report to this file instead of stdout."),
+    # host facts for this check, over the profile's or the probe's (docs/host-facts.md)
+    Option("host_memory", ("--host-memory",), "text", "Host memory the launch can use (16g, 512g, 2t; a bare "
+           "number is GiB), over the profile's or the probe's."),
+    Option("shm", ("--shm",), "text", "Size of /dev/shm where it runs (64m, 16g), over the profile's or the probe's."),
+    Option("disk", ("--disk",), "text", "Free disk under the Hugging Face cache (500g, 2t), over the profile's or "
+           "the probe's."),
 )
 
 

@@ -10,6 +10,7 @@ import os
 
 from h3doctor.engine.results import CheckResult
 from h3doctor.errors import UsageError
+from h3doctor.facts import with_overrides
 from h3doctor.record import field, record, replace
 from h3doctor.safeload import excerpt
 
@@ -27,6 +28,8 @@ class CheckRequest:
     sglang_version: str | None = None
     rules_dir: str | None = None
     use_probe_cache: bool = True
+    # --host-memory/--shm/--disk in GiB (facts.OVERRIDE_OPTIONS): over the profile's or the probe's figures
+    host_sizes: dict[str, float] = field(default_factory=dict)
     intent: dict[str, Any] = field(default_factory=dict)
     # what a library caller (h3doctor.api) hands in already made; None: as the CLI does
     hardware: Any = None  # HardwareFacts, or a function of the launch's environment giving them: instead of --profile or the probe
@@ -79,6 +82,7 @@ def run(request: CheckRequest) -> Outcome:
     elif hw is None:
         with _located(from_recipe, "profile", "--profile" if request.profile is not None else None):
             hw = _hardware(profile, tokens, env, request.use_probe_cache, from_recipe is not None)
+    hw = with_overrides(hw, request.host_sizes)
     with _located(recipe if request.sglang_version is None else None, "sglang_version",
                   "--sglang-version" if request.sglang_version is not None else None):
         # option > recipe > installed sglang (package metadata, never imported) > newest verified

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from h3doctor.facts import assumed_line
 from h3doctor.engine.results import CheckResult
 from h3doctor.output import memory_bar
 from h3doctor.output.json_report import changes_by_rule, stage_title
@@ -127,6 +128,7 @@ def _header(result: CheckResult, lines: _Lines, verbose: bool) -> None:
         lines.say(f"{fam.label}{how} on {where}{source}", indent=2)
     elif verbose:
         lines.say(f"not a MiniMax-H3 launch: {ev.family.how}", mark=_MARK["info"])
+    lines.say(f"assumed: {assumed_line(hw)}", indent=2)  # the host facts the verdict stands on (docs/host-facts.md)
     if hw.probe_env_not_applied:
         lines.say(probe_env_notice(hw.probe_env_not_applied), mark=_MARK["warning"])
 
