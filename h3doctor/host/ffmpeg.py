@@ -58,9 +58,10 @@ def run_bounded(argv: list[str], timeout: float = TIMEOUT_S) -> tuple[str | None
     except subprocess.TimeoutExpired:
         code = None
     if code is None:
+        flooded = not reader.is_alive() and bool(chunks) and len(chunks[0]) >= MAX_OUTPUT  # before the kill ends the read
         _kill(proc)
-        return None, (f"{argv[0]} did not answer within {timeout:g} s" if reader.is_alive() or not chunks
-                      else f"{argv[0]} wrote more than {MAX_OUTPUT} bytes")
+        return None, (f"{argv[0]} wrote more than {MAX_OUTPUT} bytes" if flooded
+                      else f"{argv[0]} did not answer within {timeout:g} s")
     if code != 0:
         return None, f"{argv[0]} exited with code {code}"
     out = chunks[0] if chunks else b""
