@@ -59,7 +59,9 @@ def run_bounded(argv: list[str], timeout: float = TIMEOUT_S) -> tuple[str | None
         code = None
     if code is None:
         flooded = not reader.is_alive() and bool(chunks) and len(chunks[0]) >= MAX_OUTPUT  # before the kill ends the read
-        _kill(proc)
+        kill_group(proc)
+        if proc.stdout:
+            proc.stdout.close()
         return None, (f"{argv[0]} wrote more than {MAX_OUTPUT} bytes" if flooded
                       else f"{argv[0]} did not answer within {timeout:g} s")
     if code != 0:
@@ -68,7 +70,8 @@ def run_bounded(argv: list[str], timeout: float = TIMEOUT_S) -> tuple[str | None
     return out.decode("utf-8", "replace"), ""
 
 
-def _kill(proc: subprocess.Popen) -> None:
+def kill_group(proc: subprocess.Popen) -> None:
+    """Kill a child started in its own session, with everything it started; wait briefly."""
     try:
         if os.name == "posix":
             os.killpg(proc.pid, 9)
@@ -78,10 +81,8 @@ def _kill(proc: subprocess.Popen) -> None:
         pass
     try:
         proc.wait(timeout=2.0)
-    except subprocess.TimeoutExpired:  # stuck in the kernel: leave it
+    except subprocess.TimeoutExpired:  # uninterruptible (in the kernel driver): leave it
         pass
-    if proc.stdout:
-        proc.stdout.close()
 
 
 def encoders(listing: str) -> set[str]:

@@ -125,7 +125,9 @@ def _collect(proc: Any, out: list[str], err: list[str], start: float, timeout: f
         proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         timed_out = True
-        _kill(proc)
+        from h3doctor.host.ffmpeg import kill_group  # subprocess is imported only when a child runs
+
+        kill_group(proc)
     for t in threads:
         t.join(timeout=1.0)  # a process stuck in the driver may never close its pipes
     obs, done, pending, last = _parse(out)
@@ -144,22 +146,6 @@ def _collect(proc: Any, out: list[str], err: list[str], start: float, timeout: f
         run["hung_in"] = where
         run["detail"] = f"the probe child exited with code {proc.returncode} in {where}" + _tail(err)
     return obs, run
-
-
-def _kill(proc: Any) -> None:
-    import subprocess
-
-    try:
-        if os.name == "posix":
-            os.killpg(proc.pid, 9)
-        else:  # pragma: no cover
-            proc.kill()
-    except OSError:
-        pass
-    try:
-        proc.wait(timeout=2.0)
-    except subprocess.TimeoutExpired:  # uninterruptible (in the kernel driver): leave it
-        pass
 
 
 def _tail(err: list[str]) -> str:
