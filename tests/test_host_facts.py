@@ -31,11 +31,11 @@ def _tree(root, files):
 def test_cgroup_v2_tightest_cap_in_the_chain(tmp_path):
     _tree(tmp_path, {"proc/self/cgroup": "0::/job/step\n",
                      "sys/fs/cgroup/memory.max": "max\n",
-                     "sys/fs/cgroup/job/memory.max": f"{64 * GIB}\n",
-                     "sys/fs/cgroup/job/step/memory.max": f"{96 * GIB}\n",
-                     "sys/fs/cgroup/job/memory.current": f"{GIB}\n"})
+                     "sys/fs/cgroup/job/memory.max": f"{96 * GIB}\n",
+                     "sys/fs/cgroup/job/step/memory.max": f"{64 * GIB}\n",
+                     "sys/fs/cgroup/job/step/memory.current": f"{GIB}\n"})
     cap, usage, source, _ = system.cgroup_memory(str(tmp_path))
-    assert (cap, usage) == (64 * GIB, GIB) and source == "cgroup v2 /sys/fs/cgroup/job/memory.max"
+    assert (cap, usage) == (64 * GIB, GIB) and source == "cgroup v2 /sys/fs/cgroup/job/step/memory.max"
 
 
 def test_cgroup_v1_and_its_unlimited_sentinel(tmp_path):
