@@ -128,7 +128,7 @@ def _typer_parameter(opt):
                     type=str)
         default = None if opt.default is None else kind(opt.default)
     else:
-        kind, default = {"text": str, "int": int, "float": float}[opt.kind], opt.default
+        kind, default = {"text": str, "size": str, "int": int, "float": float}[opt.kind], opt.default
     if opt.repeatable:
         kind = List[kind]
     if default is None:

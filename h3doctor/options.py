@@ -19,7 +19,9 @@ SEVERITIES = ("error", "warning", "info")  # as engine/ruleset.py ranks them (te
 
 # kinds: "flag" (a switch, True when given), "text", "int", "float" (a value, converted as click
 # converts it: Python's int()/float()), "choice" (a value among `choices`)
-CONVERT = {"text": str, "int": int, "float": float, "choice": str}
+# "size" (a size as docker writes it, 64m/16g/2t: kept as text here, read by facts.size_gib when
+# the request is built, so both doors refuse a bad one with the same usage error)
+CONVERT = {"text": str, "int": int, "float": float, "choice": str, "size": str}
 
 
 @record(frozen=True)
@@ -28,7 +30,7 @@ class Option:
 
     name: str  # the parameter (cli.check's keyword, the key of parse()'s answer)
     flags: tuple[str, ...]  # every spelling, the first the one help shows first
-    kind: str  # "flag", "text", "int", "float" or "choice"
+    kind: str  # "flag", "text", "int", "float", "choice" or "size"
     help: str
     default: object = None
     choices: tuple[str, ...] = ()
@@ -77,10 +79,10 @@ CHECK_OPTIONS: tuple[Option, ...] = (
            hidden=True),
     Option("output_file", ("--output-file",), "text", "Write the report to this file instead of stdout."),
     # host facts for this check, over the profile's or the probe's (docs/host-facts.md)
-    Option("host_memory", ("--host-memory",), "text", "Host memory the launch can use (16g, 512g, 2t; a bare "
+    Option("host_memory", ("--host-memory",), "size", "Host memory the launch can use (16g, 512g, 2t; a bare "
            "number is GiB), over the profile's or the probe's."),
-    Option("shm", ("--shm",), "text", "Size of /dev/shm where it runs (64m, 16g), over the profile's or the probe's."),
-    Option("disk", ("--disk",), "text", "Free disk under the Hugging Face cache (500g, 2t), over the profile's or "
+    Option("shm", ("--shm",), "size", "Size of /dev/shm where it runs (64m, 16g), over the profile's or the probe's."),
+    Option("disk", ("--disk",), "size", "Free disk under the Hugging Face cache (500g, 2t), over the profile's or "
            "the probe's."),
 )
 

@@ -12,7 +12,7 @@ from h3doctor.check_args import check_request
 from h3doctor.options import CHECK_OPTIONS, Option, parse
 
 LAUNCH = ["sglang", "serve", "MiniMaxAI/MiniMax-H3", "--num-gpus", "4"]
-SAMPLE = {"text": "some-value", "int": "7", "float": "2.5"}
+SAMPLE = {"text": "some-value", "int": "7", "float": "2.5", "size": "16g"}
 
 
 def _written(opt: Option) -> list[list[str]]:
