@@ -44,6 +44,9 @@ def _profile(tmp_path, name: str, **facts) -> str:
         "flash_attn": "true",
         "fa_kernel": "true",
         "ffmpeg": "true",
+        # the host facts a complete profile states (unknown ones are cannot-verify warnings: H3D415, H3D613)
+        "shm_gib": 64,
+        "ffmpeg_encoders": "true",
     }
     base.update(facts)
     path = tmp_path / f"{name}.yaml"
