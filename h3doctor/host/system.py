@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 
+from h3doctor.digits import is_digits
 from h3doctor.errors import H3DoctorError
 from h3doctor.safeload import read_head
 
@@ -37,7 +38,7 @@ def _read_int(path: str) -> int | None:
     if text is None:
         return None
     text = text.strip()
-    return int(text) if text.isascii() and text.isdigit() else None
+    return int(text) if is_digits(text) else None
 
 
 def _own_cgroup(root: str) -> str:
