@@ -38,6 +38,7 @@ _PROFILE_KEYS: dict[str, tuple[type, ...]] = {
     "shm_gib": (int, float, type(None)),
     "disk_free_gib": (int, float, type(None)),
     "ffmpeg_encoders": (bool, type(None)),
+    "cgroup_memory_unlimited": (bool, type(None)),
 }
 
 # The host facts a profile states (`h3doctor profiles`, the report's "assumed:"), in that order; a
@@ -63,6 +64,8 @@ class HardwareFacts:
     shm_gib: float | None = None  # size of /dev/shm (Docker's default is 64 MiB)
     disk_free_gib: float | None = None  # free space under the Hugging Face cache the weights download to
     ffmpeg_encoders: bool | None = None  # the ffmpeg sglang encodes output with lists libx264 and aac
+    # /sys/fs/cgroup/memory.max says "max" or cannot be opened, as sglang's auto_tune.py reads it (H3D144)
+    cgroup_memory_unlimited: bool | None = None
     source: str = "profile"
     description: str = ""
     sources: dict[str, str] = field(default_factory=dict)
@@ -128,6 +131,7 @@ def facts_from_mapping(data: dict[str, Any], origin: str) -> HardwareFacts:
         shm_gib=data.get("shm_gib"),
         disk_free_gib=data.get("disk_free_gib"),
         ffmpeg_encoders=data.get("ffmpeg_encoders"),
+        cgroup_memory_unlimited=data.get("cgroup_memory_unlimited"),
         source=origin,
         description=data.get("description", ""),
         sources={k: origin for k in data},

@@ -175,3 +175,27 @@ def test_real_host_facts_on_this_machine():
     facts = system_facts(dict(os.environ))
     assert facts["cgroup_reason"] and facts["shm_reason"] and facts["disk_reason"]
     assert facts["disk_free"] is not None  # the HF cache or its parent is always on some disk
+
+
+@pytest.mark.parametrize("content, unlimited", [("max\n", True), (f"{120 * GIB}\n", False), (None, True)])
+def test_root_memory_max_read_as_sglang_reads_it(tmp_path, content, unlimited):
+    # sglang's auto_tune.py: the mount's own memory.max; "max" or no file at all is no limit
+    if content is not None:
+        _tree(tmp_path, {"sys/fs/cgroup/memory.max": content, "sys/fs/cgroup/job/memory.max": f"{GIB}\n"})
+    assert system.root_memory_max_unlimited(str(tmp_path))[0] is unlimited
+
+
+def test_root_memory_max_that_is_a_fifo_or_a_flood_is_unknown(tmp_path):
+    _tree(tmp_path, {"sys/fs/cgroup/memory.max": "max" + " " * 100_000})
+    assert system.root_memory_max_unlimited(str(tmp_path))[0] is None
+    os.remove(tmp_path / "sys/fs/cgroup/memory.max")
+    os.mkfifo(tmp_path / "sys/fs/cgroup/memory.max")  # sglang would block on it: not "no limit", unknown
+    assert system.root_memory_max_unlimited(str(tmp_path))[0] is None
+
+
+def test_the_probe_states_the_root_memory_max_with_its_source(tmp_path):
+    _tree(tmp_path, {"proc/self/cgroup": "0::/\n", "sys/fs/cgroup/memory.max": "max\n"})
+    host = system_facts({"PATH": str(tmp_path / "none"), "HOME": str(tmp_path)}, str(tmp_path))
+    r = build({}, {"outcome": "ok"}, host, {})
+    assert r.facts.cgroup_memory_unlimited is True
+    assert r.facts.sources["cgroup_memory_unlimited"] == "/sys/fs/cgroup/memory.max"

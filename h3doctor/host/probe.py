@@ -266,6 +266,7 @@ def system_facts(env: dict[str, str], root: str = "/") -> dict[str, Any]:
     from h3doctor.host import ffmpeg, system
 
     cap, usage, cap_source, cap_reason = system.cgroup_memory(root)
+    unlimited, unlimited_source, unlimited_reason = system.root_memory_max_unlimited(root)
     shm_size, shm_free, shm_source, shm_reason = system.shm(root)
     cache = system.hf_hub_cache(env)
     _disk_size, disk_free, disk_where, disk_reason = system.filesystem(cache)
@@ -274,6 +275,8 @@ def system_facts(env: dict[str, str], root: str = "/") -> dict[str, Any]:
     bundled = os.path.join(locations[0], "binaries") if locations else None
     return {
         "cgroup_limit": cap, "cgroup_usage": usage, "cgroup_source": cap_source, "cgroup_reason": cap_reason,
+        "cgroup_unlimited": unlimited, "cgroup_unlimited_source": unlimited_source,
+        "cgroup_unlimited_reason": unlimited_reason,
         "shm_size": shm_size, "shm_free": shm_free, "shm_source": shm_source, "shm_reason": shm_reason,
         "hf_cache": cache, "disk_free": disk_free, "disk_measured": disk_where, "disk_reason": disk_reason,
         "imageio_ffmpeg": spec is not None,

@@ -24,7 +24,7 @@ FA_MODULE = "sglang.multimodal_gen.runtime.layers.attention.backends.flash_attn"
 FA_MODULE_DEPS = ("sglang.kernels.ops.attention.flash_attention",)
 PROFILE_FACTS = ("platform", "device_name", "compute_capability", "gpu_count", "gpu_memory_gib", "gpu_free_gib",
                  "host_memory_gib", "flash_attn", "fa_kernel", "ffmpeg", "shares_host_memory",
-                 "shm_gib", "disk_free_gib", "ffmpeg_encoders")
+                 "shm_gib", "disk_free_gib", "ffmpeg_encoders", "cgroup_memory_unlimited")
 STATUSES = ("ok", "problem", "unknown", "n/a")
 
 
@@ -514,6 +514,7 @@ class _Builder:
             shm_gib=v.get("shm_gib"),
             disk_free_gib=v.get("disk_free_gib"),
             ffmpeg_encoders=v.get("ffmpeg_encoders"),
+            cgroup_memory_unlimited=v.get("cgroup_memory_unlimited"),
             source="probe" + (f" {cached}" if cached else ""),
             description=f"this host, probed: {what}",
             sources=sources,

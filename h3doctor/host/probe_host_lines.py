@@ -29,6 +29,9 @@ def host_lines(b: Any) -> None:
           f"free under {h.get('hf_cache')} (measured at {h.get('disk_measured')})" if disk is not None
           else f"{h.get('hf_cache')}: {h.get('disk_reason') or 'unread'}", "statvfs")
     _encoder_line(b, h)
+    unlimited = h.get("cgroup_unlimited")
+    b.add("cgroup_memory_unlimited", "cgroup memory.max", unlimited, "unknown" if unlimited is None else "ok",
+          h.get("cgroup_unlimited_reason") or "unread", h.get("cgroup_unlimited_source") or "/sys/fs/cgroup/memory.max")
 
 
 def _encoder_line(b: Any, h: dict[str, Any]) -> None:

@@ -9,6 +9,7 @@ why. Every path is joined under `root` ("/" on a real run) so the tests can hand
 from __future__ import annotations
 
 import os
+import stat
 
 from h3doctor.digits import is_digits
 from h3doctor.errors import H3DoctorError
@@ -91,6 +92,30 @@ def cgroup_memory(root: str = "/") -> tuple[int | None, int | None, str, str]:
     if not mounted:
         return None, None, "/sys/fs/cgroup", "no cgroup memory controller mounted"
     return None, None, "/sys/fs/cgroup", "no cgroup memory limit"
+
+
+ROOT_MEMORY_MAX = "sys/fs/cgroup/memory.max"
+
+
+def root_memory_max_unlimited(root: str = "/") -> tuple[bool | None, str, str]:
+    """(no limit?, source, reason) as sglang's auto_tune.py (0.5.20+) decides "this process has no
+    cgroup memory limit" for a device that shares host memory: the mount's own
+    /sys/fs/cgroup/memory.max (not this process's chain) reads "max", or cannot be opened at all
+    (sglang catches OSError as no limit). A file sglang would block on or that is no cgroup value
+    (a FIFO, a flood) is unknown: h3doctor does not wait on it, so it cannot say what sglang reads."""
+    path = os.path.join(root, ROOT_MEMORY_MAX)
+    source = "/" + ROOT_MEMORY_MAX
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return True, source, "cannot be opened: sglang counts that as no limit"
+    if stat.S_ISDIR(info.st_mode):
+        return True, source, "a directory: sglang's open fails, which it counts as no limit"
+    text = _read_small(path)  # None for a FIFO or a device: read_head refuses it rather than wait
+    if text is None or len(text) >= _SMALL:
+        return None, source, "not a cgroup value file h3doctor reads (not regular, unreadable or too long)"
+    value = text.strip()
+    return value == "max", source, f"reads {value[:40]!r}"
 
 
 def filesystem(path: str) -> tuple[int | None, int | None, str, str]:
