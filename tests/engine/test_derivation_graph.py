@@ -281,7 +281,7 @@ def test_lint_points_a_finding_on_a_derived_value_at_the_flags_its_derivation_de
     """lint's locations of findings that read only derived values come from `points_at` (the hand
     map it replaced, entry for entry), e.g. H3D910's workers-per-node at --num-gpus and --nnodes."""
     from h3doctor.engine.derivations.registry import flags_of
-    from h3doctor.lint.locate import Locator
+    from h3doctor.engine.locate import Locator
 
     assert flags_of(derivations.ORDER) == {
         "derived.local_gpus_needed": ("num_gpus", "nnodes"),

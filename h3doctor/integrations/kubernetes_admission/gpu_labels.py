@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from h3doctor.digits import is_digits
 from h3doctor.host.gpus import find_gpu
 
 GPU_PRODUCT_LABELS = ("nvidia.com/gpu.product", "cloud.google.com/gke-accelerator",
@@ -65,7 +66,7 @@ def catalog_name(value: str, memory_mib: str | None = None) -> str | None:
         return _EXACT[name]
     for prefix in _VENDOR_PREFIXES:
         name = name.removeprefix(prefix)
-    if memory_mib is not None and memory_mib.isascii() and memory_mib.isdigit() and len(memory_mib) < 8:
+    if memory_mib is not None and is_digits(memory_mib) and len(memory_mib) < 8:
         name = f"{name}-{round(int(memory_mib) / 1024)}GB"
     elif name in _AMBIGUOUS:
         return None

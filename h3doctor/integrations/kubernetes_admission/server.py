@@ -17,6 +17,7 @@ import ssl
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from h3doctor.digits import is_digits
 from h3doctor.integrations.kubernetes_admission.judge import Judge
 from h3doctor.integrations.kubernetes_admission.review import BadReview, answer
 
@@ -91,7 +92,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(415, {"error": "Content-Type must be application/json"})
             return
         length = self.headers.get("Content-Length")
-        if length is None or not length.isascii() or not length.isdigit():
+        if length is None or not is_digits(length):
             self._send(411, {"error": "a Content-Length is required"})
             return
         if int(length) > MAX_BODY:
