@@ -20,6 +20,7 @@ from h3doctor.sglang.platform import apply_platform_override
 from h3doctor.sglang.releases import Release, image_target
 from h3doctor.sglang.resolve import Resolver
 from h3doctor.sglang.server_args import config_for, diffusers_backend, family_of, server_args
+from h3doctor.unresolved import UNRESOLVED, has_mark
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
 if TYPE_CHECKING:
@@ -37,6 +38,49 @@ def evaluate_launch(tokens: list[str], hw: HardwareFacts, rules: RuleSet | list[
                     release: Release | None = None) -> Evaluation:
     rules = rule_set(rules)
     release = release or Release(table.sglang_version)  # built once: the resolver and every derivation read it
+
+    def resolve(argv: list[str]):
+        return _resolved(argv, hw, rules, table, env, intent, release)
+
+    if any(has_mark(t) for t in tokens):  # values the launch's file leaves to the shell: any value
+        from h3doctor.engine.unresolved import swept
+
+        (cmd, config, family, hw, env, resolver, args, key), ctx, _values = swept(tokens, table, env, resolve)
+        cmd = replace(cmd, tokens=list(tokens), args=list(tokens[cmd.prefix_len:]))  # the words as written
+    else:
+        (cmd, config, family, hw, env, resolver, args, key), ctx = resolve(tokens)
+    findings = []
+    unverified = rules.unverified(key, hw.platform, cmd.entry, table.sglang_version, _NEWEST)
+    ctx["release.unverified"] = unverified
+    ctx["release.unverified_text"] = "; ".join(unverified)
+    diffusers = bool(key) and diffusers_backend(args)
+    # an error in some of the values an unresolved flag was tried with is UNRESOLVED: not a stop
+    resolution_failed = ctx.get("events.resolution_error", UNRESOLVED) is not UNRESOLVED
+    for rule, condition in rules.applicable(key, hw.platform, cmd.entry, table.sglang_version):
+        if diffusers and rule.sglang_stage in _H3_PIPELINE_STAGES:
+            continue
+        if resolution_failed and rule.order > _RESOLUTION_ERROR_ORDER:
+            continue  # sglang stops where resolution failed; later rules would read half-resolved values
+        unknowns: set[str] = set()
+        verdict = condition(ctx, unknowns)
+        if verdict is False:
+            continue
+        # Unknown facts matter only when they decide the verdict: a condition already true on
+        # known facts is a plain finding, whatever else it could not read.
+        severity = rule.severity if verdict else "warning"
+        unknown = sorted(unknowns) if verdict is None else []
+        why = render(rule.why, ctx) if "{" in rule.why else ""
+        fix_note = render(rule.fix_note, ctx) if rule.fix_note and "{" in rule.fix_note else (rule.fix_note or "")
+        findings.append(Finding(rule, render(rule.message, ctx), severity, rule.order_for(key), tuple(unknown), why,
+                                _after_first(rule, ctx), fix_note, unknown_why(unknown, ctx)))
+    findings.sort(key=lambda f: (f.order, ctx.get(f.rule.position, 0) if f.rule.position else 0, f.rule.id))
+    effective = {k: ctx.get("args." + k, v) for k, v in resolver.args.items()} if resolver else {}
+    return Evaluation(cmd, family, hw, ctx, findings, config, effective)
+
+
+def _resolved(tokens: list[str], hw: HardwareFacts, rules: RuleSet, table: FlagTable, env: dict[str, str],
+              intent: dict[str, Any] | None, release: Release) -> tuple[tuple, dict[str, Any]]:
+    """Parse and resolve the launch as sglang would, and build the context the rules read."""
     cmd = parse_command(tokens, table)
     env = cmd.form.environment(env)
     hw = apply_platform_override(hw, env)
@@ -56,32 +100,7 @@ def evaluate_launch(tokens: list[str], hw: HardwareFacts, rules: RuleSet | list[
 
     reads = rules.reads(key, hw.platform, cmd.entry, table.sglang_version)  # what the applicable rules read
     ctx = build_context(cmd, config, family, hw, env, resolver, intent or {}, release, reads)
-    findings = []
-    unverified = rules.unverified(key, hw.platform, cmd.entry, table.sglang_version, _NEWEST)
-    ctx["release.unverified"] = unverified
-    ctx["release.unverified_text"] = "; ".join(unverified)
-    diffusers = bool(key) and diffusers_backend(args)
-    resolution_failed = "events.resolution_error" in ctx
-    for rule, condition in rules.applicable(key, hw.platform, cmd.entry, table.sglang_version):
-        if diffusers and rule.sglang_stage in _H3_PIPELINE_STAGES:
-            continue
-        if resolution_failed and rule.order > _RESOLUTION_ERROR_ORDER:
-            continue  # sglang stops where resolution failed; later rules would read half-resolved values
-        unknowns: set[str] = set()
-        verdict = condition(ctx, unknowns)
-        if verdict is False:
-            continue
-        # Unknown facts matter only when they decide the verdict: a condition already true on
-        # known facts is a plain finding, whatever else it could not read.
-        severity = rule.severity if verdict else "warning"
-        unknown = sorted(unknowns) if verdict is None else []
-        why = render(rule.why, ctx) if "{" in rule.why else ""
-        fix_note = render(rule.fix_note, ctx) if rule.fix_note and "{" in rule.fix_note else (rule.fix_note or "")
-        findings.append(Finding(rule, render(rule.message, ctx), severity, rule.order_for(key), tuple(unknown), why,
-                                _after_first(rule, ctx), fix_note, unknown_why(unknown, ctx)))
-    findings.sort(key=lambda f: (f.order, ctx.get(f.rule.position, 0) if f.rule.position else 0, f.rule.id))
-    effective = dict(resolver.args) if resolver else {}
-    return Evaluation(cmd, family, hw, ctx, findings, config, effective)
+    return (cmd, config, family, hw, env, resolver, args, key), ctx
 
 
 def unknown_why(unknown: list[str], ctx: dict[str, Any]) -> str:
@@ -101,7 +120,10 @@ def unknown_why(unknown: list[str], ctx: dict[str, Any]) -> str:
         else:
             reason = "it depends on whether the text encoder is folded over the GPUs, which their unknown P2P topology decides"
         said.append(f"the memory estimate is not certain here: {reason}")
-    others = [u for u in unknown if not u.startswith(("hw.", "derived.memory."))]
+    unresolved = [u for u in unknown if ctx.get(u) is UNRESOLVED]
+    if unresolved:  # what the launch's file leaves to the shell (engine/unresolved.py)
+        said.append(f"it depends on {ctx.get('unresolved.words')}, known only when the launch runs")
+    others = [u for u in unknown if not u.startswith(("hw.", "derived.memory.")) and u not in unresolved]
     if others:
         said.append(f"not known: {', '.join(others)}")
     return "; ".join(said)

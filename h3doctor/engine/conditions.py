@@ -6,13 +6,16 @@ evaluator imports nothing and costs microseconds per rule (see benchmarks/README
 vocabulary is what sglang's checks need: comparisons, membership, divisibility, and/all/any/not.
 
 Logic is three-valued: a leaf that reads an unknown hardware fact (`hw.*` is None) is UNKNOWN,
-and a rule whose condition is UNKNOWN yields a "cannot verify" finding instead of passing.
+and a rule whose condition is UNKNOWN yields a "cannot verify" finding instead of passing. So is
+a leaf reading a value a launch's file leaves to the shell (`unresolved.UNRESOLVED`, any path).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+
+from h3doctor.unresolved import UNRESOLVED
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
 if TYPE_CHECKING:
@@ -104,8 +107,9 @@ def evaluate(cond: Mapping[str, Any], context: Mapping[str, Any], unknowns: set[
     else:
         right = cond.get("value")
         refs = [path]
-    missing = [p for p in refs if _is_fact(p) and lookup(context, p) is None]
-    if missing and cond["op"] not in ("is_null", "not_null"):
+    unresolved = [p for p in refs if lookup(context, p) is UNRESOLVED]  # any value: unknown, null tests too
+    missing = unresolved or [p for p in refs if _is_fact(p) and lookup(context, p) is None]
+    if unresolved or (missing and cond["op"] not in ("is_null", "not_null")):
         if unknowns is not None:
             unknowns.update(missing)
         return UNKNOWN
@@ -161,6 +165,10 @@ def compile_condition(cond: Mapping[str, Any]) -> Compiled:
     checks_unknown = bool(facts) and op not in ("is_null", "not_null")
 
     def leaf(context, unknowns):
+        if context.get(path) is UNRESOLVED or (ref is not None and context.get(ref) is UNRESOLVED):
+            if unknowns is not None:  # a value the launch's file leaves to the shell: any value
+                unknowns.update(p for p in (path, ref) if p is not None and context.get(p) is UNRESOLVED)
+            return UNKNOWN
         if checks_unknown:
             missing = [p for p in facts if context.get(p) is None]
             if missing:
