@@ -34,7 +34,7 @@ def checked_launches(line: str) -> list[list[str]]:
     """The simple commands of `line` that the hook's functions cannot see and that are sglang launches,
     each as the words `check` reads (`command` and its `-p` left out: it only skips functions). The
     line is read by h3doctor's own shell reader (inputs/launch.py), never evaluated; an expansion
-    stays in its word as written, behind EXPANSION. Unsupported when the line cannot be read."""
+    stays in its word as written, marked (h3doctor/unresolved.py). Unsupported when the line cannot be read."""
     from h3doctor.inputs.launch import shell_commands
 
     launches = []
@@ -92,8 +92,9 @@ def _check(words: list[str]) -> int:
 
 
 def judge(line: str) -> int:
-    from h3doctor.inputs.launch import EXPANSION, Unsupported
+    from h3doctor.inputs.launch import Unsupported
     from h3doctor.launch.hook import interrupted_statuses
+    from h3doctor.unresolved import MARK, has_mark
 
     try:
         launches = checked_launches(line)
@@ -101,9 +102,9 @@ def judge(line: str) -> int:
         _say(f"h3doctor could not read this line ({_shown(str(exc))}); launching sglang anyway")
         return 0
     for words in launches:
-        expanded = [w for w in words if EXPANSION in w]
+        expanded = [w for w in words if has_mark(w)]
         if expanded:
-            shown = expanded[0].split(EXPANSION, 1)[1]
+            shown = expanded[0].split(MARK, 1)[1]
             _say(f"h3doctor could not verify this launch: the shell expands {_shown(shown)} only when it runs",
                  "h3doctor failed (exit 2); launching sglang anyway")
             continue

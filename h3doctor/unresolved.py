@@ -9,12 +9,12 @@ In the check's context such a value is `UNRESOLVED`, which the condition languag
 
 from __future__ import annotations
 
-MARK = "\x00$"  # NUL never occurs in a word a shell passes on (argv is C strings)
+MARK = "\x00"  # NUL never occurs in a word a shell passes on (argv is C strings)
 
 
 def marked(expansion: str) -> str:
     """The expansion `$PORT` / `${PORT}` / `$(hostname)` as written, marked as unresolved."""
-    return MARK + expansion.lstrip("$")
+    return MARK + expansion
 
 
 def has_mark(word: str) -> bool:
@@ -23,7 +23,7 @@ def has_mark(word: str) -> bool:
 
 def as_written(word: str) -> str:
     """The word as the file writes it (`$PORT`), for messages and corrected commands."""
-    return word.replace(MARK, "$")
+    return word.replace(MARK, "")
 
 
 class _Unresolved:
@@ -38,3 +38,10 @@ class _Unresolved:
 
 
 UNRESOLVED = _Unresolved()
+
+
+def command_text(argv: list[str]) -> str:
+    """The command as a bash line: a marked word in double quotes, so its expansion stays one."""
+    from h3doctor.shellwords import join
+
+    return " ".join('"' + as_written(w).replace('"', '\\"') + '"' if has_mark(w) else join([w]) for w in argv)

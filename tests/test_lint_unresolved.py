@@ -49,3 +49,35 @@ def test_a_word_deciding_the_flag_set_is_not_judged_at_that_word(engine, argv, w
     with pytest.raises(NotJudged) as caught:
         unresolved_values(argv, engine[1])
     assert caught.value.word == word
+
+
+def _lint_fixture(monkeypatch, name: str) -> dict:
+    import json
+    from pathlib import Path
+
+    from h3doctor.lint.run import LintOptions, lint
+    from h3doctor.output.formats import render
+
+    monkeypatch.chdir(Path(__file__).parent / "fixtures" / "repo")
+    code, report, _notes = lint([name], LintOptions())
+    data = json.loads(render("lint", "json", report))
+    data["exit_code"] = code
+    return data
+
+
+def test_the_fixture_scripts_expansions_are_judged_where_they_reach_sglang(monkeypatch):
+    data = _lint_fixture(monkeypatch, "scripts/serve-node.sh")
+    by_line: dict[int, list[dict]] = {}
+    for f in data["findings"]:
+        by_line.setdefault(f["line"], []).append(f)
+    # the docker words' $HOME/$HF_TOKEN/$USER, `echo … $(hostname)` and MODEL= resolved: judged, failing
+    assert {f["rule"] for f in by_line[12] if f["severity"] == "error"} >= {"H3D228"}
+    assert not {ln for ln in by_line if ln < 12}
+    # --tp-size "${H3_TP}": the rules reading it cannot verify, none calls it failing
+    assert by_line[14] and all(f["cannot_verify"] and f["severity"] == "warning" for f in by_line[14])
+    # $EXTRA_FLAGS: the flag set is not known, a located note, never a silent pass
+    assert [(f["rule"], f["col"]) for f in by_line[16]] == [("H3DL002", 36)]
+    assert data["exit_code"] == 1
+    launch = data["files"][0]["launches"][0]
+    assert launch["argv"][7] == "$HOME/.cache/huggingface:/root/.cache/huggingface"
+    assert '--port "$PORT"' in launch["results"][0]["corrected_command"]

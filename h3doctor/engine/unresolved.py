@@ -113,6 +113,8 @@ def swept(tokens: list[str], table: FlagTable, env: dict[str, str],
     value's resolution, and the context with what depends on the unresolved values UNRESOLVED."""
     values = unresolved_values(tokens, table, env)
     per_word = {n: tries(dest, table) for n, dest in values.items()}
+    if not per_word:  # marked words sglang does not read (a container's -v "$HOME/…"): they do not matter
+        return (*resolve(tokens), values)
     rounds = max(len(v) for v in per_word.values())
     first, contexts = None, []
     for r in range(rounds):

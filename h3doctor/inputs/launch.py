@@ -18,6 +18,7 @@ from typing import Any
 from h3doctor.digits import is_digits
 from h3doctor.located import Document, Pos
 from h3doctor.sglang.container_run import SHELLS
+from h3doctor.unresolved import marked
 
 
 def rule_matches(pattern: str, rule_id: str) -> bool:
@@ -94,14 +95,11 @@ _NON_BLANK = re.compile(r"[^ \t\r]+")
 Word = tuple[str, int, int]  # the word as the shell reads it, and its [start, end) offsets in the text
 
 
-SCRIPT_ARGS = "\0$@"  # the word `"$@"` (the script's own arguments), with script_args=True
-# With keep_expansions=True, each expansion the shell makes when it runs is kept in its word as
-# written, behind this mark (no word a shell passes on can hold a NUL): `--revision \0$(git …)`.
-EXPANSION = "\0"
+SCRIPT_ARGS = marked("$@")  # the word `"$@"` (the script's own arguments), with script_args=True
 
 
-def shell_commands(text: str, *, script_args: bool = False, variables: Mapping[str, str | None] | None = None,
-                   keep_expansions: bool = False) -> list[list[Word]]:
+def shell_commands(text: str, *, script_args: bool = False,
+                   variables: Mapping[str, str | None] | None = None, keep_expansions: bool = False) -> list[list[Word]]:
     """The simple commands of a shell text (split at unquoted newlines, `|`, `&&`, `;`, ...), each
     as its words with offsets. A redirection (`> log`, `2>&1`) ends the words of its command.
 
@@ -112,13 +110,17 @@ def shell_commands(text: str, *, script_args: bool = False, variables: Mapping[s
     With `variables`, `$NAME` and `${NAME}` of a name it binds are its value (a task file's own
     environment); a name it lacks, or binds to None (declared, given only when it runs), raises
     Unsupported naming it, as does an unquoted value the shell would split or glob.
-    With `keep_expansions`, an expansion (`$NAME`, `${…}`, `$(…)`, backquotes) is no error: it stays
-    in its word as written, behind EXPANSION (the command-line hook reads a typed line so).
+    With `keep_expansions`, an expansion it cannot give a value (`$HOME`, `$(hostname)`, backquotes,
+    a name `variables` lacks) is no error: it is kept in its word as written, marked
+    (h3doctor/unresolved.py); whether it matters is decided by where it stands in the launch, not
+    here (lint's scripts, the command-line hook's typed line).
     """
     commands: list[list[Word]] = []
     i = 0
+    if keep_expansions:
+        variables = _Marking(variables or {})
     while i <= len(text):
-        words, stop = _scan(text, i, script_args, variables, keep_expansions)
+        words, stop = _scan(text, i, script_args, variables)
         if words:
             commands.append(words)
         if stop >= len(text):
@@ -162,10 +164,39 @@ _VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_
 _SPLIT_OR_GLOB = re.compile(r"[\s*?\[]")
 
 
+class _Marking(dict):
+    """The variables of `shell_commands(keep_expansions=True)`: what they do not give is marked, not refused."""
+
+
+def _expansion_end(text: str, i: int) -> int:
+    """The offset after the expansion at `text[i]` (`$NAME`, `${…}`, `$(…)`, `$((…))`, a backtick
+    command, `$1`, `$?`); nested parentheses and braces counted, quotes inside not read."""
+    if text[i] == "`":
+        close = text.find("`", i + 1)
+        return len(text) if close < 0 else close + 1
+    m = _VARIABLE.match(text, i)
+    if m:
+        return m.end()
+    if i + 1 < len(text) and text[i + 1] in "({":
+        pair = {"(": ")", "{": "}"}[text[i + 1]]
+        depth, j = 0, i + 1
+        while j < len(text):
+            depth += text[j] == text[i + 1]
+            depth -= text[j] == pair
+            j += 1
+            if depth == 0:
+                return j
+        return len(text)
+    return min(i + 2, len(text))  # $1, $?, $#, $$
+
+
 def _variable(text: str, i: int, variables: Mapping[str, str | None] | None, quoted: bool) -> tuple[str, int]:
     """The value of the `$NAME` / `${NAME}` at `text[i]` and the offset after it; Unsupported when
-    it is another expansion or its value is not known here."""
+    it is another expansion or its value is not known here (marked, with `_Marking` variables)."""
     m = _VARIABLE.match(text, i) if variables is not None else None
+    if isinstance(variables, _Marking) and (m is None or variables.get(m.group(1) or m.group(2)) is None):
+        end = _expansion_end(text, i)
+        return marked(text[i:end]), end
     if m is None:
         raise Unsupported(f"shell expansion in {text[i:i + 8]!r}")
     name = m.group(1) or m.group(2)
@@ -178,8 +209,8 @@ def _variable(text: str, i: int, variables: Mapping[str, str | None] | None, quo
     return value, m.end()
 
 
-def _scan(text: str, i: int, script_args: bool = False, variables: Mapping[str, str | None] | None = None,
-          keep_expansions: bool = False) -> tuple[list[Word], int]:
+def _scan(text: str, i: int, script_args: bool = False,
+          variables: Mapping[str, str | None] | None = None) -> tuple[list[Word], int]:
     if _PLAIN_TEXT.fullmatch(text, i):
         return [(m.group(), m.start(), m.end()) for m in _NON_BLANK.finditer(text, i)], len(text)
     words: list[Word] = []
@@ -226,12 +257,9 @@ def _scan(text: str, i: int, script_args: bool = False, variables: Mapping[str, 
                             buf.append(text[j + 1])
                         j += 2
                         continue
-                    if text[j] == "$" and variables is not None:
+                    if (text[j] == "$" and variables is not None) or (text[j] == "`" and isinstance(variables, _Marking)):
                         value, j = _variable(text, j, variables, quoted=True)
                         buf.append(value)
-                        continue
-                    if text[j] in "$`" and keep_expansions:
-                        j = _expansion(text, j, buf)
                         continue
                     if text[j] in "$`":
                         raise Unsupported(f"shell expansion in {text[word_start:j + 8]!r}")
@@ -240,11 +268,9 @@ def _scan(text: str, i: int, script_args: bool = False, variables: Mapping[str, 
                 if j >= end:
                     raise Unsupported("unterminated double quote")
                 i = j + 1
-            elif c == "$" and variables is not None:
+            elif (c == "$" and variables is not None) or (c == "`" and isinstance(variables, _Marking)):
                 value, i = _variable(text, i, variables, quoted=False)
                 buf.append(value)
-            elif c in "$`" and keep_expansions:
-                i = _expansion(text, i, buf)
             elif c in "$`":
                 raise Unsupported(f"shell expansion in {text[word_start:i + 8]!r}")
             else:  # a run of plain characters at once (a 1 MiB launch is 1M characters)
@@ -253,30 +279,6 @@ def _scan(text: str, i: int, script_args: bool = False, variables: Mapping[str, 
                 i = run.end()
         words.append(("".join(buf), word_start, i))
     return words, i
-
-
-_PARAMETER = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*|.)?")  # $NAME, $1, $?, or a lone $
-
-
-def _expansion(text: str, i: int, buf: list[str]) -> int:
-    """Keep the expansion at text[i] (`$NAME`, `${…}`, `$(…)`, `$((…))`, `` `…` ``) in buf as written,
-    behind EXPANSION; the offset after it."""
-    if text[i] == "`":
-        end = text.find("`", i + 1)
-        end = len(text) if end < 0 else end + 1
-    elif text.startswith(("$(", "${"), i):
-        opening = text[i + 1]
-        closing = ")" if opening == "(" else "}"
-        depth, end = 0, i + 1
-        while end < len(text):
-            depth += (text[end] == opening) - (text[end] == closing)
-            end += 1
-            if depth == 0:
-                break
-    else:
-        end = _PARAMETER.match(text, i).end()
-    buf.append(EXPANSION + text[i:end])
-    return end
 
 
 _WRAPPERS = {"exec", "nohup", "time", "command", "stdbuf", "taskset", "numactl"}

@@ -35,6 +35,7 @@ from h3doctor.located import Pos
 from h3doctor.safeload import OutsideRepository
 from h3doctor.sglang.container_run import is_container_run
 from h3doctor.sglang.launch_forms import read_launch_form
+from h3doctor.shellwords import is_assignment
 
 
 # the POSIX family whose syntax the reader models; not csh/tcsh or fish, whose syntax differs
@@ -92,14 +93,21 @@ def _read_lf(path: str, text: str, variables: dict[str, str | None] | None) -> t
     launches: list[Launch] = []
     notes: list[Note] = []
     exported: dict[str, str] = {}
+    # what `$NAME` is: assigned so far, in file order. A task file's own environment (`variables`:
+    # Slurm, SkyPilot) is the whole of what its script sees, so there a name it lacks stays refused.
+    marking = variables is None
+    known: dict[str, str | None] = dict(variables or {})
     for _number, (line_base, line) in _logical_lines(text):
-        for base, words in _commands(path, line_base, line, lines, notes, variables):
+        for base, words in _commands(path, line_base, line, lines, notes, known, marking):
             texts = [w for w, _s, _e in words]
-            if texts and texts[0] == "export":
-                for word in texts[1:]:
+            if texts and (texts[0] == "export" or all(is_assignment(t) for t in texts)):
+                for word in texts[1:] if texts[0] == "export" else texts:
                     name, eq, value = word.partition("=")
                     if eq:
-                        exported[name] = value
+                        if marking:
+                            known[name] = value
+                        if texts[0] == "export":
+                            exported[name] = value
                 continue
             if is_container_run(texts):
                 launch = _container_launch(path, words, base, lines, exported, notes)
@@ -128,20 +136,21 @@ def _read_lf(path: str, text: str, variables: dict[str, str | None] | None) -> t
     return launches, notes
 
 
-def _commands(path: str, base: int, line: str, lines: Lines, notes: list[Note], variables=None):
+def _commands(path: str, base: int, line: str, lines: Lines, notes: list[Note], variables=None, marking=False):
     """(offset, words) of each simple command of a logical line. A line the word splitter does not
     model (an expansion somewhere) is split at its unquoted `;`, `&&`, `||`, `|` and each part read
     on its own: `cd "$APP" && exec sglang serve ...` is judged; a part that still is not
     understood and mentions sglang is reported."""
     try:
-        return [(base, words) for words in shell_commands(line, script_args=True, variables=variables)]
+        return [(base, words) for words in shell_commands(line, script_args=True, variables=variables, keep_expansions=marking)]
     except Unsupported as exc:
         first = exc
     out = []
     parts = _top_level_parts(line)
     for start, part in parts if len(parts) > 1 else ():
         try:
-            out += [(base + start, words) for words in shell_commands(part, script_args=True, variables=variables)]
+            out += [(base + start, words)
+                    for words in shell_commands(part, script_args=True, variables=variables, keep_expansions=marking)]
         except Unsupported as exc:
             if _may_launch(part):
                 notes.append(Note(path, lines.pos(base + start), f"not understood ({exc}); this launch is not judged"))

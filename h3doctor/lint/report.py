@@ -10,6 +10,7 @@ from h3doctor.engine.ruleset import Rule
 from h3doctor.lint.session import LintRun
 from h3doctor.output.rule_meta import rule_meta
 from h3doctor.output.verdict import verdict
+from h3doctor.unresolved import as_written, command_text
 
 LINT_SCHEMA_VERSION = 1
 
@@ -24,13 +25,13 @@ def build(run: LintRun, *, sglang_version: str) -> dict[str, Any]:
             results = [lr for lr in f.results if lr.launch is launch]
             launches.append({
                 "label": launch.label, "kind": launch.kind, "line": launch.pos.line, "col": launch.pos.col,
-                "argv": launch.tokens, "gpu_count": launch.gpu_count, "image": launch.image,
+                "argv": [as_written(t) for t in launch.tokens], "gpu_count": launch.gpu_count, "image": launch.image,
                 "results": [{"target": lr.target, "hardware": lr.hardware.description,
                              "sglang_version": lr.result.evaluation.context.get("release.version"),
                              "sglang_version_source": lr.result.evaluation.context.get("release.source"),
                              "verdict": verdict(lr.records, run.fail_on),
-                             "fix_status": lr.result.fix_status, "corrected_argv": lr.result.corrected_argv,
-                             "corrected_command": lr.result.corrected_command} for lr in results],
+                             "fix_status": lr.result.fix_status, **_corrected(lr.result.corrected_argv)}
+                            for lr in results],
             })
         files.append({"path": f.path, "kind": f.kind, "launches": launches})
     return {
@@ -86,3 +87,10 @@ def _derivations_markdown(rules: list[Rule]) -> list[str]:
         rules_text = ", ".join(f"[{i}](#{i.lower()})" for i in readers[d.name]) or "no rule (read by h3doctor's output)"
         out.append(f"- `{d.name}`: " + ", ".join(f"`{p}`" for p in d.paths) + f"; read by {rules_text}")
     return out
+
+
+def _corrected(argv: list[str] | None) -> dict[str, Any]:
+    """The corrected command as the file would write it: a value left to the shell as its expansion."""
+    if argv is None:
+        return {"corrected_argv": None, "corrected_command": None}
+    return {"corrected_argv": [as_written(w) for w in argv], "corrected_command": command_text(argv)}

@@ -19,6 +19,7 @@ from h3doctor.digits import is_digits
 from h3doctor.engine.check import check
 from h3doctor.engine.results import CheckResult
 from h3doctor.engine.ruleset import load_rules
+from h3doctor.engine.unresolved import NotJudged, unresolved_values
 from h3doctor.errors import UsageError
 from h3doctor.record import replace
 from h3doctor.facts import HardwareFacts
@@ -39,6 +40,7 @@ from h3doctor.output.verdict import failing
 from h3doctor.safeload import LoadError, OutsideRepository, confined, named_from
 from h3doctor.sglang import releases
 from h3doctor.sglang.flagtable import DEFAULT_SGLANG_VERSION, FlagTable, load_flag_table
+from h3doctor.unresolved import has_mark
 
 # A real script or manifest holds a few launches; judging one costs ~1 ms and a few KB per target,
 # so 10,000 (under the 1 MiB input limit) took 16 s and 187 MB. Past this many the rest of a file is
@@ -170,6 +172,19 @@ class LintSession:
             return None
         return other_model(list(launch.tokens), table)
 
+    def not_judged(self, launch: Launch) -> NotJudged | None:
+        """Why a launch with words its file leaves to the shell cannot be judged (engine/unresolved.py)."""
+        if not any(has_mark(t) for t in launch.tokens):
+            return None
+        try:
+            unresolved_values(list(launch.tokens), self.table_for(self.release_for(launch).table_version),
+                              dict(launch.env))
+        except NotJudged as exc:
+            return exc
+        except UsageError:  # an unreadable launch or release is the checks' to report
+            return None
+        return None
+
     def held_rules(self, launch: Launch, inline: dict[int, list[Suppression]], select: tuple[str, ...],
                    ignore: tuple[str, ...]) -> frozenset[str]:
         """The rules whose findings in this launch are not the fixer's to touch: not selected,
@@ -235,6 +250,13 @@ class LintSession:
                 out.holds.append(hold)
                 records.append(_notice("H3DL020", f"{launch.label}: not judged: {why}", path, launch.pos,
                                        launch=launch.label, input_kind=launch.kind))
+                continue
+            unread = self.not_judged(launch)
+            if unread is not None:  # a word the shell computes decides what the launch is: noted, never passed
+                out.holds.append(hold)
+                records.append(_notice("H3DL002", f"{launch.label}: {unread.message}", path,
+                                       launch.token_pos[unread.word] if unread.word < len(launch.token_pos)
+                                       else launch.pos, launch=launch.label, input_kind=launch.kind))
                 continue
             targets = self.targets_for(launch)
             if not targets:
