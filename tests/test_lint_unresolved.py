@@ -81,3 +81,11 @@ def test_the_fixture_scripts_expansions_are_judged_where_they_reach_sglang(monke
     launch = data["files"][0]["launches"][0]
     assert launch["argv"][7] == "$HOME/.cache/huggingface:/root/.cache/huggingface"
     assert '--port "$PORT"' in launch["results"][0]["corrected_command"]
+
+
+def test_the_flags_own_value_is_unresolved_even_where_nothing_derived_differs(engine):
+    from h3doctor.unresolved import UNRESOLVED
+
+    rules, table, hw = engine
+    ev = check(H3 + ["--port", marked("$PORT")], hw, rules, table, {}).evaluation
+    assert ev.context["args.port"] is UNRESOLVED and ev.context["args.tp_size"] is not UNRESOLVED
