@@ -18,7 +18,7 @@ from typing import Any
 from h3doctor.digits import is_digits
 from h3doctor.located import Document, Pos
 from h3doctor.sglang.container_run import SHELLS
-from h3doctor.unresolved import marked
+from h3doctor.unresolved import as_written, marked
 
 
 def rule_matches(pattern: str, rule_id: str) -> bool:
@@ -347,6 +347,7 @@ def unread_launch(words: list[str]) -> str | None:
     """Why a command the launch reader found no launch in may still start sglang, or None: a word
     names sglang's launch (`eval "sglang serve …"`, `torchrun -m sglang.launch_server`, `sudo -E
     sglang serve`), or its program is computed (`$S serve …`). lint notes it, never passes it."""
+    words = [as_written(w) for w in words]  # an expansion the reader kept (h3doctor/unresolved.py) as written
     if not words or os.path.basename(words[0]) in _SAYS_ONLY:
         return None
     if _UNREAD.match(words[0]) and len(words) > 1 and words[1] in ("serve", "generate"):
