@@ -89,3 +89,19 @@ def test_the_flags_own_value_is_unresolved_even_where_nothing_derived_differs(en
     rules, table, hw = engine
     ev = check(H3 + ["--port", marked("$PORT")], hw, rules, table, {}).evaluation
     assert ev.context["args.port"] is UNRESOLVED and ev.context["args.tp_size"] is not UNRESOLVED
+
+
+@pytest.mark.parametrize("text,variables,words", [
+    ('sglang serve --port "$PORT" --revision `git rev-parse HEAD`', None,
+     ["sglang", "serve", "--port", marked("$PORT"), "--revision", marked("`git rev-parse HEAD`")]),
+    ('sglang serve --model-path "$MODEL" --tp "${TP}" --x "a$(hostname)b"', {"MODEL": "M"},
+     ["sglang", "serve", "--model-path", "M", "--tp", marked("${TP}"), "--x", "a" + marked("$(hostname)") + "b"]),
+])
+def test_the_one_shell_reader_marks_what_it_cannot_give_a_value_one_way(text, variables, words):
+    """lint's scripts and the command-line hook's typed line are read by one reader that marks an
+    expansion it cannot give a value with unresolved.marked (one spelling: the engine, lint and the
+    hook read the same mark); an expansion it can give a value is that value."""
+    from h3doctor.inputs.launch import shell_commands
+
+    [command] = shell_commands(text, variables=variables, keep_expansions=True)
+    assert [w for w, _start, _end in command] == words

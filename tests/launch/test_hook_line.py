@@ -13,6 +13,7 @@ import time
 import pytest
 
 from h3doctor.cli_hook_line import checked_launches
+from h3doctor.unresolved import marked
 from test_hook import CLEAN, FAILING, INTERACTIVE, LOAD, PROFILE, STATUS, Terminal, shell, stub  # noqa: F401
 
 DIFFUSION = "-m sglang.multimodal_gen.runtime.launch_server --model-path MiniMaxAI/MiniMax-H3 --num-gpus 4"
@@ -161,7 +162,8 @@ def test_a_hostile_line_runs_nothing_and_a_word_the_shell_expands_is_not_verifie
     """The line is data: its substitutions are never run by h3doctor, and a launch holding one is
     said to be unverified (the shell gives it its value only when it runs), not judged clean."""
     line = f"exec sglang {CLEAN_LINE} --revision $(touch pwned) `touch pwned2` \"$(touch pwned3)\""
-    assert checked_launches(line)[0][-4:] == ["--revision", "\0$(touch pwned)", "\0`touch pwned2`", "\0$(touch pwned3)"]
+    assert checked_launches(line)[0][-4:] == ["--revision", marked("$(touch pwned)"), marked("`touch pwned2`"),
+                                                 marked("$(touch pwned3)")]
     proc = subprocess.run([sys.executable, "-m", "h3doctor", "hook-line", "--", line], capture_output=True, text=True,
                           cwd=tmp_path, env={**os.environ, "H3DOCTOR_HOOK_ARGS": PROFILE}, timeout=60)
     assert proc.returncode == 0
