@@ -105,3 +105,75 @@ def test_the_one_shell_reader_marks_what_it_cannot_give_a_value_one_way(text, va
 
     [command] = shell_commands(text, variables=variables, keep_expansions=True)
     assert [w for w, _start, _end in command] == words
+
+
+def test_the_fixture_kubernetes_script_and_env_are_judged_where_they_reach_sglang(monkeypatch):
+    """deploy/k8s/h3-scripted.yaml: a `bash -c` script whose `echo … $(hostname)`, `${USER:-root}`
+    and `--token "$HF_TOKEN"` (a Secret) do not reach sglang; `$H3_MODEL` from the repository's
+    ConfigMap (envFrom) and `$(H3_TP)` (configMapKeyRef) resolved from h3-env.yaml beside it;
+    `$PORT` from a Secret is any value. The sidecar's `$(SIDECAR_TP)` may come from a Secret's
+    envFrom: any value, its rules cannot verify."""
+    data = _lint_fixture(monkeypatch, "deploy/k8s/h3-scripted.yaml")
+    server, sidecar = data["files"][0]["launches"]
+    assert server["argv"] == ["sglang", "serve", "--model-path", "MiniMaxAI/MiniMax-H3", "--tp-size", "3",
+                              "--port", "$PORT", "--num-gpus", "4"]
+    assert '--port "$PORT"' in server["results"][0]["corrected_command"]
+    errors = {(f["rule"], f["line"]) for f in data["findings"] if f["severity"] == "error"}
+    assert ("H3D515", 18) in errors  # TP 3 from the ConfigMap: judged, failing
+    assert sidecar["argv"][5] == "$(SIDECAR_TP)"
+    sidecar_findings = [f for f in data["findings"] if f["line"] >= 37]
+    assert sidecar_findings and all(f["cannot_verify"] and f["severity"] == "warning" for f in sidecar_findings)
+    assert data["exit_code"] == 1
+
+
+def _manifest(env: str, args: str, configmap: str = "") -> str:
+    return (configmap + "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n    - name: s\n"
+            "      image: lmsysorg/sglang:v0.5.23\n      command: [sglang, serve]\n"
+            f"      args: [--model-path, MiniMaxAI/MiniMax-H3, --num-gpus, '4', {args}]\n"
+            f"      env: {env}\n      resources: {{limits: {{nvidia.com/gpu: 4}}}}\n")
+
+
+def _tp_word(tmp_path, text: str, sibling: str | None = None) -> str:
+    from h3doctor.inputs.kubernetes import read_manifests
+    from h3doctor.located import load_file
+    from h3doctor.safeload import confined
+
+    (tmp_path / "pod.yaml").write_text(text)
+    if sibling is not None:
+        (tmp_path / "cm.yaml").write_text(sibling)
+    with confined((str(tmp_path),), (str(tmp_path / "pod.yaml"),)):
+        [launch], _notes = read_manifests(load_file(str(tmp_path / "pod.yaml"), multi=True), text)
+    return launch.tokens[launch.tokens.index("--tp-size") + 1]
+
+
+CM = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: knobs}\ndata: {TP: '8'}\n"
+
+
+@pytest.mark.parametrize("env,sibling,word", [
+    ("[{name: TP, value: '2'}]", None, "2"),
+    ("[{name: TP, valueFrom: {configMapKeyRef: {name: knobs, key: TP}}}]", CM, "8"),  # the repository's ConfigMap
+    ("[{name: TP, valueFrom: {configMapKeyRef: {name: knobs, key: TP}}}]", None, marked("$(TP)")),  # the cluster's
+    ("[{name: TP, valueFrom: {secretKeyRef: {name: s, key: tp}}}]", CM, marked("$(TP)")),
+    ("[{name: TP, valueFrom: {fieldRef: {fieldPath: metadata.name}}}]", None, marked("$(TP)")),
+    ("[]", CM, "$(TP)"),  # defined nowhere: the kubelet leaves it as written, and sglang is given that
+])
+def test_a_kubernetes_variable_is_resolved_where_the_repository_holds_it_else_unknown(tmp_path, env, sibling, word):
+    assert _tp_word(tmp_path, _manifest(env, "--tp-size, $(TP)"), sibling) == word
+
+
+def test_envfrom_resolves_from_the_repositorys_configmap_and_a_source_it_lacks_makes_others_unknown(tmp_path):
+    from_cm = "[]\n      envFrom: [{configMapRef: {name: knobs}, prefix: H3_}]"
+    assert _tp_word(tmp_path, _manifest(from_cm, "--tp-size, $(H3_TP)"), CM) == "8"
+    from_secret = "[]\n      envFrom: [{secretRef: {name: s}}]"
+    assert _tp_word(tmp_path, _manifest(from_secret, "--tp-size, $(H3_TP)"), CM) == marked("$(H3_TP)")
+
+
+def test_a_configmap_beside_the_manifest_is_not_read_through_a_link_out_of_the_repository(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "cm.yaml").write_text(CM)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "cm.yaml").symlink_to(outside / "cm.yaml")
+    env = "[{name: TP, valueFrom: {configMapKeyRef: {name: knobs, key: TP}}}]"
+    assert _tp_word(repo, _manifest(env, "--tp-size, $(TP)")) == marked("$(TP)")

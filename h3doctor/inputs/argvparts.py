@@ -20,6 +20,8 @@ from h3doctor.inputs.launch import (
     shell_commands,
 )
 from h3doctor.located import Document, Pos
+from h3doctor.shellwords import is_assignment
+from h3doctor.unresolved import as_written
 
 @dataclass(frozen=True)
 class _Word:
@@ -103,10 +105,29 @@ def _segments(words: list[_Word]) -> list[Segment]:
     return segments
 
 
+def _script_commands(text: str, env: dict[str, str]) -> list[list[tuple[str, int, int]]]:
+    """The script's commands as its shell reads them: `$NAME` of the container's environment or of
+    an assignment in the script (its last, in file order) is its value; any other expansion is
+    kept marked (h3doctor/unresolved.py), judged where it reaches sglang."""
+    assigned: dict[str, str] = {}
+    for words in shell_commands(text, variables=env, keep_expansions=True):
+        texts = [w for w, _s, _e in words]
+        if texts and (texts[0] == "export" or all(is_assignment(t) for t in texts)):
+            for word in texts[1:] if texts[0] == "export" else texts:
+                name, eq, value = word.partition("=")
+                if eq:
+                    assigned[name] = value
+    if not assigned:
+        return shell_commands(text, variables=env, keep_expansions=True)
+    return shell_commands(text, variables={**env, **assigned}, keep_expansions=True)
+
+
 def _script_launches(script: _Word, ctx: Context, notes: list[Note]) -> list[Launch]:
     doc, path = ctx.doc, script.path
     try:
-        commands = shell_commands(script.text)
+        # the text as the kubelet hands it to the shell: a `$(VAR)` it could not give stays `$(VAR)`,
+        # which the shell reads as an expansion (so the words' offsets are the text's)
+        commands = _script_commands(as_written(script.text), ctx.env)
     except Unsupported as exc:
         if mentions_sglang(script.text):
             notes.append(Note(doc.origin, doc.pos(path), f"{ctx.label}: not understood ({exc}); not judged"))

@@ -7,9 +7,13 @@ A LeaderWorkerSet runs `size` pods per group, one sglang node each: its controll
 container `LWS_GROUP_SIZE` and `LWS_WORKER_INDEX` (0 for the leader; a worker is judged as worker
 1), which `$(VAR)` expands; a launch whose `--nnodes` is not the group's size is named (H3DL002).
 
-A container's words are `command` + `args` (`$(VAR)` expanded from its literal `env`, as the
-kubelet does), its environment the literal `env` values, and the GPUs it is granted
-`resources.limits["nvidia.com/gpu"]` (or `amd.com/gpu`). Helm templates are not rendered: a
+A container's words are `command` + `args` (`$(VAR)` expanded from its environment, as the
+kubelet does), its environment its `env` and `envFrom` (a ConfigMap's values where the repository
+holds it: inputs/configmaps.py), and the GPUs it is granted `resources.limits["nvidia.com/gpu"]`
+(or `amd.com/gpu`). A variable whose value only the cluster gives (a Secret, a field, a ConfigMap
+the repository does not hold) is unknown: `$(VAR)` of it is a marked word (h3doctor/unresolved.py),
+judged as "any value" where it reaches sglang; `$(VAR)` of a variable defined nowhere stays as
+written, as the kubelet leaves it. Helm templates are not rendered: a
 document with `{{ }}` is reported, not guessed at.
 """
 
@@ -20,8 +24,10 @@ from typing import Any
 
 from h3doctor.digits import is_digits
 from h3doctor.inputs.argvparts import Context, launches_from_parts
+from h3doctor.inputs.configmaps import repository_configmaps
 from h3doctor.inputs.launch import Launch, Note
 from h3doctor.located import Document
+from h3doctor.unresolved import has_mark, marked
 
 _POD_SPEC_ITSELF = "\0pod-spec"  # an object that is a pod spec (a template's), read in place
 _POD_SPEC = {
@@ -50,10 +56,11 @@ def is_manifest(data: Any) -> bool:
 def read_manifests(docs: list[Document], text: str) -> tuple[list[Launch], list[Note]]:
     launches: list[Launch] = []
     notes: list[Note] = []
+    configmaps = repository_configmaps(docs) if "configMap" in text else {}
     for doc in docs:
         if not is_manifest(doc.data):
             continue
-        _read_object(doc, doc.data, (), launches, notes)
+        _read_object(doc, doc.data, (), launches, notes, configmaps=configmaps)
     if "{{" in text and not launches:
         notes.append(Note(docs[0].origin, docs[0].start, "Helm template syntax ({{ }}): render the chart first "
                                                           "(helm template); not judged"))
@@ -69,22 +76,23 @@ def _get(data: Any, path: tuple) -> Any:
 
 
 def _read_object(doc: Document, obj: dict[str, Any], base: tuple, launches: list[Launch], notes: list[Note],
-                 owner: str | None = None, given_env: dict[str, str] | None = None) -> None:
+                 owner: str | None = None, given_env: dict[str, str] | None = None,
+                 configmaps: dict[str, dict[str, str]] | None = None) -> None:
     kind = obj.get("kind")
     name = _get(obj, ("metadata", "name")) or "?"
     if kind == "List":
         for i, item in enumerate(obj.get("items") or []):
             if isinstance(item, dict):
-                _read_object(doc, item, base + ("items", i), launches, notes)
+                _read_object(doc, item, base + ("items", i), launches, notes, configmaps=configmaps)
         return
     if kind == "LeaderWorkerSet":
-        _read_group(doc, obj, base, launches, notes)
+        _read_group(doc, obj, base, launches, notes, configmaps)
         return
     worker_path = _WORKER_SPECS.get(kind)
     worker = _get(obj, worker_path) if worker_path else None
     if isinstance(worker, dict):
         _read_object(doc, {**worker, "kind": _POD_SPEC_ITSELF}, base + worker_path, launches, notes,
-                     f"{kind}/{name} workerSpec")
+                     f"{kind}/{name} workerSpec", configmaps=configmaps)
     spec_path = _POD_SPEC.get(kind)
     if spec_path is None:
         return  # Services, ConfigMaps, ...: no containers
@@ -97,22 +105,22 @@ def _read_object(doc: Document, obj: dict[str, Any], base: tuple, launches: list
                 continue
             path = base + spec_path + (group, i)
             label = f"{owner or f'{kind}/{name}'} container {container.get('name', i)}"
-            env, env_notes = _env(container.get("env"))
-            env = {**(given_env or {}), **env}
-            for var in env_notes:
-                notes.append(Note(doc.origin, doc.pos(path + ("env",)),
-                                  f"{label}: {var} comes from valueFrom; its value is not known here"))
+            env, open_sources = _env(container, configmaps or {})
+            given = given_env or {}
+            # a LeaderWorkerSet's index read back from the pod's label (valueFrom) is the one it gives
+            env = {**given, **{k: v for k, v in env.items() if k not in given or not has_mark(v)}}
             parts = []
             for key in ("command", "args"):
                 value = container.get(key)
                 if isinstance(value, list):
-                    parts.append((path + (key,), [_expand(str(v), env) for v in value]))
+                    parts.append((path + (key,), [_expand(str(v), env, open_sources) for v in value]))
             found = launches_from_parts(parts, Context(doc, "kubernetes", label, env, _gpus(container),
                                                         _image(container.get("image")), path + ("image",)), notes)
             launches.extend(found)
 
 
-def _read_group(doc: Document, obj: dict[str, Any], base: tuple, launches: list[Launch], notes: list[Note]) -> None:
+def _read_group(doc: Document, obj: dict[str, Any], base: tuple, launches: list[Launch], notes: list[Note],
+                configmaps: dict[str, dict[str, str]]) -> None:
     name = _get(obj, ("metadata", "name")) or "?"
     group_path = ("spec", "leaderWorkerTemplate")
     group = _get(obj, group_path)
@@ -132,7 +140,7 @@ def _read_group(doc: Document, obj: dict[str, Any], base: tuple, launches: list[
         env = {"LWS_WORKER_INDEX": index, **({"LWS_GROUP_SIZE": str(size)} if size else {})}
         before = len(launches)
         _read_object(doc, {**spec, "kind": _POD_SPEC_ITSELF}, base + group_path + (key, "spec"), launches, notes,
-                     f"LeaderWorkerSet/{name} {role}", env)
+                     f"LeaderWorkerSet/{name} {role}", env, configmaps)
         for launch in launches[before:]:
             nnodes = _option(launch.tokens, "--nnodes") or "1"
             if size is not None and nnodes != str(size):
@@ -154,25 +162,51 @@ def _image(value: Any) -> str | None:
     return value if isinstance(value, str) and value.strip() else None
 
 
-def _env(items: Any) -> tuple[dict[str, str], list[str]]:
+def _env(container: dict[str, Any], configmaps: dict[str, dict[str, str]]) -> tuple[dict[str, str], bool]:
+    """The container's environment as the kubelet builds it (`envFrom` first, `env` over it), and
+    whether some `envFrom` source is not in the repository (any other name may come from it).
+    A value only the cluster gives is marked (`$(NAME)`): known only when the launch runs."""
     env: dict[str, str] = {}
-    from_elsewhere: list[str] = []
-    for item in items or []:
+    open_sources = False
+    for source in container.get("envFrom") or []:
+        if not isinstance(source, dict):
+            continue
+        ref = source.get("configMapRef")
+        data = configmaps.get(ref.get("name")) if isinstance(ref, dict) else None
+        if data is None:  # a Secret, or a ConfigMap the repository does not hold
+            open_sources = True
+            continue
+        prefix = source.get("prefix") if isinstance(source.get("prefix"), str) else ""
+        env.update({prefix + k: v for k, v in data.items()})
+    for item in container.get("env") or []:
         if not isinstance(item, dict) or not isinstance(item.get("name"), str):
             continue
+        name = item["name"]
         if "value" in item:
             value = item["value"]
-            env[item["name"]] = "" if value is None else (str(value).lower() if isinstance(value, bool) else str(value))
-        elif "valueFrom" in item and item["name"].startswith(("SGLANG_", "CUDA_")):
-            from_elsewhere.append(item["name"])
-    return env, from_elsewhere
+            env[name] = "" if value is None else (str(value).lower() if isinstance(value, bool) else str(value))
+        elif "valueFrom" in item:
+            env[name] = _value_from(name, item["valueFrom"], configmaps)
+    return env, open_sources
 
 
-def _expand(word: str, env: dict[str, str]) -> str:
-    """The kubelet's `$(VAR)` expansion: defined variables are replaced, `$$` is a literal `$`."""
+def _value_from(name: str, source: Any, configmaps: dict[str, dict[str, str]]) -> str:
+    ref = source.get("configMapKeyRef") if isinstance(source, dict) else None
+    if isinstance(ref, dict):
+        value = configmaps.get(ref.get("name"), {}).get(ref.get("key"))
+        if value is not None:
+            return value
+    return marked(f"$({name})")
+
+
+def _expand(word: str, env: dict[str, str], open_sources: bool = False) -> str:
+    """The kubelet's `$(VAR)` expansion: defined variables are replaced, `$$` is a literal `$`, a
+    variable defined nowhere stays as written (unknown where an `envFrom` source is not known)."""
     def sub(m: re.Match) -> str:
         if m.group(0) == "$$":
             return "$"
+        if m.group(1) not in env and open_sources:
+            return marked(m.group(0))
         return env.get(m.group(1), m.group(0))
 
     return _VAR.sub(sub, word)

@@ -18,7 +18,7 @@ from typing import Any
 from h3doctor.digits import is_digits
 from h3doctor.located import Document, Pos
 from h3doctor.sglang.container_run import SHELLS
-from h3doctor.unresolved import as_written, marked
+from h3doctor.unresolved import as_written, has_mark, marked
 
 
 def rule_matches(pattern: str, rule_id: str) -> bool:
@@ -190,12 +190,16 @@ def _expansion_end(text: str, i: int) -> int:
     return min(i + 2, len(text))  # $1, $?, $#, $$
 
 
+def _known(value: str | None) -> bool:
+    return value is not None and not has_mark(value)
+
+
 def _variable(text: str, i: int, variables: Mapping[str, str | None] | None, quoted: bool) -> tuple[str, int]:
     """The value of the `$NAME` / `${NAME}` at `text[i]` and the offset after it; Unsupported when
     it is another expansion or its value is not known here (marked, with `_Marking` variables)."""
     m = _VARIABLE.match(text, i) if variables is not None else None
-    if isinstance(variables, _Marking) and (m is None or variables.get(m.group(1) or m.group(2)) is None):
-        end = _expansion_end(text, i)
+    if isinstance(variables, _Marking) and (m is None or not _known(variables.get(m.group(1) or m.group(2)))):
+        end = _expansion_end(text, i)  # kept as written: `$PORT` of a Secret stays `$PORT`, not its stand-in
         return marked(text[i:end]), end
     if m is None:
         raise Unsupported(f"shell expansion in {text[i:i + 8]!r}")
