@@ -177,3 +177,59 @@ def test_a_configmap_beside_the_manifest_is_not_read_through_a_link_out_of_the_r
     (repo / "cm.yaml").symlink_to(outside / "cm.yaml")
     env = "[{name: TP, valueFrom: {configMapKeyRef: {name: knobs, key: TP}}}]"
     assert _tp_word(repo, _manifest(env, "--tp-size, $(TP)")) == marked("$(TP)")
+
+
+def test_the_fixture_compose_services_expansions_are_judged_where_they_reach_sglang(monkeypatch):
+    """deploy/compose.yaml: h3-tuned's `sh -c` script reads `$$H3_TP` (the container's `$H3_TP`)
+    from `environment:` (3: judged, failing); `${H3_PORT:-30000}` is compose's, from the host:
+    any value; `${HOME}` in a volume and `${HF_TOKEN}` do not reach sglang. h3-flags' list word
+    `${H3_ULYSSES}` is any value: its rules cannot verify, none is an error."""
+    data = _lint_fixture(monkeypatch, "deploy/compose.yaml")
+    _plain, tuned, flags = data["files"][0]["launches"]
+    assert tuned["argv"][-4:] == ["--tp-size", "3", "--port", "${H3_PORT:-30000}"]
+    assert {(f["rule"], f["line"]) for f in data["findings"] if f["severity"] == "error"} >= {("H3D515", 20)}
+    assert flags["argv"][-1] == "${H3_ULYSSES}"
+    on_flags = [f for f in data["findings"] if f["line"] == 29]
+    assert on_flags and all(f["cannot_verify"] and f["severity"] == "warning" for f in on_flags)
+
+
+def test_the_fixture_dockerfiles_shell_form_cmd_reads_the_stages_env(monkeypatch):
+    """docker/Dockerfile: a shell-form CMD's `$H3_MODEL`/`$H3_TP` are the stage's ENV (TP 3: judged,
+    failing), `$PORT` (given at run time) is any value, the `echo … $BUILD_SHA $(hostname)` does
+    not reach sglang."""
+    data = _lint_fixture(monkeypatch, "docker/Dockerfile")
+    [launch] = data["files"][0]["launches"]
+    assert launch["argv"] == ["sglang", "serve", "--model-path", "MiniMaxAI/MiniMax-H3", "--tp-size", "3",
+                              "--num-gpus", "4", "--port", "$PORT"]
+    assert {(f["rule"], f["line"]) for f in data["findings"] if f["severity"] == "error"} >= {("H3D515", 8)}
+    assert data["exit_code"] == 1
+
+
+def test_a_compose_interpolation_in_a_script_is_the_hosts_not_the_containers(tmp_path):
+    """`${TP}` in a compose `sh -c` script is compose's (the host's TP), not `environment: TP`:
+    unknown, never the container's value; `$$TP` is the container's."""
+    from h3doctor.inputs.compose import read_compose
+    from h3doctor.located import load_file
+
+    def tp(script: str) -> str:
+        (tmp_path / "compose.yaml").write_text(
+            "services:\n  s:\n    image: lmsysorg/sglang:v0.5.23\n    environment: {TP: '3'}\n"
+            f"    command: [sh, -c, 'exec sglang serve MiniMaxAI/MiniMax-H3 --tp-size {script}']\n")
+        [launch], _notes = read_compose(load_file(str(tmp_path / "compose.yaml"))[0])
+        return launch.tokens[-1]
+
+    assert tp("$$TP") == "3"
+    assert tp("${TP}") == marked("${TP}")
+
+
+def test_a_compose_environment_value_is_interpolated_from_the_host(tmp_path):
+    """`environment: {SGLANG_X: ${X}}` gives the container the host's X: unknown (a variable sglang
+    reads: the launch is not judged), never the text `${X}`."""
+    from h3doctor.inputs.compose import read_compose
+    from h3doctor.located import load_file
+
+    (tmp_path / "compose.yaml").write_text(
+        "services:\n  s:\n    image: lmsysorg/sglang:v0.5.23\n    environment: {SGLANG_X: '${X}', KEPT: 'a$$b'}\n"
+        "    command: [sglang, serve, MiniMaxAI/MiniMax-H3]\n")
+    [launch], _notes = read_compose(load_file(str(tmp_path / "compose.yaml"))[0])
+    assert (launch.env["SGLANG_X"], launch.env["KEPT"]) == (marked("${X}"), "a$b")

@@ -7,6 +7,7 @@ at its line and column and `lint --fix` edits the list (or the string) in place.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from h3doctor.inputs.launch import (
@@ -17,11 +18,11 @@ from h3doctor.inputs.launch import (
     is_shell_c,
     launch_start,
     mentions_sglang,
+    script_commands,
     shell_commands,
 )
 from h3doctor.located import Document, Pos
-from h3doctor.shellwords import is_assignment
-from h3doctor.unresolved import as_written
+from h3doctor.unresolved import MARK, as_written
 
 @dataclass(frozen=True)
 class _Word:
@@ -58,7 +59,7 @@ def launches_from_parts(parts: list[tuple[tuple, object]], ctx: Context, notes: 
                 words.append(_Word(item if isinstance(item, str) else str(item), "list", path + (i,), (i, i + 1)))
         elif isinstance(value, str):
             try:
-                commands = shell_commands(value)
+                commands = shell_commands(value, keep_expansions=True)
             except Unsupported as exc:
                 if mentions_sglang(value):
                     notes.append(Note(ctx.doc.origin, ctx.doc.pos(path), f"{ctx.label}: not understood ({exc}); not judged"))
@@ -105,21 +106,14 @@ def _segments(words: list[_Word]) -> list[Segment]:
     return segments
 
 
-def _script_commands(text: str, env: dict[str, str]) -> list[list[tuple[str, int, int]]]:
-    """The script's commands as its shell reads them: `$NAME` of the container's environment or of
-    an assignment in the script (its last, in file order) is its value; any other expansion is
-    kept marked (h3doctor/unresolved.py), judged where it reaches sglang."""
-    assigned: dict[str, str] = {}
-    for words in shell_commands(text, variables=env, keep_expansions=True):
-        texts = [w for w, _s, _e in words]
-        if texts and (texts[0] == "export" or all(is_assignment(t) for t in texts)):
-            for word in texts[1:] if texts[0] == "export" else texts:
-                name, eq, value = word.partition("=")
-                if eq:
-                    assigned[name] = value
-    if not assigned:
-        return shell_commands(text, variables=env, keep_expansions=True)
-    return shell_commands(text, variables={**env, **assigned}, keep_expansions=True)
+_MARKED_NAME = re.compile(re.escape(MARK) + r"\$[({]?([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _unshadowed(text: str, env: dict[str, str]) -> dict[str, str]:
+    """The container's environment less the names an earlier layer left unknown in the script's
+    text (compose's `${TP}` is the host's TP, not the container's): the shell reads them unknown."""
+    unknown = set(_MARKED_NAME.findall(text))
+    return {k: v for k, v in env.items() if k not in unknown} if unknown else env
 
 
 def _script_launches(script: _Word, ctx: Context, notes: list[Note]) -> list[Launch]:
@@ -127,7 +121,7 @@ def _script_launches(script: _Word, ctx: Context, notes: list[Note]) -> list[Lau
     try:
         # the text as the kubelet hands it to the shell: a `$(VAR)` it could not give stays `$(VAR)`,
         # which the shell reads as an expansion (so the words' offsets are the text's)
-        commands = _script_commands(as_written(script.text), ctx.env)
+        commands = script_commands(as_written(script.text), _unshadowed(script.text, ctx.env))
     except Unsupported as exc:
         if mentions_sglang(script.text):
             notes.append(Note(doc.origin, doc.pos(path), f"{ctx.label}: not understood ({exc}); not judged"))

@@ -3,17 +3,23 @@ strings of shell words), its `environment` (mapping or `KEY=value` list), and th
 device reservations grant (`deploy.resources.reservations.devices` with the `gpu` capability:
 `count`, `device_ids`; `count: all` leaves the number to the target).
 
-Variable interpolation (`${VAR}`) needs the `.env` file and the shell: such a command is
-reported as not understood, not guessed at.
+Compose interpolates `$VAR` / `${VAR…}` from the shell and `.env` of the machine running it: such a
+word is kept marked (h3doctor/unresolved.py), "any value" where it reaches sglang; `$$` is a
+literal `$`, so a `sh -c` script's `$$TP` is the container's `$TP`, read from `environment:`.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from h3doctor.inputs.argvparts import Context, launches_from_parts
 from h3doctor.inputs.launch import Launch, Note
 from h3doctor.located import Document
+from h3doctor.unresolved import marked
+
+# compose's interpolation: `$$`, `${…}` (defaults and errors inside), `$NAME`
+_INTERPOLATION = re.compile(r"\$\$|\$\{[^}]*\}?|\$[A-Za-z_][A-Za-z0-9_]*")
 
 
 def is_compose(data: Any, filename: str) -> bool:
@@ -31,11 +37,24 @@ def read_compose(doc: Document) -> tuple[list[Launch], list[Note]]:
             continue
         label = f"service {name}"
         base = ("services", name)
-        parts = [(base + (key,), service[key]) for key in ("entrypoint", "command") if isinstance(service.get(key), (list, str))]
+        parts = [(base + (key,), _interpolated(service[key])) for key in ("entrypoint", "command")
+                 if isinstance(service.get(key), (list, str))]
         image = service.get("image") if isinstance(service.get("image"), str) and service.get("image") else None
         ctx = Context(doc, "compose", label, _environment(service.get("environment")), _gpus(service), image, base + ("image",))
         launches.extend(launches_from_parts(parts, ctx, notes))
     return launches, notes
+
+
+def _interpolated(value: list | str) -> list | str:
+    """A list's words as compose hands them on; a string is read by the shell word reader, which
+    keeps its expansions marked itself."""
+    if isinstance(value, str):
+        return value
+    return [_interpolate(str(v)) for v in value]
+
+
+def _interpolate(text: str) -> str:
+    return _INTERPOLATION.sub(lambda m: "$" if m.group() == "$$" else marked(m.group()), text)
 
 
 def _environment(value: Any) -> dict[str, str]:
@@ -43,12 +62,12 @@ def _environment(value: Any) -> dict[str, str]:
     if isinstance(value, dict):
         for k, v in value.items():
             if v is not None:
-                env[str(k)] = str(v).lower() if isinstance(v, bool) else str(v)
+                env[str(k)] = str(v).lower() if isinstance(v, bool) else _interpolate(str(v))
     elif isinstance(value, list):
         for item in value:
             if isinstance(item, str) and "=" in item:
                 k, _, v = item.partition("=")
-                env[k] = v
+                env[k] = _interpolate(v)
     return env
 
 

@@ -25,7 +25,7 @@ from h3doctor.inputs.launch import (
     is_shell_c,
     launch_start,
     mentions_sglang,
-    shell_commands,
+    script_commands,
 )
 from h3doctor.inputs.shell import Lines
 
@@ -165,8 +165,8 @@ def _launch(path: str, words: list[tuple[str, tuple[int, int]]], stage: _Stage, 
 
 def _script(path: str, script: _Text, stage: _Stage, pos, notes: list[Note], *,
             shell_form: bool) -> tuple[list[Launch], list[Note]]:
-    try:
-        commands = shell_commands(script.text)
+    try:  # the shell of the container: the stage's ENV is its environment (ARG is not)
+        commands = script_commands(script.text, stage.env)
     except Unsupported as exc:
         if mentions_sglang(script.text):
             notes.append(Note(path, pos(script.offsets[0]), f"not understood ({exc}); this launch is not judged"))

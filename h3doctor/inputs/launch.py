@@ -18,6 +18,7 @@ from typing import Any
 from h3doctor.digits import is_digits
 from h3doctor.located import Document, Pos
 from h3doctor.sglang.container_run import SHELLS
+from h3doctor.shellwords import is_assignment
 from h3doctor.unresolved import as_written, has_mark, marked
 
 
@@ -127,6 +128,23 @@ def shell_commands(text: str, *, script_args: bool = False,
             break
         i = _skip_redirection(text, stop, words)
     return commands
+
+
+def script_commands(text: str, env: Mapping[str, str]) -> list[list[Word]]:
+    """The script's commands as its shell reads them: `$NAME` of the container's environment or of
+    an assignment in the script (its last, in file order) is its value; any other expansion is
+    kept marked (h3doctor/unresolved.py), judged where it reaches sglang."""
+    assigned: dict[str, str] = {}
+    for words in shell_commands(text, variables=env, keep_expansions=True):
+        texts = [w for w, _s, _e in words]
+        if texts and (texts[0] == "export" or all(is_assignment(t) for t in texts)):
+            for word in texts[1:] if texts[0] == "export" else texts:
+                name, eq, value = word.partition("=")
+                if eq:
+                    assigned[name] = value
+    if not assigned:
+        return shell_commands(text, variables=env, keep_expansions=True)
+    return shell_commands(text, variables={**env, **assigned}, keep_expansions=True)
 
 
 def shell_words(text: str) -> list[Word]:

@@ -89,7 +89,9 @@ def test_findings_are_sorted_by_file_line_and_column_in_every_format(tmp_path, m
 
 
 def _at(report: dict, file: str, rule: str) -> tuple[int, int]:
-    [f] = [f for f in report["findings"] if f["file"] == file and f["rule"] == rule]
+    # the finding that fails: a rule that cannot verify another launch's value left to the shell
+    # (compose's h3-flags) is not the one located here
+    [f] = [f for f in report["findings"] if f["file"] == file and f["rule"] == rule and not f["cannot_verify"]]
     return f["line"], f["col"]
 
 
@@ -280,7 +282,7 @@ def test_the_fixture_repository_holds_every_file_kind(tmp_path, monkeypatch):
     _code, out = _lint(repo, monkeypatch, ".", hidden, format="json")
     kinds = {f["path"]: f["kind"] for f in json.loads(out)["files"]}
     assert {k for k in kinds.values() if k} == {"recipe", "sglang-config", "kubernetes", "compose", "shell", "markdown",
-                                             "notebook"}
+                                             "notebook", "dockerfile"}
     # what is not a launch is there, read and skipped: each with what used to fail lint
     for name, mark in ((hidden, "\non: "), ("mkdocs.yml", "!!python/name:"), ("infra/stack.yaml", "!Sub "),
                        ("infra/stack.yaml", "!Ref "), ("docs/errors.yaml", "404: "), ("deploy/chart/Chart.yaml", "apiVersion: v2"),
