@@ -117,6 +117,34 @@ def resolve_named(path: str) -> str:
     return os.path.join(_NAMED_FROM[-1], path)
 
 
+_MOUNTED: list[dict[str, tuple[str, str]]] = []  # a stack: container path -> (text, where the repository holds it)
+
+
+class mounted:
+    """`with mounted(files):` a path a launch names that its deployment mounts from the repository
+    (a Kubernetes ConfigMap key at a container path) is that text, read from the repository, never
+    looked up on this machine; `files` maps the container path to (text, its origin)."""
+
+    def __init__(self, files: dict[str, tuple[str, str]]) -> None:
+        self.files = files
+
+    def __enter__(self) -> "mounted":
+        _MOUNTED.append(self.files)
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        _MOUNTED.pop()
+
+
+def mounted_file(path: str) -> tuple[str, str] | None:
+    """(text, origin) of the mounted file `path` names, or None."""
+    if not _MOUNTED or not _MOUNTED[-1] or not path.startswith("/"):
+        return None
+    import posixpath
+
+    return _MOUNTED[-1].get(posixpath.normpath(path))
+
+
 def outside_roots(path: Any, *, named: bool = True, from_file: bool = False) -> bool:
     """Whether a `confined` block is active and `path` leaves its roots: where the path, every link
     in it resolved, lies outside every root; and a path an input names (`named`: a --config, an

@@ -233,3 +233,33 @@ def test_a_compose_environment_value_is_interpolated_from_the_host(tmp_path):
         "    command: [sglang, serve, MiniMaxAI/MiniMax-H3]\n")
     [launch], _notes = read_compose(load_file(str(tmp_path / "compose.yaml"))[0])
     assert (launch.env["SGLANG_X"], launch.env["KEPT"]) == (marked("${X}"), "a$b")
+
+
+def test_the_fixture_config_mounted_from_a_configmap_is_read_from_the_configmap(monkeypatch):
+    """deploy/k8s/h3-mounted.yaml: `--config /etc/h3/server.yaml`, a ConfigMap key the pod mounts
+    at /etc/h3, is read from the ConfigMap in the repository (its tp_size 3 judged, failing), not
+    looked up on the machine lint runs on (issue 30 item 5)."""
+    data = _lint_fixture(monkeypatch, "deploy/k8s/h3-mounted.yaml")
+    rules = {f["rule"] for f in data["findings"]}
+    assert "H3D515" in rules and not rules & {"H3D031", "H3DL006"}
+    assert data["exit_code"] == 1
+
+
+@pytest.mark.parametrize("volume,mount,files", [
+    ("{configMap: {name: knobs}}", "{mountPath: /etc/h3/}", {"/etc/h3/s.yaml": "tp_size: 3\n", "/etc/h3/TP": "8"}),
+    ("{configMap: {name: knobs, items: [{key: s.yaml, path: conf/server.yaml}]}}", "{mountPath: /etc/h3}",
+     {"/etc/h3/conf/server.yaml": "tp_size: 3\n"}),
+    ("{configMap: {name: knobs}}", "{mountPath: /srv/server.yaml, subPath: s.yaml}", {"/srv/server.yaml": "tp_size: 3\n"}),
+    ("{configMap: {name: elsewhere}}", "{mountPath: /etc/h3}", {}),  # only the cluster holds it
+    ("{secret: {secretName: knobs}}", "{mountPath: /etc/h3}", {}),
+])
+def test_a_configmap_volume_is_laid_out_as_the_kubelet_lays_it_out(volume, mount, files):
+    from h3doctor.inputs.configmaps import ConfigMaps
+    from h3doctor.inputs.kubernetes import _mounts
+    from h3doctor.safeload import load_yaml
+
+    maps = ConfigMaps()
+    maps["knobs"], maps.origin["knobs"] = {"s.yaml": "tp_size: 3\n", "TP": "8"}, "cm.yaml"
+    container = load_yaml(f"volumeMounts: [{{name: v, {mount[1:-1]}}}]", origin="t")
+    volumes = load_yaml(f"[{{name: v, {volume[1:-1]}}}]", origin="t")
+    assert {path: text for path, (text, _where) in _mounts(container, volumes, maps).items()} == files

@@ -43,6 +43,7 @@ class Context:
     gpu_count: int | None
     image: str | None = None  # the container's image (its tag is the release)
     image_path: tuple | None = None  # the YAML path of its `image:` value
+    mounts: dict[str, tuple[str, str]] | None = None  # files mounted from the repository (Launch.mounts)
 
     @property
     def image_pos(self) -> Pos | None:
@@ -83,7 +84,7 @@ def launches_from_parts(parts: list[tuple[tuple, object]], ctx: Context, notes: 
     launch = Launch(
         path=ctx.doc.origin, kind=ctx.kind, label=ctx.label, tokens=[w.text for w in mine],
         pos=ctx.doc.pos(mine[0].path), env={**ctx.env, **prefix_env}, doc=ctx.doc, gpu_count=ctx.gpu_count, image=ctx.image,
-        image_pos=ctx.image_pos,
+        image_pos=ctx.image_pos, mounts=dict(ctx.mounts or {}),
         token_pos=[_word_pos(ctx.doc, w) for w in mine],
     )
     launch.segments = _segments(mine)
@@ -136,7 +137,7 @@ def _script_launches(script: _Word, ctx: Context, notes: list[Note]) -> list[Lau
         out.append(Launch(
             path=doc.origin, kind=ctx.kind, label=ctx.label, tokens=[w for w, _s, _e in mine],
             pos=doc.offset_pos(path, mine[0][1]), env={**ctx.env, **prefix_env}, doc=doc, gpu_count=ctx.gpu_count, image=ctx.image,
-            image_pos=ctx.image_pos, token_pos=[doc.offset_pos(path, s) for _w, s, _e in mine],
+            image_pos=ctx.image_pos, mounts=dict(ctx.mounts or {}), token_pos=[doc.offset_pos(path, s) for _w, s, _e in mine],
             segments=[Segment("string", path, 0, [(s, e) for _w, s, e in mine])],
         ))
     if not out and mentions_sglang(script.text):

@@ -20,15 +20,23 @@ MAX_SIBLINGS = 64  # YAML files beside a manifest looked into; a directory of th
 _SUFFIXES = (".yaml", ".yml")
 
 
-def repository_configmaps(docs: list[Document]) -> dict[str, dict[str, str]]:
-    """ConfigMap name -> its data (`data`, string values), the manifest's own file winning."""
-    found: dict[str, dict[str, str]] = {}
+class ConfigMaps(dict):
+    """ConfigMap name -> its data (`data`, string values); `origin[name]`: the file holding it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.origin: dict[str, str] = {}
+
+
+def repository_configmaps(docs: list[Document]) -> ConfigMaps:
+    """The ConfigMaps the repository holds for the manifest, its own file's winning."""
+    found = ConfigMaps()
     origin = docs[0].origin if docs else ""
     for doc in docs:
-        _add(doc.data, found)
+        _add(doc.data, found, origin)
     for path in _siblings(origin):
         for data in _documents(path):
-            _add(data, found)
+            _add(data, found, path)
     return found
 
 
@@ -55,10 +63,10 @@ def _documents(path: str) -> list[Any]:
         return []
 
 
-def _add(data: Any, found: dict[str, dict[str, str]]) -> None:
+def _add(data: Any, found: ConfigMaps, origin: str) -> None:
     if isinstance(data, dict) and data.get("kind") == "List":
         for item in data.get("items") or []:
-            _add(item, found)
+            _add(item, found, origin)
         return
     if not (isinstance(data, dict) and data.get("kind") == "ConfigMap"):
         return
@@ -66,3 +74,4 @@ def _add(data: Any, found: dict[str, dict[str, str]]) -> None:
     values = data.get("data")
     if isinstance(name, str) and name not in found and isinstance(values, dict):
         found[name] = {str(k): v for k, v in values.items() if isinstance(v, str)}
+        found.origin[name] = origin

@@ -19,12 +19,13 @@ document with `{{ }}` is reported, not guessed at.
 
 from __future__ import annotations
 
+import posixpath
 import re
 from typing import Any
 
 from h3doctor.digits import is_digits
 from h3doctor.inputs.argvparts import Context, launches_from_parts
-from h3doctor.inputs.configmaps import repository_configmaps
+from h3doctor.inputs.configmaps import ConfigMaps, repository_configmaps
 from h3doctor.inputs.launch import Launch, Note
 from h3doctor.located import Document
 from h3doctor.unresolved import has_mark, marked
@@ -115,7 +116,8 @@ def _read_object(doc: Document, obj: dict[str, Any], base: tuple, launches: list
                 if isinstance(value, list):
                     parts.append((path + (key,), [_expand(str(v), env, open_sources) for v in value]))
             found = launches_from_parts(parts, Context(doc, "kubernetes", label, env, _gpus(container),
-                                                        _image(container.get("image")), path + ("image",)), notes)
+                                                        _image(container.get("image")), path + ("image",),
+                                                        _mounts(container, spec.get("volumes"), configmaps)), notes)
             launches.extend(found)
 
 
@@ -210,6 +212,29 @@ def _expand(word: str, env: dict[str, str], open_sources: bool = False) -> str:
         return env.get(m.group(1), m.group(0))
 
     return _VAR.sub(sub, word)
+
+
+def _mounts(container: dict[str, Any], volumes: Any, configmaps: ConfigMaps | None) -> dict[str, tuple[str, str]]:
+    """The files the container sees from a `configMap` volume whose ConfigMap the repository holds:
+    container path -> (text, where the repository holds it), as the kubelet lays them out (every
+    key, or the volume's `items`, under `mountPath`; one file at `mountPath` with `subPath`)."""
+    by_name = {v.get("name"): v.get("configMap") for v in volumes or [] if isinstance(v, dict)}
+    files: dict[str, tuple[str, str]] = {}
+    for mount in container.get("volumeMounts") or []:
+        source = by_name.get(mount.get("name")) if isinstance(mount, dict) else None
+        at = mount.get("mountPath") if isinstance(source, dict) else None
+        data = (configmaps or {}).get(source.get("name")) if isinstance(at, str) else None
+        if data is None:
+            continue
+        items = source.get("items")
+        layout = ({i["path"]: i["key"] for i in items if isinstance(i, dict) and isinstance(i.get("path"), str)}
+                  if isinstance(items, list) else {k: k for k in data})
+        where = f"{configmaps.origin[source['name']]} (ConfigMap {source['name']})"
+        sub = mount.get("subPath")
+        for name, key in layout.items():
+            if key in data and (not isinstance(sub, str) or sub == name):
+                files[posixpath.normpath(at if isinstance(sub, str) else posixpath.join(at, name))] = (data[key], where)
+    return files
 
 
 def _gpus(container: dict[str, Any]) -> int | None:

@@ -70,6 +70,8 @@ class Launch:
     image_pos: Pos | None = None  # where the image is named (a manifest's `image:` value): the image-tag finding's word
     intent: dict[str, Any] = field(default_factory=dict)
     key_pos: dict[str, Pos] = field(default_factory=dict)  # sglang config files: key -> where
+    # files its deployment mounts from the repository: container path -> (text, where it is held)
+    mounts: dict[str, tuple[str, str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

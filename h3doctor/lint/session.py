@@ -37,7 +37,7 @@ from h3doctor.located import Pos
 from h3doctor.output.diagnostic import Diagnostic, Location, Suppressed, from_finding, of_rule
 from h3doctor.output.glimpse import glimpsed
 from h3doctor.output.verdict import failing
-from h3doctor.safeload import LoadError, OutsideRepository, confined, named_from
+from h3doctor.safeload import LoadError, OutsideRepository, confined, mounted, named_from
 from h3doctor.sglang import releases
 from h3doctor.sglang.flagtable import DEFAULT_SGLANG_VERSION, FlagTable, load_flag_table
 from h3doctor.unresolved import has_mark
@@ -95,7 +95,7 @@ class LintSession:
         self._tables: dict[str, FlagTable] = {}
         self._profiles: dict[tuple[str, int | None], HardwareFacts] = {}
         self._memo: dict[tuple, CheckResult] = {}
-        self._evaluations: dict[str, dict] = {}  # per naming directory, shared by the run's checks (engine.check.check)
+        self._evaluations: dict[tuple, dict] = {}  # per naming directory and mounted files, shared by the run's checks (engine.check.check)
         self._names: dict[str, str] = {}  # a linted file -> the name the user gave it (`--stdin-filename`)
         self.checks = 0
         self.table = self.table_for(self.version)
@@ -144,13 +144,14 @@ class LintSession:
         hw = self.hardware(target, launch.gpu_count)
         release = self.release_for(launch)
         directory = self.naming_dir(launch)
+        files = tuple(sorted(launch.mounts.items()))  # a --config mounted from the repository (a ConfigMap's key)
         key = (tuple(launch.tokens), target, launch.gpu_count, tuple(sorted(launch.env.items())),
-               tuple(sorted((k, v) for k, v in launch.intent.items() if v is not None)), release, hold, directory)
+               tuple(sorted((k, v) for k, v in launch.intent.items() if v is not None)), release, hold, directory, files)
         result = self._memo.get(key)
         if result is None:
-            with named_from(directory):
+            with named_from(directory), mounted(launch.mounts):
                 result = check(list(launch.tokens), hw, self.rules, self.table_for(release.table_version),
-                               dict(launch.env), dict(launch.intent), self._evaluations.setdefault(directory, {}),
+                               dict(launch.env), dict(launch.intent), self._evaluations.setdefault((directory, files), {}),
                                release=release, hold=hold)
             self._memo[key] = result
         self.checks += 1

@@ -17,6 +17,7 @@ from h3doctor.safeload import (
     LimitExceeded,
     excerpt,
     load_json,
+    mounted_file,
     load_toml,
     load_yaml,
     read_bounded,
@@ -92,16 +93,35 @@ def read_json_or_yaml_once(path: str, what: str = "config file") -> Any:
     What sglang's own reader would fail on (a missing file, a syntax error, a date that is not
     a date) is a ValueError naming the file and line; a file beyond h3doctor's limits (size,
     depth, values after alias expansion) is a LimitExceeded, a usage error: not judged."""
+    return _parse(read_bounded(path, max_bytes=MAX_CONFIG_BYTES, what=what), path, json_file=path.endswith(".json"))
+
+
+def _parse(text: str, origin: str, *, json_file: bool) -> Any:
+    """The text as sglang's reader parses it (json.load for .json, yaml.safe_load otherwise), within
+    h3doctor's limits; ValueError where sglang's reader fails."""
     try:
-        text = read_bounded(path, max_bytes=MAX_CONFIG_BYTES, what=what)
-        if path.endswith(".json"):
-            return load_json(text, origin=path, finite=False)
-        return load_yaml(text, origin=path, string_keys=False, finite=False, invalid_dates="error")
+        if json_file:
+            return load_json(text, origin=origin, finite=False)
+        return load_yaml(text, origin=origin, string_keys=False, finite=False, invalid_dates="error")
     except LimitExceeded as exc:
-        exc.path = exc.path or path  # nested past the limit: the parser knew only its origin
+        exc.path = exc.path or origin  # nested past the limit: the parser knew only its origin
         raise
     except UsageError as exc:
         raise ValueError(f"cannot parse {exc}") from None
+
+
+def _read(path: str) -> Any:
+    """The --config file's data: a file the deployment mounts from the repository (a ConfigMap's key,
+    safeload.mounted) is that text; any other is the file, under lint never outside the repository.
+    FileNotFoundError when there is none, ValueError when sglang's reader would fail on it."""
+    mount = mounted_file(path)
+    if mount is not None:
+        text, origin = mount
+        return _parse(text, origin, json_file=path.endswith(".json"))
+    refuse_outside(path, what="--config file", from_file=True)  # under lint: not even whether it exists
+    if not _is_file(resolve_named(path)):
+        raise FileNotFoundError(path)
+    return read_json_or_yaml(path)
 
 
 def load_config(path: str, *, known_fields: set[str], boolean_fields: set[str], removed: tuple[str, ...],
@@ -111,12 +131,11 @@ def load_config(path: str, *, known_fields: set[str], boolean_fields: set[str], 
         load.error, load.error_kind = f"Unsupported config file format: {path}", "unsupported"
         load.values = _read_toml(path)  # sglang refuses it; read anyway so a fix can pass its settings as flags
         return load
-    refuse_outside(path, what="--config file", from_file=True)  # under lint: not even whether it exists
-    if not _is_file(resolve_named(path)):
+    try:
+        data = _read(path)
+    except FileNotFoundError:
         load.error, load.error_kind = f"[Errno 2] No such file or directory: {path!r}", "missing"
         return load
-    try:
-        data = read_json_or_yaml(path)
     except ValueError as exc:
         load.error, load.error_kind = str(exc), "malformed"
         return load
