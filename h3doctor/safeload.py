@@ -92,21 +92,29 @@ class confined:
 _NAMED_FROM: list[str] = []  # a stack: the directory of the file whose launch names a path
 
 
-class named_from:
+class _Pushed:
+    """`with` a value on top of a stack (the innermost block's is the one read)."""
+
+    stack: list[Any]
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __enter__(self) -> "_Pushed":
+        self.stack.append(self.value)
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.stack.pop()
+
+
+class named_from(_Pushed):
     """`with named_from(directory):` a relative path a launch names (its --config, an --env-file)
     is read relative to `directory`, the naming file's own, not the working directory: a
     deployment repository writes `--config server.yaml` beside the manifest, and lint runs from
     anywhere. Confinement applies to the path so resolved."""
 
-    def __init__(self, directory: str) -> None:
-        self.directory = directory
-
-    def __enter__(self) -> "named_from":
-        _NAMED_FROM.append(self.directory)
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        _NAMED_FROM.pop()
+    stack = _NAMED_FROM
 
 
 def resolve_named(path: str) -> str:
@@ -120,20 +128,12 @@ def resolve_named(path: str) -> str:
 _MOUNTED: list[dict[str, tuple[str, str]]] = []  # a stack: container path -> (text, where the repository holds it)
 
 
-class mounted:
+class mounted(_Pushed):
     """`with mounted(files):` a path a launch names that its deployment mounts from the repository
     (a Kubernetes ConfigMap key at a container path) is that text, read from the repository, never
     looked up on this machine; `files` maps the container path to (text, its origin)."""
 
-    def __init__(self, files: dict[str, tuple[str, str]]) -> None:
-        self.files = files
-
-    def __enter__(self) -> "mounted":
-        _MOUNTED.append(self.files)
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        _MOUNTED.pop()
+    stack = _MOUNTED
 
 
 def mounted_file(path: str) -> tuple[str, str] | None:
