@@ -110,7 +110,7 @@ def test_dockerfiles_are_walked_by_name_and_others_left_alone(tmp_path):
 def test_dockerfile_shell_form_reads_the_stages_env(tmp_path):
     """A shell-form CMD runs under /bin/sh in the container, whose environment holds the stage's ENV
     (issue 30 item 1): `"$NGPUS"` is 4, judged (and clean); a name the stage does not set is any
-    value (tests/test_lint_unresolved.py)."""
+    value (tests/lint/test_lint_unresolved.py)."""
     path = write(tmp_path, "Dockerfile", """\
         FROM lmsysorg/sglang:v0.5.23
         ENV NGPUS=4

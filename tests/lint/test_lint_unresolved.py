@@ -12,6 +12,7 @@ from h3doctor.engine.unresolved import NotJudged, unresolved_values
 from h3doctor.host.profiles import load_profile
 from h3doctor.sglang.flagtable import load_flag_table
 from h3doctor.unresolved import marked
+from repo_paths import TESTS
 
 H3 = ["sglang", "serve", "--model-path", "MiniMaxAI/MiniMax-H3"]
 
@@ -58,7 +59,7 @@ def _lint_fixture(monkeypatch, name: str) -> dict:
     from h3doctor.lint.run import LintOptions, lint
     from h3doctor.output.formats import render
 
-    monkeypatch.chdir(Path(__file__).parent / "fixtures" / "repo")
+    monkeypatch.chdir(TESTS / "fixtures" / "repo")
     code, report, _notes = lint([name], LintOptions())
     data = json.loads(render("lint", "json", report))
     data["exit_code"] = code
