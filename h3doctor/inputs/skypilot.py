@@ -8,6 +8,8 @@ onto it where they differ: SkyPilot's `A100` is the 40 GB part), and its count i
 every alternative asks for the same number. The session builds each target's profile: an
 accelerator the catalog does not know is named there (H3DL005), not guessed at.
 An `envs` value left empty (`null`, to be given with `--env` at launch) is not known here.
+`resources.image_id: docker:IMAGE` is the container the run script runs in: its tag is the sglang
+release (as a manifest's `image:`); a VM image, or one per region, says nothing of the release.
 
 `$NAME` / `${NAME}` in the run script is what SkyPilot exports there: an `envs` (or `secrets`)
 value, `SKYPILOT_NUM_GPUS_PER_NODE` (when every accelerator alternative asks for the same count),
@@ -23,7 +25,7 @@ from typing import Any
 
 from h3doctor.inputs.launch import Launch, Note, Segment
 from h3doctor.inputs.shell import read_script
-from h3doctor.located import Document
+from h3doctor.located import Document, Pos
 
 TASK_KEYS = frozenset({"resources", "envs", "setup", "num_nodes", "service", "file_mounts", "workdir", "secrets"})
 # SkyPilot's accelerator names where h3doctor's catalog (host/gpus.json) spells them differently
@@ -58,7 +60,21 @@ def read_task(doc: Document) -> tuple[list[Launch], list[Note]]:
         launch.env = {**envs, **launch.env}
         launch.targets = targets
         launch.gpu_count = counts[0] if len(set(counts)) == 1 else None
+        launch.image, launch.image_pos = _image(data.get("resources"), doc)
     return launches, notes
+
+
+def _image(resources: Any, doc: Document) -> tuple[str | None, Pos | None]:
+    """`resources.image_id: docker:IMAGE`: the container the task runs in (SkyPilot's docker
+    prefix). SkyPilot's own Task writes it as `{null: docker:IMAGE}` (per region; null: any); images
+    that differ by region name no one release."""
+    image = resources.get("image_id") if isinstance(resources, dict) else None
+    if isinstance(image, dict):
+        found = {v for v in image.values() if isinstance(v, str)}
+        image = found.pop() if len(found) == 1 and len(image) == 1 else None
+    if isinstance(image, str) and image.startswith("docker:") and image[len("docker:"):].strip():
+        return image[len("docker:"):].strip(), doc.pos(("resources", "image_id"))
+    return None, None
 
 
 # what the script itself may set (then its value there is the script's, not the task's)

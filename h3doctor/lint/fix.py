@@ -218,7 +218,7 @@ def fix_files(run: LintRun, session: LintSession, *, write: bool, roots: tuple[s
             continue
         try:
             after = _apply(f.path, f.text, f.kind, edits, session)
-        except _Refused as exc:
+        except Refused as exc:
             notes.append(f"{f.path}: not fixed: {exc}")
             continue
         after = _keep_newlines(f.text, after)
@@ -232,31 +232,31 @@ def fix_files(run: LintRun, session: LintSession, *, write: bool, roots: tuple[s
     return changes, notes
 
 
-class _Refused(Exception):
-    pass
+class Refused(Exception):
+    """A correction that cannot be written where the launch's words stand (the message says why)."""
 
 
 def _opcodes(old: list[str], new: list[str]):
     return [op for op in opcodes(old, new) if op[0] != "equal"]
 
 
-def _segment_edits(launch: Launch, new: list[str]) -> dict[int, list[tuple[int, int, list[str]]]]:
+def segment_edits(launch: Launch, new: list[str]) -> dict[int, list[tuple[int, int, list[str]]]]:
     """Per segment index: (local start, local end, new tokens), right to left."""
     out: dict[int, list[tuple[int, int, list[str]]]] = {}
     segs = launch.segments
     if not segs:
-        raise _Refused("the launch's words could not be located for editing")
+        raise Refused("the launch's words could not be located for editing")
     for _tag, i1, i2, j1, j2 in _opcodes(launch.tokens, new):
         for n, seg in enumerate(segs):
             lo, hi = seg.first, seg.first + seg.count
             last = n == len(segs) - 1
             if lo <= i1 < hi or (i1 == hi and last):
                 if i2 > hi:
-                    raise _Refused("a change spans two parts of the command (command and args)")
+                    raise Refused("a change spans two parts of the command (command and args)")
                 out.setdefault(n, []).append((i1 - lo, i2 - lo, new[j1:j2]))
                 break
         else:
-            raise _Refused("a change falls outside the launch's words")
+            raise Refused("a change falls outside the launch's words")
     for edits in out.values():
         edits.sort(key=lambda e: -e[0])
     return out
@@ -275,7 +275,7 @@ def _apply(path: str, text: str, kind: str | None, edits: list[tuple[Launch, lis
     if kind in ("shell", "slurm", "dockerfile", "markdown"):  # launches located by file offsets
         flat = []
         for launch, new in edits:
-            for _n, seg_edits in _segment_edits(launch, new).items():
+            for _n, seg_edits in segment_edits(launch, new).items():
                 flat.append((launch.segments[0].spans, seg_edits))
         # apply all launches right to left
         flat.sort(key=lambda x: -x[0][0][0])
@@ -309,7 +309,7 @@ def _in_text(path: str, text: str, edits: list[tuple[Launch, list[str]]]) -> str
         doc = launch.doc
         if doc is None:
             return None
-        for n, seg_edits in _segment_edits(launch, new).items():
+        for n, seg_edits in segment_edits(launch, new).items():
             seg = launch.segments[n]
             scalar = doc.scalar(seg.path) if seg.kind == "string" else None
             value = _node_value(doc.data, seg.path)
@@ -418,7 +418,7 @@ def _fix_yaml(path: str, text: str, edits: list[tuple[Launch, list[str]]]) -> st
         index = launch.doc.index if launch.doc is not None else 0
         lines = [p.line for p in launch.token_pos]
         allowed |= set(range(min(lines), max(lines) + 2))
-        for n, seg_edits in _segment_edits(launch, new).items():
+        for n, seg_edits in segment_edits(launch, new).items():
             seg: Segment = launch.segments[n]
             if seg.kind == "list":
                 seq = _node_value(docs[index], seg.path)
@@ -448,7 +448,7 @@ def _guard(before: str, after: str, allowed: set[int]) -> None:
             continue
         touched = set(range(i1 + 1, i2 + 1)) or {i1 + 1}
         if not touched <= allowed:
-            raise _Refused(f"the YAML rewrite would also change line {min(touched - allowed)} (formatting the "
+            raise Refused(f"the YAML rewrite would also change line {min(touched - allowed)} (formatting the "
                            "round-trip writer does not keep); fix it by hand: see the corrected command")
 
 
@@ -457,10 +457,10 @@ def _fix_config(path: str, text: str, launch: Launch, new: list[str], session: L
 
     cmd = parse_command(new, session.table)
     if "config" not in cmd.provided:
-        raise _Refused("the corrected launch does not use the --config file; see the corrected command")
+        raise Refused("the corrected launch does not use the --config file; see the corrected command")
     updates = {k: v for k, v in cmd.provided.items() if k not in ("config", "model_path")}
     if not updates:
-        raise _Refused("the correction is not a value the file can set; see the corrected command")
+        raise Refused("the correction is not a value the file can set; see the corrected command")
     if path.endswith(".json"):
         import json
 
