@@ -158,7 +158,10 @@ class Handler(BaseHTTPRequestHandler):
             raise _HttpError(411, "a Content-Length is required")
         if int(length) > MAX_BODY:
             raise _HttpError(413, f"the body is larger than {MAX_BODY} bytes")
-        data = self.rfile.read(int(length))
+        try:
+            data = self.rfile.read(int(length))
+        except OSError:  # the client stopped sending (TIMEOUT) or went away
+            raise _HttpError(408, f"the body did not arrive within {self.timeout:g} s") from None
         if len(data) != int(length):
             raise _HttpError(400, "the body ended before its Content-Length")
         return data
