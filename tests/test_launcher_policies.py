@@ -382,6 +382,13 @@ def _raw(url: str, request: bytes) -> bytes:
         return s.recv(200)
 
 
+@pytest.mark.parametrize("text, says", [(BOMB, "aliases are expanded"), ("a: &a [*a]\n", "contains itself")])
+def test_task_mapping_refuses_what_would_blow_up_when_judged(text, says):
+    # PyYAML shares an alias's object; judging the task (json.dumps) would expand every one
+    with pytest.raises(rest.Malformed, match=says):
+        rest.task_mapping(text)
+
+
 @pytest.mark.parametrize("headers, status", [
     (f"Content-Length: {rest.MAX_BODY + 1}", b"413"),  # refused before a byte of it is read
     ("Transfer-Encoding: chunked", b"411"),

@@ -151,11 +151,9 @@ class Handler(BaseHTTPRequestHandler):
         self._send(status, text, "application/json" if status == 200 else "text/plain; charset=utf-8")
 
     def _body(self) -> bytes:
-        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
-            raise _HttpError(411, "a Content-Length is required (chunked bodies are not read)")
         length = self.headers.get("Content-Length")
         if length is None or not length.isascii() or not length.isdigit():
-            raise _HttpError(411, "a Content-Length is required")
+            raise _HttpError(411, "a Content-Length is required (a chunked body is not read)")
         if int(length) > MAX_BODY:
             raise _HttpError(413, f"the body is larger than {MAX_BODY} bytes")
         try:
