@@ -175,7 +175,7 @@ def fake_sky(monkeypatch):
     sky.exceptions.UserRequestRejectedByPolicy = _Rejected
     monkeypatch.setitem(sys.modules, "sky", sky)
     monkeypatch.setitem(sys.modules, "sky.exceptions", sky.exceptions)
-    monkeypatch.setattr(sky_hook, "_classes", {})
+    monkeypatch.setattr(sky_hook.lazy, "made", {})
     monkeypatch.delenv(sky_hook.MUTATE_ENV, raising=False)
     return sky
 
@@ -222,7 +222,7 @@ def fake_dstack(monkeypatch):
     package.plugins = plugins
     monkeypatch.setitem(sys.modules, "dstack", package)
     monkeypatch.setitem(sys.modules, "dstack.plugins", plugins)
-    monkeypatch.setattr(dstack_hook, "_classes", {})
+    monkeypatch.setattr(dstack_hook.lazy, "made", {})
     monkeypatch.delenv(sky_hook.MUTATE_ENV, raising=False)
     return plugins
 
@@ -428,7 +428,7 @@ def test_real_dstack_classes_when_installed(monkeypatch):
     from dstack.plugins import ApplyPolicy, RunSpec
     from dstack.plugins.builtin.rest_plugin._plugin import CustomApplyPolicy
 
-    monkeypatch.setattr(dstack_hook, "_classes", {})
+    monkeypatch.setattr(dstack_hook.lazy, "made", {})
     monkeypatch.delenv(sky_hook.MUTATE_ENV, raising=False)
 
     def spec() -> RunSpec:

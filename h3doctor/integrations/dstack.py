@@ -18,6 +18,7 @@ from typing import Any
 
 from h3doctor.inputs.dstack import RUN_TYPES, read_configuration
 from h3doctor.integrations.judge import Decision, decide
+from h3doctor.integrations.lazy import LazyClasses
 from h3doctor.integrations.skypilot import mutation_asked
 
 
@@ -29,12 +30,7 @@ def decide_run(configuration: dict[str, Any], *, mutate: bool = False) -> Decisi
     return decide(configuration, read_configuration, origin="dstack run configuration", mutate=mutate)
 
 
-def _plugin_classes() -> dict[str, type]:
-    try:
-        from dstack import plugins
-    except ImportError as exc:
-        raise ImportError("h3doctor.integrations.dstack.Plugin is a dstack server plugin: install it where the "
-                          "dstack server runs (pip install 'dstack[server]')") from exc
+def _plugin_classes(plugins: Any) -> dict[str, type]:
     logger = plugins.get_plugin_logger(__name__)
 
     class Policy(plugins.ApplyPolicy):
@@ -57,13 +53,6 @@ def _plugin_classes() -> dict[str, type]:
     return {"Policy": Policy, "Plugin": Plugin}
 
 
-_classes: dict[str, type] = {}
-
-
-def __getattr__(name: str) -> type:
-    """`Plugin` and `Policy`, made (dstack imported) the first time they are asked for."""
-    if name not in ("Policy", "Plugin"):
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    if not _classes:
-        _classes.update(_plugin_classes())
-    return _classes[name]
+__getattr__ = lazy = LazyClasses(__name__, ("Policy", "Plugin"), _plugin_classes, requires="dstack.plugins",
+                                 install="a dstack server plugin: install it where the dstack server runs "
+                                         "(pip install 'dstack[server]')")

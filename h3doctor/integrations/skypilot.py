@@ -20,6 +20,7 @@ from typing import Any
 
 from h3doctor.inputs.skypilot import read_task
 from h3doctor.integrations.judge import Decision, decide
+from h3doctor.integrations.lazy import LazyClasses
 
 MUTATE_ENV = "H3DOCTOR_POLICY_MUTATE"
 logger = logging.getLogger("h3doctor.integrations.skypilot")
@@ -35,13 +36,8 @@ def decide_task(task_config: dict[str, Any], *, mutate: bool = False) -> Decisio
     return decide(task_config, read_task, origin="SkyPilot task", mutate=mutate)
 
 
-def _policy_classes() -> dict[str, type]:
-    try:
-        import sky
-        from sky import exceptions
-    except ImportError as exc:
-        raise ImportError("h3doctor.integrations.skypilot.Policy is a SkyPilot admin policy: install SkyPilot "
-                          "(pip install skypilot) where SkyPilot runs it") from exc
+def _policy_classes(sky: Any) -> dict[str, type]:
+    from sky import exceptions
 
     class Policy(sky.AdminPolicy):
         """h3doctor's preflight check of the task's sglang launch (rejects a launch sglang would fail)."""
@@ -67,13 +63,6 @@ def _policy_classes() -> dict[str, type]:
     return {"Policy": Policy, "MutatingPolicy": MutatingPolicy}
 
 
-_classes: dict[str, type] = {}
-
-
-def __getattr__(name: str) -> type:
-    """`Policy` and `MutatingPolicy`, made (SkyPilot imported) the first time they are asked for."""
-    if name not in ("Policy", "MutatingPolicy"):
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    if not _classes:
-        _classes.update(_policy_classes())
-    return _classes[name]
+__getattr__ = lazy = LazyClasses(__name__, ("Policy", "MutatingPolicy"), _policy_classes, requires="sky",
+                                 install="a SkyPilot admin policy: install SkyPilot (pip install skypilot) where "
+                                         "SkyPilot runs it")
