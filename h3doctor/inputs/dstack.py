@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from h3doctor.digits import is_digits
 from h3doctor.inputs.launch import Launch, Note, Segment
 from h3doctor.inputs.shell import read_script
 from h3doctor.located import Document
@@ -112,7 +113,7 @@ def _count(value: Any) -> int | None:
         low, dots, high = value.strip().partition("..")
         if dots:
             return _count(low) if low == high else None
-        return int(low) if low.isascii() and low.isdigit() else None
+        return int(low) if is_digits(low) else None
     if isinstance(value, int) and not isinstance(value, bool):
         return value
     return None

@@ -24,6 +24,7 @@ from typing import Any
 
 import yaml
 
+from h3doctor.digits import is_digits
 from h3doctor.errors import H3DoctorError
 from h3doctor.integrations.dstack import decide_run
 from h3doctor.integrations.skypilot import decide_task, mutation_asked
@@ -152,7 +153,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def _body(self) -> bytes:
         length = self.headers.get("Content-Length")
-        if length is None or not length.isascii() or not length.isdigit():
+        if length is None or not is_digits(length):
             raise _HttpError(411, "a Content-Length is required (a chunked body is not read)")
         if int(length) > MAX_BODY:
             raise _HttpError(413, f"the body is larger than {MAX_BODY} bytes")
