@@ -28,6 +28,7 @@ from h3doctor.digits import is_digits
 from h3doctor.errors import H3DoctorError
 from h3doctor.integrations.dstack import decide_run
 from h3doctor.integrations.skypilot import decide_task, mutation_asked
+from h3doctor.integrations.serving import serve_until_interrupted
 
 MAX_BODY = 1 << 20  # bytes: a task or run spec is a few KB
 TIMEOUT = 10.0  # seconds a connection may wait for the client's next bytes
@@ -213,12 +214,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.exit(2, f"error: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}\n")
     logger.info("h3doctor policy service on http://%s:%d (SkyPilot: /skypilot, dstack: %s)",
                 args.host, server.server_address[1], DSTACK_RUN)
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.server_close()
+    serve_until_interrupted(server)
     return 0
 
 

@@ -8,6 +8,7 @@ import sys
 from h3doctor.errors import UsageError
 from h3doctor.integrations.kubernetes_admission.judge import Judge
 from h3doctor.integrations.kubernetes_admission.server import serve, tls_context
+from h3doctor.integrations.serving import serve_until_interrupted
 
 
 def run_server(*, cert: str, key: str, host: str, port: int, deny: bool, sglang_version: str | None,
@@ -26,9 +27,4 @@ def run_server(*, cert: str, key: str, host: str, port: int, deny: bool, sglang_
     sys.stderr.write(f"h3doctor admission: listening on https://{bound[0]}:{bound[1]} "
                      f"({'deny' if deny else 'warn'} mode)\n")
     sys.stderr.flush()
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.server_close()
+    serve_until_interrupted(server)
