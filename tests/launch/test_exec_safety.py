@@ -162,7 +162,7 @@ def test_the_findings_hold_for_a_launch_h3doctor_does_not_resolve(run_check):
     ("/", True), ("/etc", True), ("/etc/passwd", True), ("/var", True), ("/var/run/docker.sock", True),
     ("/run/docker.sock", True), ("/root", True), ("/home/alice", True), ("~", True), ("$HOME", True),
     ("${HOME}/.ssh", True), ("/srv/x/.aws/credentials", True), ("$DATA/models", True),
-    ("/root/.cache/huggingface", False), ("~/.cache/huggingface", False), ("/models", False), ("/data/hf", False),
+    ("/srv/cache/huggingface", False), ("~/.cache/huggingface", False), ("/models", False), ("/data/hf", False),
     ("/home/alice/models", False), ("./weights", False), ("~bob", True), ("~/", True), ("../../..", True),
     ("hf-cache", False),
 ])

@@ -80,7 +80,7 @@ def test_the_fixture_scripts_expansions_are_judged_where_they_reach_sglang(monke
     assert [(f["rule"], f["col"]) for f in by_line[16]] == [("H3DL002", 36)]
     assert data["exit_code"] == 1
     launch = data["files"][0]["launches"][0]
-    assert launch["argv"][7] == "$HOME/.cache/huggingface:/root/.cache/huggingface"
+    assert launch["argv"][7] == "$HOME/.cache/huggingface:/data/hf-cache"
     assert '--port "$PORT"' in launch["results"][0]["corrected_command"]
 
 
