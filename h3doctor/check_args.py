@@ -13,8 +13,6 @@ from h3doctor.options import CHECK_OPTIONS
 
 OPTIONS_HINT = ("h3doctor's options go before `--`, the launch after it: "
                 "h3doctor check --profile 4xH200 -- sglang serve MODEL [flags]")
-# the options that give a host fact's size for this check (facts.OVERRIDE_OPTIONS maps them to facts)
-HOST_SIZE_OPTIONS = (("host_memory", "--host-memory"), ("shm", "--shm"), ("disk", "--disk"))
 
 
 def check_request(values: dict, tokens: list[str]):
@@ -22,7 +20,9 @@ def check_request(values: dict, tokens: list[str]):
     from h3doctor.facts import size_gib
     from h3doctor.request import CheckRequest
 
-    sizes = {flag: size_gib(values[name], flag) for name, flag in HOST_SIZE_OPTIONS if values[name] is not None}
+    # the table's "size" options give a host fact for this check (facts.OVERRIDE_OPTIONS names the fact)
+    sizes = {opt.flags[0]: size_gib(values[opt.name], opt.flags[0])
+             for opt in CHECK_OPTIONS if opt.kind == "size" and values[opt.name] is not None}
     return CheckRequest(tokens=list(tokens), profile=values["profile"], recipe=values["recipe"],
                         sglang_version=values["sglang_version"], rules_dir=values["rules_dir"],
                         use_probe_cache=not values["no_cache"], offer_all_gpus=not values["hook"], host_sizes=sizes,

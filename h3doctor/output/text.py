@@ -128,10 +128,11 @@ def _header(result: CheckResult, lines: _Lines, verbose: bool) -> None:
         lines.say(f"{fam.label}{how} on {where}{source}", indent=2)
     elif verbose:
         lines.say(f"not a MiniMax-H3 launch: {ev.family.how}", mark=_MARK["info"])
-    if not hw.source.startswith("probe") or verbose:
+    probed = hw.source.startswith("probe")
+    if verbose or not probed:
         # a profile's host facts are assumptions the verdict stands on (docs/host-facts.md); the
         # probe's are this machine's, said with their sources by `h3doctor probe` (and --verbose)
-        lines.say(f"{'assumed' if not hw.source.startswith('probe') else 'host'}: {assumed_line(hw)}", indent=2)
+        lines.say(f"{'host' if probed else 'assumed'}: {assumed_line(hw)}", indent=2)
     if hw.probe_env_not_applied:
         lines.say(probe_env_notice(hw.probe_env_not_applied), mark=_MARK["warning"])
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+import pytest
 
 from h3doctor.engine.coverage import (
     catalog,
@@ -36,28 +36,17 @@ def test_rules_cite_only_catalog_ids(rules):
     assert sorted(cited - known) == []
 
 
-def test_generate_references_name_sections_of_the_generate_page(rules):
-    # the `sglang generate` sampling rules cite docs/generate.md's sections ("gen-3")
-    page = (DOC.parent / "generate.md").read_text(encoding="utf-8")
-    cited = {c for r in rules for c in r.catalog if c.startswith("gen-")}
-    assert cited, "the generate rules cite their sections"
-    assert sorted(c for c in cited if f"({c})" not in page) == []
-
-
-def test_memory_references_name_sections_of_the_memory_model(rules):
-    # the memory rules cite docs/memory.md's sections ("mem-4.2"), not the constraint catalog
-    page = (DOC.parent / "memory.md").read_text(encoding="utf-8")
-    cited = {c for r in rules for c in r.catalog if c.startswith("mem-")}
-    assert cited, "the memory rules cite their model sections"
-    assert sorted(c for c in cited if f"({c})" not in page) == []
-
-
-def test_host_references_name_sections_of_the_host_facts_page(rules):
-    # the host-fact rules cite docs/host-facts.md's sections ("host-1"): the facts are the host's, not sglang's
-    page = (DOC.parent / "host-facts.md").read_text(encoding="utf-8")
-    cited = {c for r in rules for c in r.catalog if c.startswith("host-")}
-    assert cited, "the host-fact rules cite their sections"
-    assert sorted(c for c in cited if f"({c})" not in page) == []
+@pytest.mark.parametrize("prefix,page,who", [
+    ("gen-", "generate.md", "the `sglang generate` sampling rules"),  # "gen-3"
+    ("mem-", "memory.md", "the memory rules"),  # "mem-4.2": the model's sections, not the catalog
+    ("host-", "host-facts.md", "the host-fact rules"),  # "host-1": the facts are the host's, not sglang's
+])
+def test_references_name_sections_of_their_page(rules, prefix, page, who):
+    # rules outside the constraint catalog cite the sections of their own docs page
+    text = (DOC.parent / page).read_text(encoding="utf-8")
+    cited = {c for r in rules for c in r.catalog if c.startswith(prefix)}
+    assert cited, f"{who} cite their sections"
+    assert sorted(c for c in cited if f"({c})" not in text) == []
 
 
 def test_committed_table_is_up_to_date(rules):
