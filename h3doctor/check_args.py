@@ -23,11 +23,40 @@ def check_request(values: dict, tokens: list[str]):
     # the table's "size" options give a host fact for this check (facts.OVERRIDE_OPTIONS names the fact)
     sizes = {opt.flags[0]: size_gib(values[opt.name], opt.flags[0])
              for opt in CHECK_OPTIONS if opt.kind == "size" and values[opt.name] is not None}
-    return CheckRequest(tokens=list(tokens), profile=values["profile"], recipe=values["recipe"],
+    return CheckRequest(tokens=list(tokens), marked=values.get("marked_launch") is not None, profile=values["profile"], recipe=values["recipe"],
                         sglang_version=values["sglang_version"], rules_dir=values["rules_dir"],
                         use_probe_cache=not values["no_cache"], offer_all_gpus=not values["hook"], host_sizes=sizes,
                         intent={"quality": values["request_quality"], "steps": values["request_steps"],
                                 "resolution": values["request_resolution"], "seconds": values["request_seconds"]})
+
+
+def launch_words(values: dict, tokens: list[str]) -> list[str]:
+    """check's usage errors (refuse_usage_errors), then the launch's words: after `--`, or (the
+    command-line hook, cli_hook_line.py) `--marked-launch`'s JSON list, where each expansion the
+    shell gives a value only when it runs is marked (h3doctor/unresolved.py: a NUL, which no argv
+    word can hold, in front of its `$` or backquote)."""
+    refuse_usage_errors(values, tokens)
+    text = values.get("marked_launch")
+    if text is None:
+        return tokens
+    import json
+
+    from h3doctor.unresolved import MARK
+
+    if not values["hook"]:
+        raise UsageError("--marked-launch is for the shell hook (--hook)")
+    if tokens:
+        raise UsageError("give the launch after `--` or in --marked-launch, not both")
+    try:
+        words = json.loads(text)
+    except (ValueError, RecursionError):
+        words = None
+    if not (isinstance(words, list) and words and all(isinstance(w, str) for w in words)):
+        raise UsageError("--marked-launch takes a JSON list of the launch's words")
+    for word in words:
+        if any(not rest.startswith(("$", "`")) for rest in word.split(MARK)[1:]):
+            raise UsageError(f"--marked-launch: a NUL that marks no expansion in {short(word.replace(MARK, '?'), 80)!r}")
+    return words
 
 
 def refuse_usage_errors(values: dict, tokens: list[str]) -> None:

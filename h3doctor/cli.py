@@ -78,13 +78,13 @@ def _console(stderr: bool = False):
 
 def check(ctx: typer.Context, argv: Optional[List[str]], values: dict) -> None:
     """`h3doctor check`, with its options' values by name as options.parse gives them (the fast path's)."""
-    from h3doctor.check_args import check_request, refuse_usage_errors
+    from h3doctor.check_args import check_request, launch_words
     from h3doctor.output.verdict import failing
     from h3doctor.request import run
 
     exec_, hook, fail_on, format_name = values["exec_"], values["hook"], values["fail_on"], values["format"]
     tokens = list(argv or []) + list(ctx.args)
-    refuse_usage_errors(values, tokens)
+    tokens = launch_words(values, tokens)
     request = check_request(values, tokens)
     try:
         outcome = run(request)

@@ -10,9 +10,10 @@ by `h3doctor check --hook` (the same check, messages and exit statuses as the fu
 other simple commands are left to the functions, so no launch is checked twice.
 
 Exit 0: run the line; 1: a launch failed its check (the shell does not run it); 128 plus a stop
-or interrupt signal: the check did not finish (nothing runs). When h3doctor cannot judge (a word
-the shell expands when it runs, a usage error, h3doctor broken) it says so and exits 0: the hook
-is never the only reason a launch cannot start.
+or interrupt signal: the check did not finish (nothing runs). A word the shell expands only when
+it runs is judged as any value (the launch's other words still block it); when h3doctor cannot
+judge (such a word decides which flags sglang gets, a usage error, h3doctor broken) it says so and
+exits 0: the hook is never the only reason a launch cannot start.
 """
 
 from __future__ import annotations
@@ -84,9 +85,17 @@ def _is_launch(words: list[str]) -> bool:
 
 def _check(words: list[str]) -> int:
     """`h3doctor check --hook` on one launch, in the user's environment (the line's NAME=value
-    words are launch words, never h3doctor's own environment): its exit status, 128+N for a signal."""
+    words are launch words, never h3doctor's own environment): its exit status, 128+N for a signal.
+    A launch holding a word the shell expands only when it runs goes as `--marked-launch` JSON (a
+    NUL cannot be in argv): the check judges that value as "any value", so the launch's other words
+    still block it."""
+    import json
+
+    from h3doctor.unresolved import has_mark
+
     options = os.environ.get("H3DOCTOR_HOOK_ARGS", "").split()
-    argv = [sys.executable, "-m", "h3doctor", "check", "--hook", *options, "--", *words]
+    launch = ["--marked-launch", json.dumps(words)] if any(map(has_mark, words)) else ["--", *words]
+    argv = [sys.executable, "-m", "h3doctor", "check", "--hook", *options, *launch]
     status = subprocess.run(argv, stdin=None).returncode
     return 128 - status if status < 0 else status
 
@@ -94,7 +103,6 @@ def _check(words: list[str]) -> int:
 def judge(line: str) -> int:
     from h3doctor.inputs.launch import Unsupported
     from h3doctor.launch.hook import interrupted_statuses
-    from h3doctor.unresolved import MARK, has_mark
 
     try:
         launches = checked_launches(line)
@@ -102,12 +110,6 @@ def judge(line: str) -> int:
         _say(f"h3doctor could not read this line ({_shown(str(exc))}); launching sglang anyway")
         return 0
     for words in launches:
-        expanded = [w for w in words if has_mark(w)]
-        if expanded:
-            shown = expanded[0].split(MARK, 1)[1]
-            _say(f"h3doctor could not verify this launch: the shell expands {_shown(shown)} only when it runs",
-                 "h3doctor failed (exit 2); launching sglang anyway")
-            continue
         status = _check(words)
         if status == BLOCK:
             return BLOCK

@@ -171,10 +171,10 @@ def check_fast_path(argv: list[str]) -> int | None:
 
 def _check(values: dict, words: list[str]):
     """The check the CLI makes of these options, after the usage errors it gives first (check_args.py)."""
-    from h3doctor.check_args import check_request, refuse_usage_errors
+    from h3doctor.check_args import check_request, launch_words
     from h3doctor.request import run
 
-    refuse_usage_errors(values, words)
+    words = launch_words(values, words)
     return run(check_request(values, words))
 
 

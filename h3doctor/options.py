@@ -77,6 +77,9 @@ CHECK_OPTIONS: tuple[Option, ...] = (
            "1 do not.", default=False, hidden=True),
     Option("argv_out", ("--argv-out",), "text", "With --hook: where an accepted corrected command is written.",
            hidden=True),
+    Option("marked_launch", ("--marked-launch",), "text", "With --hook: the launch as a JSON list of its words, "
+           "each expansion the shell gives a value only when it runs marked by U+0000 (the command-line hook).",
+           hidden=True),
     Option("output_file", ("--output-file",), "text", "Write the report to this file instead of stdout."),
     # host facts for this check, over the profile's or the probe's (docs/host-facts.md)
     Option("host_memory", ("--host-memory",), "size", "Host memory the launch can use (16g, 512g, 2t; a bare "

@@ -23,6 +23,9 @@ if TYPE_CHECKING:
 class CheckRequest:
     """One `h3doctor check`, as the command line (or the hook) asks for it."""
     tokens: list[str]
+    # the words mark each expansion the shell gives a value only when it runs (h3doctor/unresolved.py;
+    # the command-line hook): the check reads such a value as "any value"
+    marked: bool = False
     profile: str | None = None
     recipe: str | None = None
     sglang_version: str | None = None
@@ -71,7 +74,7 @@ def run(request: CheckRequest) -> Outcome:
     _check_request(intent)
     if not tokens:
         raise UsageError("no launch to check: give sglang flags, `-- sglang serve MODEL [flags]`, or --recipe FILE")
-    if any("\0" in word for word in tokens):  # a launch read from a log (explain): no program can be given it
+    if not request.marked and any("\0" in word for word in tokens):  # a launch read from a log (explain): no program can be given it
         raise UsageError("the launch holds a NUL byte in a word, which no program can be given")
     from_recipe = recipe if recipe is not None and request.profile is None and recipe.profile else None
     hw = request.hardware

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from h3doctor.unresolved import MARK, as_written
+
 ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
 
@@ -70,7 +72,12 @@ def _ansi_c(ch: str) -> str:
 def quote(word: str) -> str:
     """One word as a shell reads it back exactly: as is when it is plain, in single quotes when it
     only holds characters a terminal shows, else bash's ANSI-C quoting ($'\\e[2K'), which bash and
-    zsh read back to the same bytes (shlex.split does not know $'...')."""
+    zsh read back to the same bytes (shlex.split does not know $'...'). A word holding an expansion
+    its file leaves to the shell (marked: h3doctor/unresolved.py) is written as the file wrote it,
+    in double quotes, so the shell expands it as one word (a character a terminal would obey
+    shown as its escape: inert, as nothing else can be inside double quotes)."""
+    if MARK in word:
+        return '"' + safe_text(as_written(word)).replace('"', '\\"') + '"'
     if word and _SAFE_WORD.fullmatch(word):
         return word
     if all(map(_shown, word)):

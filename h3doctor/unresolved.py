@@ -40,8 +40,6 @@ class _Unresolved:
 UNRESOLVED = _Unresolved()
 
 
-def command_text(argv: list[str]) -> str:
-    """The command as a bash line: a marked word in double quotes, so its expansion stays one."""
-    from h3doctor.shellwords import join
-
-    return " ".join('"' + as_written(w).replace('"', '\\"') + '"' if has_mark(w) else join([w]) for w in argv)
+def written(words: list[str] | None) -> list[str] | None:
+    """The words as the launch's file (or line) writes them: each marked expansion as written."""
+    return None if words is None else [as_written(w) for w in words]

@@ -293,8 +293,9 @@ def _finish(first: Evaluation, last: Evaluation, tokens: list[str], current: lis
         return CheckResult(first, None, "no-fix", notes, gives_up, nearest_argv=current if changed else None,
                            unfixable=list(unfixable), fix_steps=steps, still_fails=still,
                            shortfall_gib=last.context.get("derived.memory.shortfall_gib") or None)
+    unverified = list(dict.fromkeys(f.rule.id for f in last.findings if f.cannot_verify)) if changed else []
     return CheckResult(first, current if changed else None, "fixed" if changed else "clean", notes, gives_up,
-                       fix_steps=steps)
+                       fix_steps=steps, corrected_unverified=unverified)
 
 
 def _needs_fix(f: Finding) -> bool:

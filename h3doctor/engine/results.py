@@ -140,6 +140,9 @@ class CheckResult:
     # a launch that leaves GPUs idle: the same launch with `--num-gpus` the GPUs present, when that
     # checks clean (engine/idle_gpus.py); None otherwise
     all_gpus_argv: list[str] | None = None
+    # with a corrected command: the rules it could not be checked against ("cannot verify": a fact
+    # or a value the shell gives only when it runs is not known), so it is not said to pass them
+    corrected_unverified: list[str] = field(default_factory=list)
 
     @property
     def fits_nowhere(self) -> bool:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from h3doctor.errors import UsageError
 from h3doctor.sglang.argv import parse_command
 from h3doctor.sglang.flagtable import FlagTable
-from h3doctor.unresolved import MARK, UNRESOLVED, as_written, has_mark
+from h3doctor.unresolved import UNRESOLVED, as_written, has_mark
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -141,7 +141,3 @@ def _same(a: Any, b: Any) -> bool:
     except Exception:  # a value with no equality of its own: not known to be the same
         return False
 
-
-def written(tokens: list[str]) -> list[str]:
-    """The launch's words as its file writes them."""
-    return [as_written(t) if MARK in t else t for t in tokens]

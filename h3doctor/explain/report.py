@@ -66,6 +66,7 @@ class ExplainReport:
             "launch": self.launch,
             "corrected_argv": self.corrected_argv,
             "corrected_command": result.corrected_command if result is not None else None,
+            "corrected_unverified": result.corrected_unverified if result is not None else [],
             "fix_status": self.fix_status,
             "check_findings": [{"rule": f.rule.id, "severity": f.severity, "message": f.message}
                                for f in result.evaluation.findings] if result is not None else None,

@@ -10,7 +10,8 @@ from h3doctor.engine.ruleset import Rule
 from h3doctor.lint.session import LintRun
 from h3doctor.output.rule_meta import rule_meta
 from h3doctor.output.verdict import verdict
-from h3doctor.unresolved import as_written, command_text
+from h3doctor.shellwords import join
+from h3doctor.unresolved import written
 
 LINT_SCHEMA_VERSION = 1
 
@@ -25,7 +26,7 @@ def build(run: LintRun, *, sglang_version: str) -> dict[str, Any]:
             results = [lr for lr in f.results if lr.launch is launch]
             launches.append({
                 "label": launch.label, "kind": launch.kind, "line": launch.pos.line, "col": launch.pos.col,
-                "argv": [as_written(t) for t in launch.tokens], "gpu_count": launch.gpu_count, "image": launch.image,
+                "argv": written(launch.tokens), "gpu_count": launch.gpu_count, "image": launch.image,
                 "results": [{"target": lr.target, "hardware": lr.hardware.description,
                              "sglang_version": lr.result.evaluation.context.get("release.version"),
                              "sglang_version_source": lr.result.evaluation.context.get("release.source"),
@@ -93,4 +94,4 @@ def _corrected(argv: list[str] | None) -> dict[str, Any]:
     """The corrected command as the file would write it: a value left to the shell as its expansion."""
     if argv is None:
         return {"corrected_argv": None, "corrected_command": None}
-    return {"corrected_argv": [as_written(w) for w in argv], "corrected_command": command_text(argv)}
+    return {"corrected_argv": written(argv), "corrected_command": join(argv)}

@@ -7,6 +7,7 @@ import shlex
 from typing import TYPE_CHECKING, Any, TextIO
 
 from h3doctor.output.text import escape
+from h3doctor.output.verdict import corrected_heading
 
 if TYPE_CHECKING:  # Rich styles a terminal's report only (output/markup.py)
     from rich.console import Console
@@ -78,7 +79,7 @@ def _launch(data: dict[str, Any], console: Console, out: TextIO) -> None:
     failing = [f["rule"] for f in findings if f["severity"] == "error"]
     console.print(f"check on this launch: {', '.join(failing) if failing else 'no error'} (fix status: {data['fix_status']})")
     if data["corrected_command"] is not None:
-        console.print("\n[bold]Corrected command[/] (passes every rule):")
+        console.print(f"\n[bold]Corrected command[/] ({corrected_heading(data['corrected_unverified'])}):")
         out.write(data["corrected_command"] + "\n")
         out.flush()
     elif data["fix_status"] == "no-fix":

@@ -8,6 +8,7 @@ from h3doctor.engine.results import Alternative, CheckResult, Finding, FixStep
 from h3doctor.engine.ruleset import SEVERITY_RANK as _RANK
 from h3doctor.output.verdict import summary, verdict
 from h3doctor.shellwords import join
+from h3doctor.unresolved import UNRESOLVED, written
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
 if TYPE_CHECKING:
@@ -91,7 +92,7 @@ def finding_dict(f: Finding, changes: list[str] | None = None) -> dict[str, Any]
 
 
 def alternative_dict(alt: Alternative) -> dict[str, Any]:
-    return {"argv": alt.argv, "command": alt.command, "gives_up": alt.gives_up, "answers": alt.answers,
+    return {"argv": written(alt.argv), "command": alt.command, "gives_up": alt.gives_up, "answers": alt.answers,
             "checks_clean": alt.checks_clean, "still_failing": alt.still_failing, "fix_notes": alt.fix_notes}
 
 
@@ -106,7 +107,8 @@ def effective_config(result: CheckResult) -> dict[str, Any]:
     out["dit_runtime_attention_backend"] = ctx.get("derived.dit_backend")
     out["memory"] = ctx.get("derived.memory")  # the per-GPU budget (sglang/memory.py); null off CUDA/ROCm
     out["environment"] = {k.removeprefix("env."): v for k, v in ctx.items() if k.startswith("env.") and v is not None}
-    return out
+    # a value that depends on a word the shell gives only when the launch runs is not known: null
+    return {k: None if v is UNRESOLVED else v for k, v in out.items()}
 
 
 def launch_summary(result: CheckResult, effective: dict[str, Any]) -> dict[str, Any]:
@@ -128,8 +130,8 @@ def build(result: CheckResult, fail_on: str = "error") -> dict[str, Any]:
         "h3doctor_version": __version__,
         "sglang_version": ev.context.get("release.version", ev.context.get("sglang_version")),
         "sglang_version_source": ev.context.get("release.source", "default"),
-        "command": {"argv": ev.cmd.tokens, "entry": ev.cmd.entry, "program_given": ev.cmd.program_given,
-                    "launcher": ev.cmd.launcher, "wrapper": ev.cmd.tokens[: ev.cmd.wrapper_len]},
+        "command": {"argv": written(ev.cmd.tokens), "entry": ev.cmd.entry, "program_given": ev.cmd.program_given,
+                    "launcher": ev.cmd.launcher, "wrapper": written(ev.cmd.tokens[: ev.cmd.wrapper_len])},
         "is_h3_launch": fam is not None,
         "family": None if fam is None else {"key": fam.key, "label": fam.label, "config_class": fam.config_class,
                                              "pipeline_class": fam.pipeline_class, "matched_by": ev.family.how},
@@ -138,9 +140,10 @@ def build(result: CheckResult, fail_on: str = "error") -> dict[str, Any]:
         "summary": launch_summary(result, effective),
         "findings": [finding_dict(f, changes.get(f.rule.id)) for f in ev.findings],
         "fix_steps": [fix_step_dict(step) for step in result.fix_steps],
-        "corrected_argv": result.corrected_argv,
+        "corrected_argv": written(result.corrected_argv),
         "corrected_command": result.corrected_command,
-        "nearest_argv": result.nearest_argv,
+        "corrected_unverified": result.corrected_unverified,
+        "nearest_argv": written(result.nearest_argv),
         "fits_nowhere": result.fits_nowhere,
         "still_fails": result.still_fails,
         "shortfall_gib": result.shortfall_gib,

@@ -10,6 +10,7 @@ from h3doctor.output import memory_bar
 from h3doctor.output.json_report import changes_by_rule, stage_title
 from h3doctor.output.markup import escape as _markup_escape
 from h3doctor.output.markup import plain
+from h3doctor.output.verdict import corrected_heading
 from h3doctor.output.wrap import cells, fold
 from h3doctor.shellwords import join, safe_text
 
@@ -105,7 +106,7 @@ def text_report(result: CheckResult, console: Console, out: TextIO, *, show_conf
     _no_fix(result, lines, out)
     if result.corrected_command is not None:
         lines.markup("")
-        lines.markup("[bold]Corrected command[/] (passes every rule):")
+        lines.markup(f"[bold]Corrected command[/] ({corrected_heading(result.corrected_unverified)}):")
         out.write(result.corrected_command + "\n")  # one pasteable line, whatever the width
         out.flush()
     if ev.findings and not verbose:

@@ -87,3 +87,12 @@ def summary(findings: list[Any], *, judged: bool, memory: dict[str, Any] | None,
     return {"verdict": verdict_, "text": text, "counts": counts, "stage": stage, "peak_gib": peak,
             "capacity_gib": capacity, "gpus_used": gpus_used, "gpus_present": gpus_present,
             "all_gpus_command": all_gpus_command if verdict_ == "pass" else None}
+
+
+def corrected_heading(unverified: list[str]) -> str:
+    """What the corrected command is said to do: "passes every rule" only when every rule could be
+    checked on it ("clean" is a promise); else which checks could not be made."""
+    if not unverified:
+        return "passes every rule"
+    return (f"fixes every finding; {_count(len(unverified), 'check')} could not be made on it: "
+            + " ".join(unverified[:8]) + (" …" if len(unverified) > 8 else ""))

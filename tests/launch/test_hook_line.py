@@ -26,6 +26,9 @@ FORMS = {
     "command": (f"command sglang {FAILING_LINE}", f"command sglang {CLEAN_LINE}", CLEAN),
     "command env": (f"command env STUB_VAR=1 sglang {FAILING_LINE}", f"command env sglang {CLEAN_LINE}", CLEAN),
     "relative path": (f"./bin/sglang {FAILING_LINE}", f"./bin/sglang {CLEAN_LINE}", CLEAN),
+    # a value the shell gives only when it runs is any value: the launch's other words still block it
+    "expansion": (f'command sglang {FAILING_LINE} --port "$PORT"', f'command sglang {CLEAN_LINE} --port "$PORT"',
+                  [*CLEAN, "--port", "30001"]),
     "absolute python": ("{py} -u -m sglang.launch_server --model-path MiniMaxAI/MiniMax-H3 --num-gpus 4",
                         "{py} " + DIFFUSION, DIFFUSION.split()),
 }
@@ -36,7 +39,8 @@ def _terminal(shell: str, stub, tmp_path, load: bool = True) -> tuple[Terminal, 
     py = tmp_path / "venv" / "bin" / "python3"
     py.parent.mkdir(parents=True)
     shutil.copy(stub.bin / "sglang", py)
-    full = stub.env(H3DOCTOR_HOOK_ARGS=PROFILE, TERM="dumb", HOME=str(tmp_path), PS1="$ ", STUB_EXIT="0")
+    full = stub.env(H3DOCTOR_HOOK_ARGS=PROFILE, TERM="dumb", HOME=str(tmp_path), PS1="$ ", STUB_EXIT="0",
+                    PORT="30001")
     term = Terminal(INTERACTIVE[shell], full)
     assert term.run(f"cd '{tmp_path}'", STATUS[shell]) == "0"
     if load:
@@ -159,16 +163,55 @@ def test_the_simple_commands_the_line_hook_checks(line, launches):
 
 
 def test_a_hostile_line_runs_nothing_and_a_word_the_shell_expands_is_not_verified(tmp_path):
-    """The line is data: its substitutions are never run by h3doctor, and a launch holding one is
-    said to be unverified (the shell gives it its value only when it runs), not judged clean."""
+    """The line is data: its substitutions are never run by h3doctor, and a launch holding one
+    where it decides which flags sglang gets is said to be unverified (the shell gives it its value
+    only when it runs), not judged clean."""
     line = f"exec sglang {CLEAN_LINE} --revision $(touch pwned) `touch pwned2` \"$(touch pwned3)\""
     assert checked_launches(line)[0][-4:] == ["--revision", marked("$(touch pwned)"), marked("`touch pwned2`"),
                                                  marked("$(touch pwned3)")]
     proc = subprocess.run([sys.executable, "-m", "h3doctor", "hook-line", "--", line], capture_output=True, text=True,
                           cwd=tmp_path, env={**os.environ, "H3DOCTOR_HOOK_ARGS": PROFILE}, timeout=60)
     assert proc.returncode == 0
-    assert "could not verify this launch: the shell expands $(touch" in proc.stderr
+    assert "is known only when the launch runs and decides which flags" in proc.stderr
+    assert "h3doctor could not verify this launch (said above)" in proc.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def _line_judge(line: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "h3doctor", "hook-line", "--", line], capture_output=True, text=True,
+                          env={**os.environ, "H3DOCTOR_HOOK_ARGS": PROFILE, "COLUMNS": "80"}, timeout=60)
+
+
+def test_a_word_the_shell_expands_is_any_value_and_the_other_words_still_block():
+    """A value the shell gives only when the launch runs (`--tp-size "$TP"`) is judged as any
+    value (engine/unresolved.py), so the launch's other words still block it (ring attention on
+    torch_sdpa: H3D116), and a value no rule reads (`--port "$PORT"`) neither blocks nor is said
+    to be unverifiable. Fails when the line judge lets every launch with an expansion through."""
+    expanded = f"exec sglang {CLEAN_LINE} --tp-size \"$TP\""
+    blocked = _line_judge(expanded + " --ring-degree 2 --attention-backend torch_sdpa")
+    assert blocked.returncode == 1, blocked.stderr
+    assert "H3D116" in blocked.stderr and "sglang was not started" in blocked.stderr
+    assert "launching sglang anyway" not in blocked.stderr
+    # the corrected command keeps the expansion as written, and is not said to pass what it could not check
+    assert '--tp-size "$TP"' in blocked.stderr and "(passes every rule)" not in blocked.stderr
+    assert "could not be made on it" in blocked.stderr
+    port = _line_judge(f"exec sglang {CLEAN_LINE} --port \"$PORT\"")
+    assert (port.returncode, port.stderr) == (0, "")
+
+
+@pytest.mark.parametrize("options,said", [
+    (["--marked-launch", '["sglang", "serve", "M"]'], "--marked-launch is for the shell hook (--hook)"),
+    (["--hook", "--marked-launch", '{"a": 1}'], "--marked-launch takes a JSON list of the launch's words"),
+    (["--hook", "--marked-launch", '["sglang", "serve", "M\\u0000x"]'], "a NUL that marks no expansion"),
+    (["--hook", "--marked-launch", '["sglang"]', "--", "sglang"], "not both"),
+])
+def test_the_marked_launch_is_the_hooks_alone_and_well_formed(options, said):
+    """Only the hook hands check marked words, and only NULs in front of an expansion: a NUL
+    anywhere else is still a launch no program can be given (a usage error, exit 2)."""
+    proc = subprocess.run([sys.executable, "-m", "h3doctor", "check", "--profile", "4xH200", *options],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2, proc.stderr
+    assert said in proc.stderr
 
 
 @pytest.mark.parametrize("words,hook_args,status,said", [
