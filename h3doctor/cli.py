@@ -351,6 +351,7 @@ def lint_cmd(
     no_config: Annotated[bool, typer.Option("--no-config", help="Read no configuration file.")] = False,
     fix: Annotated[bool, typer.Option("--fix", help="Rewrite the offending values in place to the corrected launch (safe fixes only, unless --unsafe-fixes).")] = False,
     diff: Annotated[bool, typer.Option("--diff", help="Show the fixes, safe and unsafe, as a unified diff (git apply); write nothing.")] = False,
+    add_noqa: Annotated[bool, typer.Option("--add-noqa", help="Accept today's findings: add `# h3doctor: ignore[ID] added by --add-noqa` at the end of each launch that has any (with --diff: show it, write nothing).")] = False,
     unsafe_fixes: Annotated[bool, typer.Option("--unsafe-fixes", help="With --fix, also apply fixes that lower GPUs, parallel degrees, quality or residency, or differ between targets.")] = False,
     stdin_filename: Annotated[Optional[str], typer.Option("--stdin-filename", help="With the path -: the name of the text on stdin (its kind, per-path settings, the name in findings).")] = None,
     force_exclude: Annotated[bool, typer.Option("--force-exclude", help="Apply the configuration's exclude to files named on the command line too (pre-commit).")] = False,
@@ -365,11 +366,14 @@ def lint_cmd(
         raise UsageError("--unsafe-fixes says which fixes --fix applies: give --fix too")
     if baseline and write_baseline:
         raise UsageError("--write-baseline writes the baseline --baseline reads: give one of them")
+    if add_noqa and (fix or unsafe_fixes):
+        raise UsageError("--add-noqa accepts the findings --fix would correct: give one of them")
     code, report, notes = lint(paths or ["."], LintOptions(
         targets=tuple(target or ()), fail_on=fail_on.value if fail_on else None, config_path=config,
         no_config=no_config, fix=fix, diff=diff, unsafe_fixes=unsafe_fixes, sglang_version=sglang_version,
         rules_dir=rules_dir, stdin_filename=stdin_filename, force_exclude=force_exclude, quiet=quiet,
-        statistics=statistics, baseline=baseline, write_baseline=write_baseline, exit_zero=exit_zero))
+        statistics=statistics, baseline=baseline, write_baseline=write_baseline, exit_zero=exit_zero,
+        add_noqa=add_noqa))
     # lint runs in trees others wrote: its report never goes through a link planted in them
     write_report("lint", format.value, report, sys.stdout, output_file, follow=False)
     if notes and not quiet:

@@ -36,6 +36,7 @@ class LintOptions:
     baseline: str | None = None  # findings this baseline file accepts do not fail (lint/baseline.py)
     write_baseline: str | None = None  # write today's findings there first (then they are the baseline)
     exit_zero: bool = False  # exit 0 whatever the findings; usage and input errors keep their codes
+    add_noqa: bool = False  # accept today's findings with inline suppressions (lint/add_noqa.py)
 
 
 def lint(paths: list[str], opts: LintOptions = LintOptions()) -> tuple[int, Report, list[str]]:
@@ -82,12 +83,17 @@ def _lint(paths: list[str], opts: LintOptions, cfg, copy: StdinCopy | None) -> t
     run = session.run(files, named=named)
     before, diff_text, notes, fixed_text = "", None, [], None
     overtaken = False  # a fix not written: the file changed while lint ran (exit 1 whatever the findings)
-    if opts.fix or opts.diff:
+    if opts.fix or opts.diff or opts.add_noqa:
         from h3doctor.lint.fix import CHANGED_WHILE_RUNNING, fix_files
 
-        write = opts.fix and not opts.diff and copy is None
-        changes, notes = fix_files(run, session, write=write, roots=roots if copy is None else (),
-                                   unsafe_fixes=opts.unsafe_fixes, show_unsafe=opts.diff)
+        write = (opts.fix or opts.add_noqa) and not opts.diff and copy is None
+        if opts.add_noqa:
+            from h3doctor.lint.add_noqa import add_noqa
+
+            changes, notes = add_noqa(run, session, roots if copy is None else (), write=write)
+        else:
+            changes, notes = fix_files(run, session, write=write, roots=roots if copy is None else (),
+                                       unsafe_fixes=opts.unsafe_fixes, show_unsafe=opts.diff)
         overtaken = any(n.endswith(CHANGED_WHILE_RUNNING) for n in notes)
         if copy is not None:
             changes = [replace(c, path=copy.name) for c in changes]

@@ -131,3 +131,60 @@ def test_exit_zero_and_output_format_on_the_command_line(tmp_path):
     assert code == 2 and "missing.json" in err  # an input error is not a finding: --exit-zero keeps it
     code, _out, err = _cli(repo, "docs", "--baseline", "a.json", "--write-baseline", "b.json")
     assert code == 2 and "give one of them" in err
+
+
+# --- --add-noqa ----------------------------------------------------------------------------------
+
+SCRIPT = """#!/bin/sh
+sglang serve MiniMaxAI/MiniMax-H3 \\
+  --attention-backnd fa
+echo done
+sglang serve MiniMaxAI/MiniMax-H3 --num-gpus 2 --ring-degree 2 --attention-backend torch_sdpa # h3doctor: ignore[H3D116] known
+sglang serve "MiniMaxAI/MiniMax-H3" --tp-size 3 --num-gpus "3
+"
+"""
+
+
+def test_add_noqa_accepts_todays_findings_where_a_comment_is_a_comment(tmp_path, monkeypatch):
+    """Each launch with findings gets `# h3doctor: ignore[IDs] added by --add-noqa` at the end of
+    its last line (a continued command's too), or its IDs merged into the comment there; a launch
+    whose last line ends inside a string is left alone and named (the comment would become part of
+    a word); a Dockerfile takes no comment after an instruction and is named, not written."""
+    (tmp_path / ".h3doctor.yaml").write_text("targets: [4xH200]\n")
+    (tmp_path / "run.sh").write_text(SCRIPT)
+    dockerfile = 'FROM lmsysorg/sglang:v0.5.23\nCMD ["sglang", "serve", "MiniMaxAI/MiniMax-H3", "--tp-size", "3"]\n'
+    (tmp_path / "Dockerfile").write_text(dockerfile)
+    _code, _report, notes = _lint(tmp_path, monkeypatch, add_noqa=True, diff=True)
+    assert (tmp_path / "run.sh").read_text() == SCRIPT  # --diff writes nothing
+    code, report, _notes = _lint(tmp_path, monkeypatch, add_noqa=True)
+    lines = (tmp_path / "run.sh").read_text().splitlines()
+    assert lines[2] == "  --attention-backnd fa  # h3doctor: ignore[H3D020] added by --add-noqa"
+    assert lines[4].endswith("--attention-backend torch_sdpa # h3doctor: ignore[H3D116,H3D305] known")
+    assert lines[5:7] == ['sglang serve "MiniMaxAI/MiniMax-H3" --tp-size 3 --num-gpus "3', '"']
+    assert any(n.startswith("run.sh:6: no suppression added") and "inside a string" in n for n in notes), notes
+    assert any(n.startswith("Dockerfile: no suppression added") for n in notes), notes
+    assert (tmp_path / "Dockerfile").read_text() == dockerfile
+    # what is left failing is exactly what could not be accepted in place
+    assert code == 1 and sorted(set(_failing(report))) == [("Dockerfile", "H3D227"), ("Dockerfile", "H3D401"),
+                                                           ("Dockerfile", "H3D515"), ("run.sh", "H3D515")]
+
+
+def test_add_noqa_on_the_fixture_repository_leaves_only_what_it_names(tmp_path, monkeypatch):
+    """On a repository as platform teams write it (manifests, compose, scripts, docs), after
+    --add-noqa a lint fails only on the files the notes name, and every launch reads the same words."""
+    repo = _copy(tmp_path)
+    _code, before, _notes = _lint(repo, monkeypatch)
+    _code, _report, notes = _lint(repo, monkeypatch, add_noqa=True, diff=True)
+    code, report, _notes = _lint(repo, monkeypatch, add_noqa=True)
+    named = {n.split(":", 1)[0] for n in notes}
+    assert {file for file, _rule in _failing(report)} <= named, (notes, _failing(report))
+    def words(data):
+        return [(f["path"], launch["argv"]) for f in data["files"] for launch in f["launches"]]
+
+    assert words(report) == words(before)
+    assert report["summary"]["suppressed"] > before["summary"]["suppressed"]
+
+
+def test_add_noqa_and_fix_are_one_or_the_other(tmp_path):
+    code, _out, err = _cli(tmp_path, "--add-noqa", "--fix", ".")
+    assert code == 2 and "--add-noqa accepts the findings --fix would correct" in err
