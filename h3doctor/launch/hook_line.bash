@@ -5,19 +5,17 @@
 # `command sglang …`, `.venv/bin/sglang …`). A DEBUG trap set before the hook loads keeps running
 # first; its non-zero return still skips the command. `$?` and `$_` are the command's, not the trap's.
 # A blocked launch abandons the rest of its line (`&& next` does not run), as zsh's and fish's do.
+# A DEBUG trap set after the hook loads (another tool's hook: bash-preexec, a prompt framework)
+# would replace this one: before each prompt the trap is armed again, with that trap kept as the
+# user's (it runs first); a trap that runs this one itself (it chained it) does not check twice.
 if [[ $- == *i* ]]; then
   __h3doctor_user_debug=""
-  __h3doctor_trap="$(trap -p DEBUG)"
-  if [[ -n "$__h3doctor_trap" && "$__h3doctor_trap" != *__h3doctor_debug* ]]; then
-    __h3doctor_trap="${__h3doctor_trap#trap -- }"
-    eval "__h3doctor_user_debug=${__h3doctor_trap% DEBUG}"  # bash's own quoting of the user's trap
-  fi
-  unset -v __h3doctor_trap
   function __h3doctor_status { return "$1"; }
   # __h3doctor_debug STATUS LAST: the trap; STATUS is $? before it, LAST $_ (the trap's own last
   # word, so $_ is LAST again after it)
   function __h3doctor_debug {
-    local __h3doctor_rc=0
+    [[ -z "${__h3doctor_in_debug-}" ]] || return 0  # run again by a trap that chained this one: once is enough
+    local __h3doctor_rc=0 __h3doctor_in_debug=1
     if [[ -n "$__h3doctor_user_debug" ]]; then
       __h3doctor_status "$1"
       eval "$__h3doctor_user_debug" || __h3doctor_rc=$?
@@ -37,10 +35,29 @@ if [[ $- == *i* ]]; then
     esac
     return 0
   }
-  shopt -s extdebug
-  if [[ -n "$__h3doctor_user_debug" ]]; then
-    trap '__h3doctor_debug "$?" "$_"' DEBUG
-  else  # the common case, tested in the trap itself: a function call per command costs ~4x as much
-    trap '[[ "$BASH_COMMAND" != *sglang* ]] || __h3doctor_debug "$?" "$_"' DEBUG
-  fi
+  # __h3doctor_line_arm "$(trap -p DEBUG)": the trap in place, with extdebug; a DEBUG trap that is
+  # not this one (set before the hook loaded, or since) becomes the user's, run first. Run at load
+  # and before each prompt (PROMPT_COMMAND: one `trap -p`, ~1 ms). Its caller reads the trap: in a
+  # function `trap -p DEBUG` shows none (functions do not inherit it).
+  function __h3doctor_line_arm {
+    local __h3doctor_trap="$1"
+    if [[ "$__h3doctor_trap" != *__h3doctor_debug* ]]; then
+      __h3doctor_user_debug=""
+      if [[ -n "$__h3doctor_trap" ]]; then
+        __h3doctor_trap="${__h3doctor_trap#trap -- }"
+        eval "__h3doctor_user_debug=${__h3doctor_trap% DEBUG}"  # bash's own quoting of that trap
+      fi
+      if [[ -n "$__h3doctor_user_debug" ]]; then
+        trap '__h3doctor_debug "$?" "$_"' DEBUG
+      else  # the common case, tested in the trap itself: a function call per command costs ~4x as much
+        trap '[[ "$BASH_COMMAND" != *sglang* ]] || __h3doctor_debug "$?" "$_"' DEBUG
+      fi
+    fi
+    shopt -s extdebug
+  }
+  __h3doctor_line_arm "$(trap -p DEBUG)"
+  case "${PROMPT_COMMAND-}" in
+    *'__h3doctor_line_arm "$(trap -p DEBUG)"'*) ;;
+    *) PROMPT_COMMAND='__h3doctor_line_arm "$(trap -p DEBUG)"'"${PROMPT_COMMAND:+;$PROMPT_COMMAND}" ;;
+  esac
 fi

@@ -127,6 +127,50 @@ def test_the_users_own_hook_and_the_shells_behaviour_are_kept(shell, stub, tmp_p
     assert (tmp_path / "out").read_text().strip() == "inner"
 
 
+LATER_HOOK = {  # another tool's line hook, set after h3doctor's, that does not run h3doctor's
+    "bash": "trap 'echo x >> {mark}' DEBUG",
+    "zsh": "function later-accept { echo x >> {mark}; zle .accept-line }; zle -N accept-line later-accept",
+    "fish": "function later_enter; echo x >> {mark}; commandline -f execute; end; bind \\r later_enter; bind \\n later_enter",
+}
+
+
+def test_a_line_hook_set_after_ours_does_not_switch_it_off(shell, stub, tmp_path):
+    """A DEBUG trap / accept-line widget / Enter binding set after the hook loads would replace it
+    and let `exec sglang`, `command sglang` and path launches through unchecked: before the next
+    prompt the hook is armed again around it, so the hidden failing launch is blocked and the later
+    hook still runs. Fails when the re-arming (PROMPT_COMMAND, precmd, fish_prompt) is removed."""
+    mark = tmp_path / "later-hook-ran"
+    term, _ = _terminal(shell, stub, tmp_path)
+    try:
+        term.run(LATER_HOOK[shell].replace("{mark}", str(mark)), STATUS[shell])
+        term.run("true", STATUS[shell])  # a line through the later hook alone; then a prompt
+        mark.unlink(missing_ok=True)
+        term.run(f"command sglang {FAILING_LINE}", STATUS[shell])
+        shown = term.out.decode(errors="replace")
+        assert stub.calls() == [], f"a later hook switched the check off in {shell}:\n{shown}"
+        assert "sglang was not started" in shown and mark.exists(), shown
+    finally:
+        term.close()
+
+
+def test_bash_a_later_trap_that_runs_ours_checks_once(stub, tmp_path):
+    """A trap set later that runs the hook's own (it chained it, as bash-preexec does) and the hook
+    armed again around it: the launch is checked once, not twice (the trap's guard)."""
+    if shutil.which("bash") is None:
+        pytest.skip("bash is not installed")
+    term, _ = _terminal("bash", stub, tmp_path)
+    try:
+        term.run('__old="$(trap -p DEBUG)"; __old="${__old#trap -- }"; eval "__old=${__old% DEBUG}"; '
+                 "trap 'eval \"$__old\"' DEBUG", STATUS["bash"])
+        term.run("true", STATUS["bash"])
+        start = len(term.out)
+        term.run(f"command sglang {FAILING_LINE}", STATUS["bash"])
+        shown = term.out[start:].decode(errors="replace")
+        assert stub.calls() == [] and shown.count("sglang was not started") == 1, shown
+    finally:
+        term.close()
+
+
 def test_bash_keeps_the_last_argument():
     """`$_` is the last word of the command before, not the trap's: also in a command that mentions
     sglang, before which the trap's function runs."""
