@@ -6,7 +6,9 @@ without, timed with bash's own clock ($EPOCHREALTIME):
 * an ordinary simple command (`true` in a loop: the trap's shell work, no process started);
 * a line that mentions sglang but is no launch (`echo sglang`): one `h3doctor hook-line` process;
 * `sglang serve …` (clean, --profile 4xH200) through the hook, against a function that runs it
-  unchecked: the function's check plus the line's `hook-line` process.
+  unchecked: the function's check plus the line's `hook-line` process;
+* each prompt: what PROMPT_COMMAND runs before it (the trap armed again when another tool's
+  replaced it: one `trap -p DEBUG`).
 zsh and fish run their hook once per Enter, not per command: a string match on the line.
 
 Run:  python benchmarks/hook_line.py [--runs 21] [--loop 20000]
@@ -27,6 +29,9 @@ from pathlib import Path
 SCRIPT = """
 {load}
 s=$EPOCHREALTIME; for ((i = 0; i < {loop}; i++)); do true; done; e=$EPOCHREALTIME; echo "loop $s $e"
+for ((i = 0; i < {runs}; i++)); do
+  s=$EPOCHREALTIME; eval "${{PROMPT_COMMAND-}}"; e=$EPOCHREALTIME; echo "prompt $s $e"
+done
 for ((i = 0; i < {runs}; i++)); do
   s=$EPOCHREALTIME; echo sglang >/dev/null; e=$EPOCHREALTIME; echo "mention $s $e"
   s=$EPOCHREALTIME; sglang serve MiniMaxAI/MiniMax-H3 --num-gpus 4 || exit 1; e=$EPOCHREALTIME; echo "launch $s $e"
@@ -61,6 +66,8 @@ def main() -> None:
         hooked = timings('eval "$(h3doctor init bash)"', args.runs, args.loop, env)
     per_command = (hooked["loop"][0] - bare["loop"][0]) / (2 * args.loop)  # the trap runs for (( )) and true
     print(f"ordinary simple command: +{per_command * 1e6:.1f} us (loop of {args.loop})")
+    added = statistics.median(hooked["prompt"]) - statistics.median(bare["prompt"])
+    print(f"each prompt (PROMPT_COMMAND): +{added * 1e6:.0f} us (median of {args.runs})")
     for name, said in (("mention", "a line mentioning sglang, no launch"), ("launch", "sglang serve, clean (check + hook-line)")):
         added = statistics.median(hooked[name]) - statistics.median(bare[name])
         print(f"{said}: +{added * 1000:.0f} ms (median of {args.runs})")
