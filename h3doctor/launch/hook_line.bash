@@ -37,8 +37,8 @@ if [[ $- == *i* ]]; then
   }
   # __h3doctor_line_arm "$(trap -p DEBUG)": the trap in place, with extdebug; a DEBUG trap that is
   # not this one (set before the hook loaded, or since) becomes the user's, run first. Run at load
-  # and before each prompt (PROMPT_COMMAND: one `trap -p`, +0.35 ms, benchmarks/hook_line.py). Its caller reads the trap: in a
-  # function `trap -p DEBUG` shows none (functions do not inherit it).
+  # and before each prompt (PROMPT_COMMAND: +0.35 ms, benchmarks/hook_line.py). Its caller reads
+  # the trap: in a function `trap -p DEBUG` shows none (functions do not inherit it).
   function __h3doctor_line_arm {
     local __h3doctor_trap="$1"
     if [[ "$__h3doctor_trap" != *__h3doctor_debug* ]]; then
