@@ -112,11 +112,11 @@ def _reads_back(session: LintSession, f: FileResult, after: str, ids: dict[int, 
     from h3doctor.errors import H3DoctorError
     from h3doctor.inputs.read import read_input
     from h3doctor.lint.suppress import inline_suppressions
+    from h3doctor.paths import replace_file
 
     with tempfile.TemporaryDirectory(prefix="h3doctor-noqa-") as folder:
         copy = os.path.join(folder, os.path.basename(f.path))
-        with open(copy, "x", encoding="utf-8", newline="", errors="surrogateescape") as out:
-            out.write(after)
+        replace_file(folder, os.path.basename(f.path), after, mode=0o600)  # a fresh file in a folder of ours
         try:
             again = read_input(copy, known_fields=session.known_fields, kind=f.kind)
         except H3DoctorError as exc:

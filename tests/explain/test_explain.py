@@ -137,7 +137,7 @@ def example_messages(rule, example, tmp_path) -> tuple[list[str], list[str]]:
     rule's messages as check renders them from it."""
     argv = example["argv"]
     if "config" in example:
-        from test_rule_examples import _serialize
+        from tests.engine.test_rule_examples import _serialize
 
         config = tmp_path / example.get("config_name", "config.yaml")
         config.write_text(_serialize(config.suffix, example["config"]))

@@ -14,7 +14,7 @@ from h3doctor.engine.conditions import placeholders
 from h3doctor.explain import source, unfilled
 from h3doctor.explain.report import ExplainRequest, run
 from h3doctor.output.explain_text import explain_report
-from test_explain import EXAMPLES, RULES, example_messages
+from tests.explain.test_explain import EXAMPLES, RULES, example_messages
 
 HOLE = re.compile(r"\{[A-Za-z_][\w.]*(?:![rsa])?\}")
 

@@ -14,7 +14,7 @@ import pytest
 
 from h3doctor.cli_hook_line import checked_launches
 from h3doctor.unresolved import marked
-from test_hook import CLEAN, FAILING, INTERACTIVE, LOAD, PROFILE, STATUS, Terminal, shell, stub  # noqa: F401
+from tests.launch.test_hook import CLEAN, FAILING, INTERACTIVE, LOAD, PROFILE, STATUS, Terminal, shell, stub  # noqa: F401
 
 DIFFUSION = "-m sglang.multimodal_gen.runtime.launch_server --model-path MiniMaxAI/MiniMax-H3 --num-gpus 4"
 FAILING_LINE = " ".join(FAILING)
