@@ -419,7 +419,7 @@ def schema_cmd(
     help="Explain an error sglang printed, or a whole crash log: the rule it is, why, and — with the launch "
     "after `--` or found in the log — the corrected command. h3doctor explain \"KeyError: 'SDPA'\"; "
     "h3doctor explain --log server.log; ... | h3doctor explain - -- sglang serve MODEL [flags]. "
-    "Exit 0 when a rule is named, 1 when nothing matched.",
+    "Exit 0 when a rule or a cause is named, 1 when nothing matched.",
 )
 def explain_cmd(
     ctx: typer.Context,
@@ -456,7 +456,7 @@ def explain_cmd(
 
     write_report("explain", format.value, Report(report.as_dict(), text=lambda console, buf: explain_report(report, console, buf)),
                  sys.stdout, output_file)
-    raise typer.Exit(int(ExitCode.OK) if report.matches else int(ExitCode.FINDINGS))
+    raise typer.Exit(int(ExitCode.OK) if report.explained else int(ExitCode.FINDINGS))
 
 
 # --- suggest ------------------------------------------------------------------------------------

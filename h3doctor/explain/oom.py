@@ -47,11 +47,16 @@ class OutOfMemory:
     count: int = 1  # lines reporting it (every rank, the block, the re-raise)
 
 
+# the kernel's OOM killer ("Out of memory: Killed process 4123 (python3)"): host memory, which the
+# crash signatures name (rule H3D144's `crash:`), never the GPU memory rules this module maps to
+_HOST_OOM_KILLER = ("killed process", "oom-kill", "oom_kill")
+
+
 def _may_say_oom(line: str) -> bool:
     """Every wording of _OOM holds `memory` or `oom detected` (no letter of them has a case-insensitive
     twin outside ASCII): one C-level scan per line, where _OOM's search took ~13 µs on every line."""
     lowered = line.lower()
-    return "memory" in lowered or "oom detected" in lowered
+    return ("memory" in lowered or "oom detected" in lowered) and not any(k in lowered for k in _HOST_OOM_KILLER)
 
 
 def find(lines: list[str]) -> OutOfMemory | None:

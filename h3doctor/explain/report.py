@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from h3doctor.explain import logread, match, oom, patterns, unfilled
+from h3doctor.explain import crashes, logread, match, oom, patterns, unfilled
 from h3doctor.explain.launch import from_log
 from h3doctor.explain.source import Text
 from h3doctor.errors import UsageError
@@ -38,6 +38,12 @@ class ExplainReport:
     launch: dict[str, Any] | None  # {argv, source, line}
     check: Any = None  # request.Outcome of the launch, when there is one
     notes: list[str] = field(default_factory=list)
+    causes: list[crashes.Hit] = field(default_factory=list)  # what killed it, where no rule judges it (causes.json)
+
+    @property
+    def explained(self) -> bool:
+        """A rule or a cause is named (a pointer to the lines to paste names nothing)."""
+        return bool(self.matches) or any(not crashes.causes()[h.signature.cause].get("alone") for h in self.causes)
 
     @property
     def corrected_argv(self) -> list[str] | None:
@@ -59,7 +65,7 @@ class ExplainReport:
             "schema_version": SCHEMA_VERSION,
             "input": {"origin": self.source.origin, "bytes": self.source.size, "lines": self.lines,
                       "notes": list(self.source.notes)},
-            "explained": bool(self.matches),
+            "explained": self.explained,
             "matches": [self._match(m) for m in self.matches],
             "unmatched": [{"line": e.line, "text": e.text} for e in self.unmatched[:20]],
             "release": self.release,
@@ -71,6 +77,7 @@ class ExplainReport:
             "check_findings": [{"rule": f.rule.id, "severity": f.severity, "message": f.message}
                                for f in result.evaluation.findings] if result is not None else None,
             "notes": self.notes,
+            "causes": [_cause(h) for h in self.causes],
         }
 
     def _match(self, m: match.Match) -> dict[str, Any]:
@@ -103,7 +110,7 @@ def run(request: ExplainRequest) -> ExplainReport:
     log = logread.read_log(request.source.text, patterns.quoted(compiled))
     found, unmatched = match.match_errors(log.errors, compiled)
     found += [m for m in match.oom_matches(oom.find(log.lines)) if m.rule in by_id]
-    found.sort(key=lambda m: (m.line, m.rule))
+    found, causes = _crashes(found, crashes.scan(log.lines, crashes.signatures(rules)))
     release = _release(request.sglang_version, found, rules)
     notes = list(log.notes)
     launch, words = None, list(request.launch)
@@ -129,7 +136,47 @@ def run(request: ExplainRequest) -> ExplainReport:
         ctx = outcome.result.evaluation.context
         release = {**release, "version": ctx.get("release.version"),
                    "why": f"the check's release ({ctx.get('release.source', 'default')})"}
-    return ExplainReport(request.source, len(log.lines), found, unmatched, by_id, release, launch, outcome, notes)
+    return ExplainReport(request.source, len(log.lines), found, unmatched, by_id, release, launch, outcome, notes,
+                         causes)
+
+
+def _crashes(found: list[match.Match], hits: list[crashes.Hit]) -> tuple[list[match.Match], list[crashes.Hit]]:
+    """The matches with the crash signatures' added (a rule's, unless its message matched already),
+    and the causes no rule judges: a cause that `shadows` a rule drops that rule's match when the
+    captured value lies in its range; an `alone` cause only when nothing else is explained."""
+    known = {m.rule for m in found}
+    causes = [h for h in hits if h.signature.cause]
+    for hit in hits:
+        sig = hit.signature
+        if sig.rule and sig.rule not in known:
+            notes = [f"probe check: {sig.probe}"] if sig.probe else []
+            found.append(match.Match(sig.rule, False, "crash", (), {"signature": sig.text}, hit.line, hit.text,
+                                     hit.count, notes))
+            known.add(sig.rule)
+    for hit in list(causes):
+        shadow = crashes.causes()[hit.signature.cause].get("shadows")
+        if shadow:
+            found = [m for m in found if not (m.rule == shadow["rule"] and _within(m.captured.get(shadow["hole"]), shadow))]
+            if any(m.rule == shadow["rule"] for m in found):  # the rule's own case (a port no socket binds)
+                causes.remove(hit)
+    alone = [h for h in causes if crashes.causes()[h.signature.cause].get("alone")]
+    if found or len(alone) < len(causes):
+        causes = [h for h in causes if h not in alone]
+    found.sort(key=lambda m: (m.line, m.rule))
+    return found, causes
+
+
+def _within(value: str | None, bounds: dict[str, int]) -> bool:
+    try:
+        return bounds["min"] <= int(value or "") <= bounds["max"]
+    except ValueError:
+        return False
+
+
+def _cause(hit: crashes.Hit) -> dict[str, Any]:
+    cause = crashes.causes()[hit.signature.cause]
+    return {"cause": cause["id"], "title": cause["title"], "severity": cause["severity"], "line": hit.line, "text": hit.text, "count": hit.count,
+            "signature": hit.signature.text, "why": cause["why"], "probe": cause["probe"] or None, "fix": cause["fix"]}
 
 
 def _check(request: ExplainRequest, words: list[str], version: str | None, *, from_log: bool, notes: list[str]):

@@ -29,7 +29,7 @@ def explain_report(report: Any, console: Console, out: TextIO) -> None:
     console.print(f"h3doctor explain: {source['lines']} line(s) from {shown(source['origin'])}")
     for note in source["notes"] + data["notes"]:
         console.print(f"[dim]note: {shown(note)}[/]")
-    if not data["matches"]:
+    if not data["matches"] and not data["causes"]:
         console.print("\n[bold]Nothing matched:[/] no rule's sglang message, in any release's wording, matches "
                       "these lines, and no out-of-memory error is among them; h3doctor does not guess a rule.")
         for item in data["unmatched"][:5]:
@@ -37,8 +37,9 @@ def explain_report(report: Any, console: Console, out: TextIO) -> None:
     for m in data["matches"]:
         console.print(f"\n {_MARK[m['severity']]} [bold]{m['rule']}[/] {m['severity']}: {shown(m['title'])}")
         console.print(f"     matched: {_how(m)} (line {m['line']}{', x' + str(m['count']) if m['count'] > 1 else ''})")
-        console.print(f"     sglang says: {shown(m['text'])}", soft_wrap=True)
-        if m["captured"]:
+        said = "the line" if m["how"] == "crash" else "sglang says"  # a crash line is the kernel's, torch's, the shell's
+        console.print(f"     {said}: {shown(m['text'])}", soft_wrap=True)
+        if m["captured"] and m["how"] != "crash":
             console.print("     captured: " + ", ".join(f"{shown(k)}={shown(v, 120)}" for k, v in m["captured"].items()),
                           soft_wrap=True)
         for note in m["notes"]:
@@ -49,6 +50,14 @@ def explain_report(report: Any, console: Console, out: TextIO) -> None:
         if m["confirmed"] is not None:
             console.print("     the check of this launch reports it too" if m["confirmed"] else
                           "     [yellow]the check of this launch does not report it[/] (another launch, hardware or release?)")
+    for c in data["causes"]:
+        console.print(f"\n {_MARK[c['severity']]} [bold]{shown(c['title'])}[/]")
+        console.print(f"     matched: {shown(c['signature'])} (line {c['line']}{', x' + str(c['count']) if c['count'] > 1 else ''})")
+        console.print(f"     the line: {shown(c['text'])}", soft_wrap=True)
+        console.print(f"     why: {shown(c['why'], 2000)}", soft_wrap=True)
+        if c["probe"]:
+            console.print(f"     probe check: {shown(c['probe'])}", soft_wrap=True)
+        console.print(f"     fix: {shown(c['fix'], 1000)}", soft_wrap=True)
     _release(data["release"], console)
     _launch(data, console, out)
 
@@ -56,6 +65,8 @@ def explain_report(report: Any, console: Console, out: TextIO) -> None:
 def _how(m: dict[str, Any]) -> str:
     if m["how"] == "oom":
         return f"out of memory, phase {m['captured'].get('phase', 'unknown')}"
+    if m["how"] == "crash":
+        return f"what a server killed by it prints: {m['captured'].get('signature', '')!r}"
     what = "the rule's message" if m["how"] == "message" else "sglang's wording of it"
     exact = "exactly" if m["exact"] else "inside the line"
     return f"{what}, {exact}, as sglang {', '.join(m['releases'])} print{'s' if len(m['releases']) == 1 else ''} it"

@@ -93,6 +93,8 @@ def test_wordings_name_rules_that_exist_and_fill_their_whole_message():
 @pytest.mark.parametrize("rule_id,pattern", MESSAGE_CASES, ids=[f"{r}::{i}" for i, (r, _) in enumerate(MESSAGE_CASES)])
 def test_message_rendered_with_typed_values_is_matched_bare_in_a_traceback_and_in_a_log(rule_id, pattern):
     rendered = pattern.sample()
+    if rule_id == "H3D140":  # its words are also a busy port's (causes.json port-moved): only a port past 65535 is it
+        rendered = rendered.replace("Port 4 ", "Port 70000 ", 1)
     exc, message = _exception_form(pattern, rendered)
     for form in (rendered, f"{exc}: {message}", traceback_of(exc, message), log_of(traceback_of(exc, message))):
         data = explain(form)
