@@ -22,7 +22,7 @@ from h3doctor.verified import NEWEST_VERIFIED
 app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},  # every command's too (click inherits it)
     add_completion=True,  # --install-completion / --show-completion for bash, zsh, fish (Typer's own)
-    no_args_is_help=True,
+    no_args_is_help=False,  # bare `h3doctor` is the machine's doctor (_root); `--help` is help
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
     help="Preflight doctor for SGLang MiniMax-H3 launches: every constraint sglang would raise, before the download.",
@@ -38,6 +38,7 @@ class Format(str, Enum):
 LintFormat = Enum("LintFormat", {name: name for name in format_names("lint")}, type=str)
 SuggestFormat = Enum("SuggestFormat", {name: name for name in format_names("suggest")}, type=str)
 ExplainFormat = Enum("ExplainFormat", {name: name for name in format_names("explain")}, type=str)
+DoctorFormat = Enum("DoctorFormat", {name: name for name in format_names("doctor")}, type=str)
 
 
 class Severity(str, Enum):
@@ -61,12 +62,15 @@ def _show_version(value: bool) -> None:
         raise typer.Exit(0)
 
 
-@app.callback()
+@app.callback(invoke_without_command=True)
 def _root(
+    ctx: typer.Context,
     version: Annotated[bool, typer.Option("--version", is_eager=True, callback=_show_version,
                                           help="Show h3doctor's version and the sglang release its rules target.")] = False,
 ) -> None:
-    """Preflight doctor for SGLang MiniMax-H3 launches."""
+    """Preflight doctor for SGLang MiniMax-H3 launches. Without a command: `h3doctor doctor`."""
+    if ctx.invoked_subcommand is None:
+        doctor_cmd()
 
 
 def _console(stderr: bool = False):
@@ -306,6 +310,26 @@ def probe_cmd(
         sys.stdout.write(f"{glyph} shell hook: {'active' if hook['active'] else 'inactive'}: {hook['reason']}\n")
         if save_profile:
             sys.stdout.write(f"\nprofile written to {save_profile} (use: h3doctor check --profile {save_profile} ...)\n")
+
+
+@app.command("doctor", help="This machine for MiniMax-H3, one line per fact (✓ fine, ✗ stops H3 from serving "
+             "here, ! cannot verify): the sglang release installed, GPUs, memory, cgroup cap, /dev/shm, disk, ffmpeg "
+             "and its encoders, FlashAttention, and a summary. Bare `h3doctor` runs it. Exit 0, or 1 when a fact stops "
+             "H3 from serving here.")
+def doctor_cmd(
+    format: Annotated[DoctorFormat, typer.Option("--format", help="Report format (json: README, `h3doctor doctor`).")] = DoctorFormat.text,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Probe afresh; neither read nor write the probe cache.")] = False,
+    output_file: Annotated[Optional[str], typer.Option("--output-file", help="Write the report to this file instead of stdout.")] = None,
+) -> None:
+    from h3doctor.host.doctor import report
+    from h3doctor.host.probe import probe
+    from h3doctor.output.doctor_text import doctor_report
+    from h3doctor.output.formats import Report
+
+    data = report(probe(dict(os.environ), use_cache=not no_cache))  # torch runs in the probe's child, never here
+    write_report("doctor", getattr(format, "value", format), Report(data, text=lambda console, buf: doctor_report(data, console)),
+                 sys.stdout, output_file)
+    raise typer.Exit(data["summary"]["exit_code"])
 
 
 @app.command("profiles", help="List the built-in hardware profiles and the GPU catalog (<N>x<GPU> for any count).")

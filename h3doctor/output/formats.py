@@ -91,6 +91,7 @@ FORMATS: dict[str, dict[str, Callable[[Report], str]]] = {
     "lint": {**_FINDINGS_FORMATS, "concise": write_concise},
     "suggest": {"text": write_text, "json": write_json},
     "explain": {"text": write_text, "json": write_json},
+    "doctor": {"text": write_text, "json": write_json},
 }
 
 

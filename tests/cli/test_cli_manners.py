@@ -76,7 +76,7 @@ def _h3doctor(*args: str, stdout=subprocess.PIPE) -> subprocess.CompletedProcess
 
 
 @pytest.mark.parametrize("command", [[], ["check"], ["lint"], ["rules"], ["rule"], ["suggest"], ["probe"],
-                                     ["profiles"], ["init"], ["schema"], ["coverage"]])
+                                     ["profiles"], ["init"], ["schema"], ["coverage"], ["doctor"]])
 def test_dash_h_is_help_everywhere(command):
     proc = _h3doctor(*command, "-h")
     assert proc.returncode == 0 and proc.stdout.startswith("Usage: ") and "-h, --help" in proc.stdout, proc.stderr
