@@ -16,6 +16,15 @@ from h3doctor.explain.logread import Found, LogText
 from h3doctor.safeload import load_json
 
 
+# what only `sglang generate` prints: its frames in a traceback (the server_args line is the same for both)
+GENERATE_MARKERS = ("generate_cmd", "DiffGenerator", "entrypoints/cli/generate.py")
+
+
+def entry_of(log: LogText) -> str:
+    """`generate` when the log shows generate's own code running, else `serve`."""
+    return "generate" if any(marker in line for line in log.lines for marker in GENERATE_MARKERS) else "serve"
+
+
 def from_log(log: LogText, table: Any) -> tuple[list[str] | None, Found | None, str | None]:
     """(the launch's words, where it was found, why a found one could not be read)."""
     problem = None
@@ -34,14 +43,14 @@ def from_log(log: LogText, table: Any) -> tuple[list[str] | None, Found | None, 
             problem = f"line {found.line}: server_args is not readable JSON ({type(exc).__name__})"
             continue
         if isinstance(data, dict) and isinstance(data.get("model_path"), str):
-            return argv_from_server_args(data, table), found, None
+            return argv_from_server_args(data, table, entry_of(log)), found, None
         problem = f"line {found.line}: server_args has no model_path"
     return None, None, problem
 
 
-def argv_from_server_args(data: dict[str, Any], table: Any) -> list[str]:
-    entry = "serve"
-    words = ["sglang", entry, data["model_path"]]
+def argv_from_server_args(data: dict[str, Any], table: Any, entry: str = "serve") -> list[str]:
+    # serve takes the model as its positional word; generate only as --model-path
+    words = ["sglang", entry, data["model_path"]] if entry == "serve" else ["sglang", entry, "--model-path", data["model_path"]]
     options = table.options_for(entry)
     for dest, value in data.items():
         opt = table.primary_option(dest)

@@ -111,7 +111,7 @@ def run(request: ExplainRequest) -> ExplainReport:
     found, unmatched = match.match_errors(log.errors, compiled)
     found += [m for m in match.oom_matches(oom.find(log.lines)) if m.rule in by_id]
     found, causes = _crashes(found, crashes.scan(log.lines, crashes.signatures(rules)))
-    release = _release(request.sglang_version, found, rules)
+    release = _release(request.sglang_version, found, rules, log.lines)
     notes = list(log.notes)
     launch, words = None, list(request.launch)
     if words:
@@ -123,8 +123,10 @@ def run(request: ExplainRequest) -> ExplainReport:
         if words:
             launch = {"argv": words, "source": where.source, "line": where.line}
             if where.source == "server_args":
-                notes.append("the launch was rebuilt from the server_args line: sglang logs resolved values, so "
-                             "the corrected command is of that rebuilt launch, not of the command as typed")
+                how = "generate's own frames are in the log" if words[1] == "generate" else "no frame of generate's is"
+                notes.append(f"the launch was rebuilt from the server_args line as `sglang {words[1]}` ({how}): sglang "
+                             "logs resolved values, so the corrected command is of that rebuilt launch, not of the "
+                             "command as typed")
     shared = sorted({m.line for m in found if m.how != "oom" and sum(o.line == m.line and o.how != "oom" for o in found) > 1})
     if shared and not words:
         notes.append(f"several rules print the words of line(s) {', '.join(map(str, shared[:5]))}: give the launch "
@@ -136,8 +138,43 @@ def run(request: ExplainRequest) -> ExplainReport:
         ctx = outcome.result.evaluation.context
         release = {**release, "version": ctx.get("release.version"),
                    "why": f"the check's release ({ctx.get('release.source', 'default')})"}
+    confirmed = {f.rule.id for f in outcome.result.evaluation.findings} if outcome is not None else None
+    found = first_things_first(found, confirmed, release["version"])
     return ExplainReport(request.source, len(log.lines), found, unmatched, by_id, release, launch, outcome, notes,
                          causes)
+
+
+FOREIGN_FLAG_RULE = "H3D012"  # "a flag of another release": its words are argparse's, shared with H3D020 and H3D010
+
+
+def first_things_first(found: list[match.Match], confirmed: set[str] | None, version: str | None) -> list[match.Match]:
+    """The matches a user reads first first: with the launch checked, the rules its check reports
+    (in line order) before the rest; H3D012 only where the check reports it, or, without a check,
+    where a flag the words name exists in another release and not in this one (unknown release:
+    not in every release)."""
+    if confirmed is not None:
+        found = [m for m in found if m.rule != FOREIGN_FLAG_RULE or m.rule in confirmed]
+        return sorted(found, key=lambda m: (m.rule not in confirmed, m.line, m.rule))
+    return [m for m in found if m.rule != FOREIGN_FLAG_RULE or _foreign(m, version)]
+
+
+def _foreign(m: match.Match, version: str | None) -> bool:
+    """Whether H3D012's `unrecognized arguments` words name a flag of another release. Its other
+    wordings (an ambiguous prefix, an invalid choice) turn on the release's choices and prefixes,
+    not on a flag's existence: kept."""
+    from h3doctor.sglang.releases import history, known_releases
+
+    if "arguments" not in m.captured:
+        return True
+    options = history()["options"]
+    everywhere = set(known_releases())
+    for value in (m.captured["arguments"],):
+        for word in value.replace(",", " ").split():
+            flag = word.strip("'\"[]()").split("=", 1)[0]
+            having = set(options.get(flag, {}).get("releases", ())) & everywhere
+            if having and (version not in having if version else having != everywhere):
+                return True
+    return False
 
 
 def _crashes(found: list[match.Match], hits: list[crashes.Hit]) -> tuple[list[match.Match], list[crashes.Hit]]:
@@ -193,23 +230,31 @@ def _check(request: ExplainRequest, words: list[str], version: str | None, *, fr
         return None
 
 
-def _release(option: str | None, found: list[match.Match], rules: list[Any]) -> dict[str, Any]:
-    """The release to judge with: the option, else the one the wording says (when only some
-    releases print the words that matched), else none (check then picks its default)."""
+def _release(option: str | None, found: list[match.Match], rules: list[Any], lines: list[str]) -> dict[str, Any]:
+    """The release to judge with: the option, else the one the log names (its version line, an
+    image tag, an install path in a traceback: placed.py), else the one the wording says (when only
+    some releases print the words that matched, the span said when it cannot be narrowed), else
+    none (check then picks its default)."""
     if option:
         return {"version": option, "inferred": False, "why": "--sglang-version"}
-    worded = [m for m in found if m.releases]
-    if not worded:
-        return {"version": None, "inferred": False, "why": "no wording to tell the release by"}
-    common = set.intersection(*(set(m.releases) for m in worded))
-    by_id = {r.id: r for r in rules}
+    from h3doctor.explain.placed import named_release
     from h3doctor.sglang.releases import key, known_releases
 
+    version, named_why = named_release(lines, known_releases())
+    if version:
+        return {"version": version, "inferred": True, "why": named_why}
+    worded = [m for m in found if m.releases]
+    if not worded:
+        return {"version": None, "inferred": False, "why": named_why or "no wording to tell the release by"}
+    common = set.intersection(*(set(m.releases) for m in worded))
+    by_id = {r.id: r for r in rules}
     universe = {v for m in worded for v in known_releases() if by_id[m.rule].in_release(v)}
     if not common or common == universe:
+        ordered = sorted(universe, key=key)
         return {"version": None, "inferred": False,
-                "why": "every release these rules cover prints these words" if common else
-                "the matched words come from different releases"}
+                "why": (f"every release these rules cover (sglang {ordered[0]} to {ordered[-1]}) prints these words: "
+                        "give --sglang-version to judge with one" if common else
+                        "the matched words come from different releases")}
     newest = max(common, key=key)
     span = ", ".join(sorted(common, key=key))
     return {"version": newest, "inferred": True,

@@ -75,6 +75,8 @@ def _how(m: dict[str, Any]) -> str:
 def _release(release: dict[str, Any], console: Console) -> None:
     if release.get("inferred"):
         console.print(f"\n[bold]Release:[/] sglang {shown(release['version'])}: {shown(release['why'])}")
+    elif release.get("why", "").startswith("every release"):  # the range it cannot be narrowed from
+        console.print(f"\n[bold]Release:[/] not placed: {shown(release['why'])}", soft_wrap=True)
 
 
 def _launch(data: dict[str, Any], console: Console, out: TextIO) -> None:
