@@ -74,3 +74,12 @@ def test_a_log_naming_two_releases_or_an_unknown_one_is_not_placed_by_them():
 def test_the_span_is_said_when_the_release_cannot_be_narrowed():
     why = explain(MESSAGE)["release"]["why"]
     assert "0.5.17" in why and "0.5.23" in why and "--sglang-version" in why
+
+
+def test_the_confirmed_rule_is_put_before_an_earlier_or_lower_numbered_one():
+    from h3doctor.explain.match import Match
+    from h3doctor.explain.report import first_things_first
+
+    shared = [Match("H3D109", True, "message", ("0.5.23",), {}, 3, "x"), Match("H3D130", True, "message", ("0.5.23",), {}, 3, "x"),
+              Match("H3D010", True, "wording", ("0.5.23",), {}, 1, "y")]
+    assert [m.rule for m in first_things_first(list(shared), {"H3D130"}, "0.5.23")] == ["H3D130", "H3D010", "H3D109"]
