@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Iterable
 
+from h3doctor.digits import is_digits
 from h3doctor.paths import package_dir
 
 MAX_COUNTED = 10_000  # hits counted per signature; a log repeating one line more says no more
@@ -36,7 +37,7 @@ class Signature:
         if self.whole:
             return re.compile(r"^[ \t]*" + body + r"[ \t]*$", re.M)
         # a fragment ending in a digit does not match inside a longer number (`exit code -9` is not `-90`)
-        return re.compile(body + (r"(?!\d)" if self.text[-1:].isdigit() else ""))
+        return re.compile(body + (r"(?![0-9])" if is_digits(self.text[-1:]) else ""))
 
 
 @dataclass

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 # bounded: `sglang`, at most a word and three separators, an optional `v`, the version
-_NAMED = re.compile(r"sglang(?: version)?(?:[-_/:=]{1,3}|: | )v?(?P<version>\d{1,3}\.\d{1,3}\.\d{1,3})(?![\d.]*\d)",
+_NAMED = re.compile(r"sglang(?: version)?(?:[-_/:=]{1,3}|: | )v?(?P<version>[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3})(?![0-9]|\.[0-9])",
                     re.IGNORECASE)
 MAX_NAMES = 50  # distinct names read; a log naming more tells nothing
 
