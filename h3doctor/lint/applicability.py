@@ -6,11 +6,21 @@ precision or requested quality, or when the targets need different corrections (
 all of them is then none of theirs). Unsafe fixes are shown by `--diff` and written by `--fix`
 only with `--unsafe-fixes`. Compared on the configuration sglang resolves (`effective`), so a
 degree sglang derives from `--num-gpus` counts as lowered too.
+
+Each change is judged on its own (`unsafe_steps`): the fix loop's steps, each the command before
+it against the one after it, so a change is unsafe or safe whatever else the launch got wrong. A
+launch sglang's parse stops on (a misspelt model flag: no family, so no configuration) has nothing
+resolved to compare the whole correction against; compared whole, every value the fix then lowers
+went unseen and the correction passed as safe.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from h3doctor.engine.results import FixStep
 
 # resolved server arguments that count GPUs or split the work over them: lowering any cuts the deployment
 # (sp_degree is left out: sglang derives it from the Ulysses and ring degrees, which are compared)
@@ -74,4 +84,21 @@ def unsafe_reasons(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
             if added:
                 what = "" if added == {"*"} else f" ({', '.join(sorted(added))})"
                 out.append(f"offloads with {_flag(dest)}{what}: less resident on the GPU")
+    return out
+
+
+def unsafe_steps(steps: list[FixStep], last: dict[str, Any]) -> list[str]:
+    """Each fix step's unsafe reasons, named by its rule and change: the configuration the step
+    started from against the next step's (`last`: the corrected command's, after the last step).
+    A step from a launch with no resolved configuration (sglang stops at its parse) takes nothing
+    resolved away; the steps after it are compared from the first configuration there is."""
+    out = []
+    for n, step in enumerate(steps):
+        before = step.evaluation.effective if step.evaluation is not None else {}
+        after = steps[n + 1].evaluation.effective if n + 1 < len(steps) and steps[n + 1].evaluation else last
+        if not before or not after:
+            continue
+        reasons = unsafe_reasons(before, after)
+        if reasons:
+            out.append(f"{step.rule.id} ({'; '.join(c.text for c in step.changes)}): {', '.join(reasons)}")
     return out

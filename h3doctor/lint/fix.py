@@ -30,7 +30,7 @@ from typing import Any
 
 from h3doctor.errors import UsageError
 from h3doctor.inputs.launch import Launch, Segment
-from h3doctor.lint.applicability import unsafe_reasons
+from h3doctor.lint.applicability import unsafe_reasons, unsafe_steps
 from h3doctor.lint.discover import lint_roots
 from h3doctor.lint.session import LintRun, LintSession
 from h3doctor.lint.textedit import LineIndex, edit_words, scalar_spans
@@ -152,12 +152,21 @@ def correct(session: LintSession, launch: Launch, hold: frozenset[str] = frozens
             f"{t}: {'none' if v is None else shlex.join(v)}" for t, v in per_target.items()) + ")")
     where: dict[str, list[str]] = {}  # what the correction takes away -> the targets it does so on
     for target in targets:
-        before = session.check(launch, target, hold)[1].evaluation.effective
-        after = session.check(dataclasses.replace(launch, tokens=current), target, hold)[1].evaluation.effective
-        for reason in unsafe_reasons(before, after):
+        for reason in _taken_away(session, launch, target, hold, current, per_target[target]):
             where.setdefault(reason, []).append(target)
     unsafe += [f"{reason} (on {', '.join(on)})" for reason, on in where.items()]
     return Correction(launch, current, unsafe, per_target), None
+
+
+def _taken_away(session: LintSession, launch: Launch, target: str, hold: frozenset[str], current: list[str],
+                own: list[str] | None) -> list[str]:
+    """What the correction takes away on `target`: change by change along the target's own fix
+    steps when the correction is the target's own, else the launch against the correction whole."""
+    first = session.check(launch, target, hold)[1]
+    last = session.check(dataclasses.replace(launch, tokens=current), target, hold)[1].evaluation.effective
+    if own == current:
+        return unsafe_steps(first.fix_steps, last)
+    return unsafe_reasons(first.evaluation.effective, last)
 
 
 def _agreed(session: LintSession, launch: Launch, targets, hold) -> tuple[list[str] | None, str | None]:

@@ -1,0 +1,48 @@
+"""Fixes, change by change (issue 30 item 8): each change of a correction is safe or unsafe on its
+own, whatever else the launch got wrong; a fix never writes a literal over a word the deployment
+gives (`$(VAR)`, `${VAR}`, `"$VAR"`). Through the real CLI and the report's data."""
+
+from __future__ import annotations
+
+from h3doctor.engine.results import Change, Evaluation, FixStep
+from h3doctor.lint.applicability import unsafe_steps
+from tests.lint.test_lint_fixes import run, write
+
+# `--model-pth` is an abbreviation sglang's argparse takes; h3doctor spells it out first (H3D021)
+EIGHT = "MiniMaxAI/MiniMax-H3 --num-gpus 8 --ulysses-degree 8 --performance-mode speed"
+
+
+def test_a_change_is_unsafe_even_when_the_launch_also_had_a_misspelling(tmp_path):
+    # the misspelt model flag leaves the launch with no resolved configuration: compared whole,
+    # the halved GPUs went unseen and `--fix` wrote them
+    text = f"targets: [4xH200]\ncommand: sglang serve --model-pth {EIGHT}\n"
+    recipe = write(tmp_path / "r.yaml", text)
+    code, out, err = run("lint", "--no-config", "--fix", str(recipe), cwd=tmp_path)
+    assert recipe.read_text() == text, err
+    assert code == 1 and "unsafe fix not applied (apply with --unsafe-fixes)" in out
+    # the report names the change and why, per rule
+    assert ("H3D910 (replaces `--num-gpus 8` with `--num-gpus 4`; replaces `--ulysses-degree 8` with "
+            "`--ulysses-degree 4`): lowers --num-gpus from 8 to 4, lowers --ulysses-degree from 8 to 4 (on 4xH200)") in out
+    # alone, the same change is unsafe too
+    alone = write(tmp_path / "alone.yaml", f"targets: [4xH200]\ncommand: sglang serve {EIGHT}\n")
+    code, out, _ = run("lint", "--no-config", "--fix", str(alone), cwd=tmp_path)
+    assert code == 1 and "lowers --num-gpus from 8 to 4" in out and "--num-gpus 8" in alone.read_text()
+
+
+def _step(rule_id: str, effective: dict, *changes: Change) -> FixStep:
+    rule = type("R", (), {"id": rule_id})()
+    ev = Evaluation(None, None, None, {}, [], None, effective)
+    return FixStep(rule, "", changes, False, (), ev)
+
+
+def test_each_step_is_compared_with_the_configuration_after_it_not_the_launch_as_written():
+    spell = Change(("--model-pth",), ("--model-path",), same_flag=True)
+    lower = Change(("--num-gpus", "8"), ("--num-gpus", "4"))
+    offload = {"num_gpus": 8, "layerwise_offload_components": ["image_encoder"]}  # sglang's own choice
+    steps = [_step("H3D021", {}, spell), _step("H3D109", offload, lower)]
+    # the spelled-out flag is judged from nothing resolved: the offload sglang picks by itself is
+    # not the fix's; the lowered GPUs are the second change's
+    assert unsafe_steps(steps, {"num_gpus": 4, "layerwise_offload_components": ["image_encoder"]}) == [
+        "H3D109 (replaces `--num-gpus 8` with `--num-gpus 4`): lowers --num-gpus from 8 to 4"]
+    # a step that takes nothing away is safe, whatever the steps before it changed
+    assert unsafe_steps(steps, dict(offload)) == []
