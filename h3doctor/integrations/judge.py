@@ -120,6 +120,8 @@ def _corrected(config: Mapping[str, Any], session: LintSession, launches: list[L
             return why or f"{launch.label}: no corrected command"
         if fix.unsafe:
             return f"{launch.label}: the fix is not safe ({'; '.join(fix.unsafe)})"
+        if fix.kept:  # the correction leaves a finding unfixed: the launch would still fail
+            return f"{launch.label}: {'; '.join(fix.kept)}"
         try:
             for n, edits in segment_edits(launch, fix.argv).items():
                 seg = launch.segments[n]

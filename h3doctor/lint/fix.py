@@ -31,6 +31,8 @@ from typing import Any
 from h3doctor.errors import UsageError
 from h3doctor.inputs.launch import Launch, Segment
 from h3doctor.lint.applicability import unsafe_reasons, unsafe_steps
+from h3doctor.lint.deployment_values import notes as deployment_notes
+from h3doctor.lint.deployment_values import overwritten
 from h3doctor.lint.discover import lint_roots
 from h3doctor.lint.session import LintRun, LintSession
 from h3doctor.lint.textedit import LineIndex, edit_words, scalar_spans
@@ -75,6 +77,7 @@ class Correction:
     argv: list[str]
     unsafe: list[str]
     per_target: dict[str, list[str] | None]  # each target's own correction (None: clean there)
+    kept: list[str] = dataclasses.field(default_factory=list)  # fixes not made: they would write over a deployment's value
 
 
 def _outside(target: str, roots: tuple[str, ...]) -> bool:
@@ -128,7 +131,26 @@ def _still(target: str, read: str, identity: tuple[int, int] | None) -> bool:
 
 def correct(session: LintSession, launch: Launch, hold: frozenset[str] = frozenset()) -> tuple[Correction | None, str | None]:
     """The launch's correction on its targets, or (None, why not). The fixer leaves the rules in
-    `hold` alone (suppressed, ignored, unselected). Each target is corrected on its own first;
+    `hold` alone (suppressed, ignored, unselected), and those whose fix would write over a value
+    the deployment gives (lint/deployment_values.py): the correction is then searched again
+    without them, and names them in `kept`."""
+    given: dict[str, str] = {}  # rule -> the deployment's word its fix would write over
+    for _ in range(len(session.rules) + 1):  # each round holds at least one more rule back
+        held = hold | frozenset(given)
+        found = {rule: word for target in session.targets_for(launch)
+                 for rule, word in overwritten(session.check(launch, target, held)[1]).items()}
+        if not found:
+            break
+        given.update(found)
+    fix, why = _correct(session, launch, hold | frozenset(given))
+    kept = deployment_notes(given)
+    if fix is None:
+        return None, "; ".join(filter(None, [why, *kept])) or None
+    return dataclasses.replace(fix, kept=kept), None
+
+
+def _correct(session: LintSession, launch: Launch, hold: frozenset[str]) -> tuple[Correction | None, str | None]:
+    """The correction with the rules in `hold` left alone. Each target is corrected on its own first;
     when they agree the correction is that one; when they differ, one command that passes on all
     of them is searched for, and is unsafe: it is none of the targets' own corrections."""
     targets = session.targets_for(launch)
@@ -213,6 +235,7 @@ def fix_files(run: LintRun, session: LintSession, *, write: bool, roots: tuple[s
                 continue
             if fix is None:
                 continue
+            notes += [f"{f.path}:{launch.pos.line}: not fixed: {kept}" for kept in fix.kept]
             if fix.unsafe:
                 where = f"{f.path}:{launch.pos.line}"
                 if unsafe_fixes:

@@ -4,6 +4,8 @@ gives (`$(VAR)`, `${VAR}`, `"$VAR"`). Through the real CLI and the report's data
 
 from __future__ import annotations
 
+import pytest
+
 from h3doctor.engine.results import Change, Evaluation, FixStep
 from h3doctor.lint.applicability import unsafe_steps
 from tests.lint.test_lint_fixes import run, write
@@ -46,3 +48,54 @@ def test_each_step_is_compared_with_the_configuration_after_it_not_the_launch_as
         "H3D109 (replaces `--num-gpus 8` with `--num-gpus 4`): lowers --num-gpus from 8 to 4"]
     # a step that takes nothing away is safe, whatever the steps before it changed
     assert unsafe_steps(steps, dict(offload)) == []
+
+
+# --- a fix never writes a literal over a value the deployment gives ----------------------------
+
+RING = "MiniMaxAI/MiniMax-H3 --num-gpus 4 --ulysses-degree 2 --ring-degree 2"
+SCRIPT = f'#!/bin/sh\nexec sglang serve {RING} --attention-backend "$BACKEND" --bogus-flag\n'
+POD = f"""\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: h3}}
+spec:
+  template:
+    spec:
+      containers:
+        - name: h3
+          image: lmsysorg/sglang:v0.5.23
+          env:
+            - name: BACKEND
+              valueFrom: {{secretKeyRef: {{name: tuning, key: backend}}}}
+          command: [sglang, serve]
+          args: [{", ".join(RING.split())}, --attention-backend, $(BACKEND), --bogus-flag]
+"""
+COMPOSE = f"""\
+services:
+  h3:
+    image: lmsysorg/sglang:v0.5.23
+    command: sglang serve {RING} --attention-backend ${{BACKEND}} --bogus-flag
+"""
+
+
+@pytest.mark.parametrize("name, text, word", [
+    ("serve.sh", SCRIPT, '"$BACKEND"'),  # the script's own quoting, kept
+    ("deploy.yaml", POD, "$(BACKEND)"),
+    ("compose.yaml", COMPOSE, "${BACKEND}"),
+])
+def test_a_value_the_deployment_gives_is_never_replaced_by_a_literal(tmp_path, name, text, word):
+    path = write(tmp_path / name, text)
+    code, out, err = run("lint", "--no-config", "--target", "4xH200", "--fix", str(path), cwd=tmp_path)
+    after = path.read_text()
+    # the other fix is made; the deployment's word stays as written, and a note names it
+    assert "--bogus-flag" not in after and word in after and "--attention-backend fa" not in after, (out, err)
+    assert f"would write over `{word.strip(chr(34))}`, a value the deployment gives" in out
+    assert code == 1  # the finding it is about still fails: no automatic fix for it
+
+
+def test_a_launch_whose_only_fix_would_overwrite_a_deployment_value_is_left_as_it_is(tmp_path):
+    text = f'#!/bin/sh\nexec sglang serve {RING} --attention-backend "$BACKEND"\n'
+    path = write(tmp_path / "serve.sh", text)
+    code, out, _ = run("lint", "--no-config", "--target", "4xH200", "--fix", str(path), cwd=tmp_path)
+    assert path.read_text() == text and code == 1
+    assert "serve.sh: not fixed: the fix of " in out and "would write over `$BACKEND`" in out
