@@ -246,7 +246,9 @@ def fix_loop(tokens: list[str], hw: HardwareFacts, rules: list[Rule], table: Fla
         from h3doctor.engine.fixes import FixContext, apply_edits  # a clean launch never loads the fixers
         from h3doctor.engine.strategies import STRATEGIES
 
-        fx = FixContext(evaluation.cmd, table, evaluation.context, STRATEGIES)
+        fx = FixContext(evaluation.cmd, table, evaluation.context, STRATEGIES,
+                        lambda edits, ev=evaluation, rule=target.rule.id: _passes(
+                            ev, rule, _evaluate(apply_edits(ev.cmd, edits), hw, rules, table, env, intent, evaluations, release)))
         edits = [e for op in target.rule.fix for e in fx.edits_for(op)]
         changed = apply_edits(evaluation.cmd, edits) if edits else current
         if changed == current:
@@ -296,6 +298,13 @@ def _finish(first: Evaluation, last: Evaluation, tokens: list[str], current: lis
     unverified = list(dict.fromkeys(f.rule.id for f in last.findings if f.cannot_verify)) if changed else []
     return CheckResult(first, current if changed else None, "fixed" if changed else "clean", notes, gives_up,
                        fix_steps=steps, corrected_unverified=unverified)
+
+
+def _passes(before: Evaluation, rule: str, after: Evaluation) -> bool:
+    """Whether a fix option's command (`after`) fixes `rule`'s finding and fails on nothing
+    `before` did not (a `one_of` fix takes the first option that does)."""
+    failing = {f.rule.id for f in before.findings if _needs_fix(f)}
+    return not any(_needs_fix(f) and (f.rule.id == rule or f.rule.id not in failing) for f in after.findings)
 
 
 def _needs_fix(f: Finding) -> bool:

@@ -37,8 +37,10 @@ class Edit:
 
 
 class FixContext:
-    def __init__(self, cmd: ParsedCommand, table: FlagTable, context: dict[str, Any], strategies: dict[str, Strategy]):
+    def __init__(self, cmd: ParsedCommand, table: FlagTable, context: dict[str, Any], strategies: dict[str, Strategy],
+                 passes: Callable[[list[Edit]], bool] | None = None):
         self.cmd = cmd
+        self.passes = passes  # whether the command with these edits re-checks with the finding fixed (one_of)
         self.table = table
         self.context = context
         self.strategies = strategies
@@ -133,6 +135,30 @@ class FixContext:
             return [Edit(last.start, last.end, [f"{last.option}={last.values[0]},{','.join(missing)}"])]
         return [Edit(last.end, last.end, missing)]
 
+    def op_remove_values(self, flag: str, values: list[str]) -> list[Edit]:
+        """Drop the words `values` names (any case, `-` or `_`) from a list flag's value
+        (`--layerwise-offload-components text_encoder,dit`), the words kept as words of the flag;
+        a flag left with none is dropped."""
+        names = {v.replace("-", "_").lower() for v in values}
+        edits = []
+        for occ in self.occurrences(flag):
+            words = [w for v in occ.values for w in v.split(",") if w.strip()]
+            kept = [w for w in words if w.strip().replace("-", "_").lower() not in names]
+            if len(kept) == len(words):
+                continue
+            tokens = ([f"{occ.option}={','.join(kept)}"] if occ.inline else [occ.option, *kept]) if kept else []
+            edits.append(Edit(occ.start, occ.end, tokens))
+        return edits
+
+    def op_one_of(self, options: list[list[dict[str, Any]]]) -> list[Edit]:
+        """The first option that edits the command and passes (`passes`: the finding gone, nothing new
+        failing), in the rule's order; when none passes, the last that edits anything."""
+        found = [edits for option in options if (edits := [e for op in option for e in self.edits_for(op)])]
+        for edits in found[:-1]:
+            if self.passes is None or self.passes(edits):
+                return edits
+        return found[-1] if found else []
+
     def op_remove_component(self, flag: str, component: str, config_override: Any = None) -> list[Edit]:
         """Drop one component's entry: a `--flag.<c> X` word pair, or `c=X` in a `k=v,...` or JSON
         map value. An entry only the --config file sets is overridden with `--flag.<c> VALUE`
@@ -163,6 +189,10 @@ class FixContext:
         if "set_key" in op:
             spec = op["set_key"]
             return self.op_set_key(spec["flag"], spec["key"], spec["value"])
+        if "one_of" in op:
+            return self.op_one_of(op["one_of"])
+        if "remove_values" in op:
+            return self.op_remove_values(op["remove_values"]["flag"], op["remove_values"]["values"])
         if "set_env" in op:
             return self.op_set_env(op["set_env"]["name"], op["set_env"]["value"])
         if "strategy" in op:

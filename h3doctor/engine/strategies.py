@@ -119,15 +119,8 @@ def _strategy_config_false_on_command_line(fx: FixContext):
 
 def _strategy_drop_layerwise_unsupported(fx: FixContext):
     """Drop the words naming non-layerwise components from --layerwise-offload-components (L24)."""
-    bad = set(fx.context.get("derived.layerwise_unsupported_components") or ())
-    edits = []
-    for occ in fx.occurrences("--layerwise-offload-components"):
-        kept = [w for v in occ.values for w in v.split(",") if w.strip() and w.strip().lower() not in bad]
-        if len(kept) == sum(len([w for w in v.split(",") if w.strip()]) for v in occ.values):
-            continue
-        tokens = ([f"{occ.option}={','.join(kept)}"] if occ.inline else [occ.option, *kept]) if kept else []
-        edits.append(Edit(occ.start, occ.end, tokens))
-    return edits
+    bad = fx.context.get("derived.layerwise_unsupported_components") or ()
+    return fx.op_remove_values("--layerwise-offload-components", list(bad)) if bad else []
 
 
 def _strategy_memory_fit(fx: FixContext):
