@@ -34,7 +34,7 @@ from h3doctor.lint.applicability import unsafe_reasons, unsafe_steps
 from h3doctor.lint.deployment_values import notes as deployment_notes
 from h3doctor.lint.deployment_values import overwritten
 from h3doctor.lint.discover import lint_roots
-from h3doctor.lint.session import LintRun, LintSession
+from h3doctor.lint.session import FileResult, LintRun, LintSession
 from h3doctor.lint.textedit import LineIndex, edit_words, scalar_spans
 from h3doctor.paths import replace_file
 from h3doctor.safeload import excerpt, read_bounded
@@ -221,15 +221,7 @@ def fix_files(run: LintRun, session: LintSession, *, write: bool, roots: tuple[s
             if f.launches:
                 notes.append(f"{f.path}: not fixed: a notebook is not rewritten; fix its cells by hand")
             continue
-        for n, launch in enumerate(f.launches):
-            if not session.targets_for(launch) or session.other_model(launch) is not None:  # not judged: H3DL020
-                continue
-            hold = f.holds[n] if n < len(f.holds) else frozenset()
-            try:
-                fix, why = correct(session, launch, hold)
-            except UsageError as exc:  # a target that is no profile: reported as H3DL005 already
-                notes.append(f"{f.path}: not fixed: {launch.label}: {exc.message}")
-                continue
+        for launch, fix, why in launch_corrections(f, session):
             if why:
                 notes.append(f"{f.path}: not fixed: {why}")
                 continue
@@ -262,6 +254,23 @@ def fix_files(run: LintRun, session: LintSession, *, write: bool, roots: tuple[s
                     continue
             changes.append(Change(f.path, f.text, after, f"{len(edits)} launch(es)"))
     return changes, notes
+
+
+def launch_corrections(f: FileResult, session: LintSession):
+    """Each judged launch of the file with its correction, or why it has none (None, None: clean)."""
+    for n, launch in enumerate(f.launches):
+        if not session.targets_for(launch) or session.other_model(launch) is not None:  # not judged: H3DL020
+            continue
+        hold = f.holds[n] if n < len(f.holds) else frozenset()
+        try:
+            yield (launch, *correct(session, launch, hold))
+        except UsageError as exc:  # a target that is no profile: reported as H3DL005 already
+            yield launch, None, f"{launch.label}: {exc.message}"
+
+
+def edited_text(f: FileResult, launch: Launch, argv: list[str], session: LintSession) -> str:
+    """The file's text with this one launch corrected, as `--fix` would write it (Refused: it cannot)."""
+    return _keep_newlines(f.text, _apply(f.path, f.text, f.kind, [(launch, argv)], session))
 
 
 class Refused(Exception):

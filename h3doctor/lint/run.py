@@ -134,8 +134,12 @@ def _lint(paths: list[str], opts: LintOptions, cfg, copy: StdinCopy | None) -> t
         from h3doctor.output.lint_text import lines
 
         notes = notes + lines(report, run.records, show_fixes=False, summary=not opts.quiet)
-    diagnostics = run.records
-    return code, Report(report, text=text, diagnostics=lambda: diagnostics, rules=lambda: rule_meta(session.rules),
+    def diagnostics():  # SARIF's and GitHub's: each with its launch's located fix (read only by them)
+        from h3doctor.lint.located_fixes import with_fixes
+
+        return with_fixes(run.records, run, session) if fixed_text is None and diff_text is None else run.records
+
+    return code, Report(report, text=text, diagnostics=diagnostics, rules=lambda: rule_meta(session.rules),
                         help_uri_base=cfg.help_uri_base), notes
 
 

@@ -30,6 +30,7 @@ from h3doctor.inputs.read import InputFile, read_input
 from h3doctor.lint.config import LintConfig
 from h3doctor.engine.locate import Locator
 from h3doctor.engine.notices import NOTICES
+from h3doctor.lint.extent import with_extents
 from h3doctor.lint.othermodel import other_model
 from h3doctor.inputs.markdown import comment_spans
 from h3doctor.lint.suppress import Suppression, every_suppression, inline_suppressions
@@ -316,6 +317,7 @@ class LintSession:
                 for lr in out.results[first_result:]:
                     lr.result = self.check(launch, lr.target, hold)[1]
             out.holds.append(hold)
+        records[first_record:] = with_extents(records[first_record:], found.text, path, launches)
         for s in every_suppression(inline):
             if not s.used:
                 records.append(_notice("H3DL001", f"unused suppression ignore[{','.join(s.rules)}]", path, s.pos))

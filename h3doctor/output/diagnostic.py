@@ -1,6 +1,7 @@
 """The located finding: one `Diagnostic` per finding (or lint notice), on one target, that every
 finding writer reads — lint's text, the JSON report's `findings`, SARIF, GitHub annotations — and
-the verdict (`output/verdict.py`) honours through its suppression.
+the verdict (`output/verdict.py`) honours through its suppression; lint's carry their fix and its
+applicability for SARIF's `fixes`.
 
 A diagnostic is built from an engine `Finding` in one place (`from_finding`), with where lint (or a
 recipe) locates it; `check` builds them directly, with no location when the launch came from the
@@ -35,6 +36,28 @@ class Location:
     column: int
     end_line: int | None = None
     end_column: int | None = None
+
+
+@record(frozen=True)
+class Replacement:
+    """Text of the file replaced: from line:column to end_line:end_column (1-based, the end column
+    the first one past the span; equal ends: an insertion) by `text`."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    text: str
+
+
+@record(frozen=True)
+class Fix:
+    """What `lint --fix` would write for the launch a diagnostic is about: the launch's edited text
+    spans, and whether it is applied unasked ("safe") or only with --unsafe-fixes ("unsafe")."""
+
+    description: str
+    applicability: str
+    replacements: tuple[Replacement, ...]
 
 
 @record(frozen=True)
@@ -73,6 +96,7 @@ class Diagnostic:
     sglang_version: str | None = None  # the release the launch was judged for, and where that came from
     sglang_version_source: str | None = None
     suppression: Suppressed | None = None
+    fix: Fix | None = None  # lint: the launch's correction where it would fix this finding
 
     @property
     def cannot_verify(self) -> bool:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from h3doctor import __version__
-from h3doctor.output.diagnostic import Diagnostic
+from h3doctor.output.diagnostic import Diagnostic, Fix
 from h3doctor.shellwords import safe_text
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -36,6 +36,20 @@ def artifact_uri(path: str, root: str | None = None) -> str:
     except ValueError:
         return absolute.as_uri()  # pathlib percent-encodes the file system's bytes the same way
     return quote(os.fsencode(relative), safe="/")
+
+
+def _fix(fix: Fix, path: str) -> dict[str, Any]:
+    """SARIF 3.55 `fix`: the launch's edited spans of its file (3.56 artifactChange, 3.57
+    replacement); the applicability (ruff's safe/unsafe) as a property."""
+    return {
+        "description": {"text": safe_text(fix.description, MESSAGE_LIMIT)},
+        "artifactChanges": [{"artifactLocation": {"uri": artifact_uri(path)}, "replacements": [{
+            "deletedRegion": {"startLine": r.line, "startColumn": r.column, "endLine": r.end_line,
+                              "endColumn": r.end_column},
+            "insertedContent": {"text": r.text},
+        } for r in fix.replacements]}],
+        "properties": {"applicability": fix.applicability},
+    }
 
 
 def build(diagnostics: list[Diagnostic], rules: list[dict[str, Any]], *, help_uri_base: str | None = None) -> dict[str, Any]:
@@ -70,11 +84,15 @@ def build(diagnostics: list[Diagnostic], rules: list[dict[str, Any]], *, help_ur
             region = {"startLine": at.line}
             if at.column:
                 region["startColumn"] = at.column
+            if at.end_line is not None and at.end_column is not None:  # the word's extent as written
+                region["endLine"], region["endColumn"] = at.end_line, at.end_column
             result["locations"] = [{"physicalLocation": {
                 "artifactLocation": {"uri": artifact_uri(at.path)}, "region": region}}]
         else:  # a launch given on the command line: no artifact, a logical location (SARIF 3.33)
             result["locations"] = [{"logicalLocations": [{"name": d.launch or "command line",
                                                           "fullyQualifiedName": "command line", "kind": "module"}]}]
+        if d.fix is not None and at is not None and at.path:
+            result["fixes"] = [_fix(d.fix, at.path)]
         if d.suppression is not None:
             result["suppressions"] = [{"kind": d.suppression.kind, "justification": d.suppression.reason}]
         results.append(result)

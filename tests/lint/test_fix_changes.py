@@ -4,6 +4,8 @@ gives (`$(VAR)`, `${VAR}`, `"$VAR"`). Through the real CLI and the report's data
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from h3doctor.engine.results import Change, Evaluation, FixStep
@@ -99,3 +101,84 @@ def test_a_launch_whose_only_fix_would_overwrite_a_deployment_value_is_left_as_i
     code, out, _ = run("lint", "--no-config", "--target", "4xH200", "--fix", str(path), cwd=tmp_path)
     assert path.read_text() == text and code == 1
     assert "serve.sh: not fixed: the fix of " in out and "would write over `$BACKEND`" in out
+
+
+# --- SARIF: each finding's fix, located; the word's extent ------------------------------------
+
+def _sarif(path, tmp_path, target: str = "4xH200") -> list[dict]:
+    from tests.lint.test_lint import _sarif_validator
+
+    _code, out, _err = run("lint", "--no-config", "--target", target, "--format", "sarif", str(path), cwd=tmp_path)
+    doc = json.loads(out)
+    errors = sorted(_sarif_validator().iter_errors(doc), key=str)
+    assert not errors, errors[:3]
+    return doc["runs"][0]["results"]
+
+
+def _applied(text: str, replacement: dict) -> str:
+    """The replacement applied to the text, as a SARIF consumer would (1-based, end exclusive)."""
+    lines = text.splitlines(keepends=True)
+    region = replacement["deletedRegion"]
+
+    def offset(line: int, col: int) -> int:
+        return sum(len(x) for x in lines[:line - 1]) + col - 1
+
+    start, end = offset(region["startLine"], region["startColumn"]), offset(region["endLine"], region["endColumn"])
+    return text[:start] + replacement["insertedContent"]["text"] + text[end:]
+
+
+SAGE_SCRIPT = f'#!/bin/sh\nexec sglang serve {RING} \\\n    --attention-backend "sage_attn"   # tuned\n'
+
+
+def test_sarif_carries_the_launchs_located_fix_and_the_words_extent(tmp_path):
+    script = write(tmp_path / "serve.sh", SAGE_SCRIPT)
+    result = next(r for r in _sarif(script, tmp_path) if r["ruleId"] == "H3D305")
+    region = result["locations"][0]["physicalLocation"]["region"]
+    line = SAGE_SCRIPT.splitlines()[region["startLine"] - 1]
+    assert line[region["startColumn"] - 1:region["endColumn"] - 1] == "--attention-backend"
+    [fix] = result["fixes"]
+    assert fix["properties"]["applicability"] == "safe" and "--attention-backend fa" in fix["description"]["text"]
+    [change] = fix["artifactChanges"]
+    [replacement] = change["replacements"]
+    # the edited span only (never the whole file), and applying it is what --fix writes
+    assert replacement["deletedRegion"]["startLine"] == replacement["deletedRegion"]["endLine"] == 3
+    assert _applied(SAGE_SCRIPT, replacement) == SAGE_SCRIPT.replace('"sage_attn"', '"fa"')
+    run("lint", "--no-config", "--target", "4xH200", "--fix", str(script), cwd=tmp_path)
+    assert script.read_text() == _applied(SAGE_SCRIPT, replacement)
+
+
+def test_a_quoted_word_extends_over_its_quotes_and_an_unsafe_fix_says_so(tmp_path):
+    recipe = write(tmp_path / "r.yaml", 'command: [sglang, serve, MiniMaxAI/MiniMax-H3, '
+                                        '"--num-gpus", "4", --ulysses-degree, "2", --ring-degree, "2"]\n')
+    results = _sarif(recipe, tmp_path, "1xH100")
+    located = [r for r in results if r.get("fixes")]
+    assert located and all(r["fixes"][0]["properties"]["applicability"] == "unsafe" for r in located)
+    text = recipe.read_text()
+    for r in results:
+        region = r["locations"][0]["physicalLocation"]["region"]
+        if "endColumn" in region:  # a word's extent: the word as written, quotes included
+            word = text.splitlines()[region["startLine"] - 1][region["startColumn"] - 1:region["endColumn"] - 1]
+            assert word.startswith(('"', "-")) and (word.endswith('"') or not word.startswith('"')), word
+    assert any(text.splitlines()[0][r["locations"][0]["physicalLocation"]["region"]["startColumn"] - 1:
+                                   r["locations"][0]["physicalLocation"]["region"]["endColumn"] - 1] == '"--num-gpus"'
+               for r in results if "endColumn" in r["locations"][0]["physicalLocation"]["region"])
+
+
+@pytest.mark.parametrize("line, column, word, end", [
+    ('exec x --a "sage_attn" y', 12, "sage_attn", 23),  # quotes included
+    ("exec x --a 'b c' y", 12, "b c", 17),
+    ("exec x --a sage y", 12, "sage", 16),
+    ('exec x --a "sa\\"ge" y', 12, 'sa"ge', None),  # an escape: no extent rather than a wrong one
+    ("exec x --a other y", 12, "sage", None),
+])
+def test_word_end(line, column, word, end):
+    from h3doctor.lint.extent import word_end
+
+    assert word_end(line, column, word) == end
+
+
+def test_changed_span_is_the_edit_not_the_file():
+    from h3doctor.lint.located_fixes import changed_span
+
+    assert changed_span("a b sage c\nnext\n", "a b fa c\nnext\n") == (4, 8, "fa")
+    assert changed_span("same", "same") is None
