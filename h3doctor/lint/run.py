@@ -81,7 +81,7 @@ def _lint(paths: list[str], opts: LintOptions, cfg, copy: StdinCopy | None) -> t
 
     session = new_session()
     run = session.run(files, named=named)
-    before, diff_text, notes, fixed_text = "", None, [], None
+    before, diff_text, notes, fixed_text = [], None, [], None
     overtaken = False  # a fix not written: the file changed while lint ran (exit 1 whatever the findings)
     if opts.fix or opts.diff or opts.add_noqa:
         from h3doctor.lint.fix import CHANGED_WHILE_RUNNING, fix_files
@@ -108,7 +108,7 @@ def _lint(paths: list[str], opts: LintOptions, cfg, copy: StdinCopy | None) -> t
         else:
             if changes:
                 run = new_session().run(files, named=named)  # report what is left after the fix
-            before = "".join(f"fixed {c.path} ({c.summary})\n" for c in changes) + "".join(n + "\n" for n in notes)
+            before = [f"fixed {c.path} ({c.summary})" for c in changes] + notes
             notes = []
     if copy is not None:
         _rename(run, copy)
@@ -116,8 +116,8 @@ def _lint(paths: list[str], opts: LintOptions, cfg, copy: StdinCopy | None) -> t
     report = build(run, sglang_version=session.version)
     code = int(ExitCode.FINDINGS) if (run.failing() or overtaken) and not opts.exit_zero else int(ExitCode.OK)
 
-    def text(_console, out) -> None:
-        from h3doctor.output.lint_text import lines, statistics
+    def text(console, out) -> None:
+        from h3doctor.output.lint_text import statistics, write
 
         if fixed_text is not None:
             out.write(fixed_text)
@@ -126,9 +126,9 @@ def _lint(paths: list[str], opts: LintOptions, cfg, copy: StdinCopy | None) -> t
         elif opts.statistics:
             out.write("".join(line + "\n" for line in statistics(run.records)))
         elif opts.quiet:
-            out.write("".join(line + "\n" for line in lines(report, run.records, show_fixes=False, summary=False)))
+            write(console, out, report, run.records, show_fixes=False, summary=False)
         else:
-            out.write(before + "".join(line + "\n" for line in lines(report, run.records)))
+            write(console, out, report, run.records, before=before)
 
     if fixed_text is not None:  # the findings left go to stderr: stdout is the file
         from h3doctor.output.lint_text import lines

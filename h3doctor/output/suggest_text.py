@@ -7,13 +7,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, TextIO
 
-from h3doctor.output.text import escape
+from h3doctor.output.lines import Lines, escape
 
 if TYPE_CHECKING:  # Rich styles a terminal's report only (output/markup.py)
     from rich.console import Console
 
 
 def suggest_report(data: dict[str, Any], console: Console, out: TextIO) -> None:
+    console = _Folded(Lines(console))
     hw = data["hardware"]
     where = hw.get("description") or hw.get("device_name") or hw.get("platform")
     request = data.get("request")
@@ -47,6 +48,18 @@ def suggest_report(data: dict[str, Any], console: Console, out: TextIO) -> None:
         console.print(f"[dim]note: {escape(note)}[/]", soft_wrap=True)
 
 
+class _Folded:
+    """The console's `print` with each line folded to its width (output/lines.py): the markup here
+    is h3doctor's own with every value escaped, and a leading newline is a blank line."""
+
+    def __init__(self, lines: Lines) -> None:
+        self.lines = lines
+
+    def print(self, markup: str = "", *, soft_wrap: bool = True) -> None:  # noqa: ARG002 - always folded
+        for line in markup.split("\n"):
+            self.lines.markup(line)
+
+
 _NOT_FIT = ("\n[bold red]Nothing fits:[/] no launch h3doctor searched fits in this GPU memory with these choices "
             "(sglang would start, then run out of memory). The nearest, most headroom first:\n\n"
             "[bold red]Nearest[/] (checks clean, does NOT fit in memory):")
@@ -58,7 +71,7 @@ _HEADINGS = {
 }
 
 
-def _one(item: dict[str, Any], console: Console, out: TextIO) -> None:
+def _one(item: dict[str, Any], console: _Folded, out: TextIO) -> None:
     out.write(f"    {item['command']}\n")
     out.flush()
     console.print(f"     why: {escape('; '.join(item['why']))}", soft_wrap=True)
@@ -90,7 +103,7 @@ def _fit_words(item: dict[str, Any]) -> str:
     return ": does NOT fit, under the margin the workspace of real runs needs"
 
 
-def _nothing(data: dict[str, Any], console: Console) -> None:
+def _nothing(data: dict[str, Any], console: _Folded) -> None:
     console.print("\n[bold red]No launch checks clean[/] on this hardware with these choices.")
     for r in data["rejected"][:5]:
         console.print(f" ✗ [bold]{r['rule']}[/] ({r['count']} candidate(s)): {escape(r['title'])}")

@@ -7,26 +7,15 @@ import json
 from h3doctor.facts import assumed_line
 from h3doctor.engine.results import CheckResult
 from h3doctor.output import memory_bar
+from h3doctor.output.lines import Lines, escape
 from h3doctor.output.json_report import changes_by_rule, stage_title
-from h3doctor.output.markup import escape as _markup_escape
-from h3doctor.output.markup import plain
 from h3doctor.output.verdict import corrected_heading
-from h3doctor.output.wrap import cells, fold
 from h3doctor.shellwords import join, safe_text
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
 if TYPE_CHECKING:  # Rich styles a terminal's report only (output/markup.py)
     from typing import Any, TextIO
     from rich.console import Console
-
-TEXT_LIMIT = 2000  # a message or note shown longer than this is an excerpt (the JSON report has it whole)
-
-
-def escape(text: str, limit: int = TEXT_LIMIT) -> str:
-    """Text for the console: control characters and undecodable bytes written as escapes and cut
-    to `limit` characters (safe_text), then markup escaped. Every value from an input reaches the
-    console through here."""
-    return _markup_escape(safe_text(text, limit))
 
 
 def probe_env_notice(names: tuple[str, ...], shown: int = 8) -> str:
@@ -40,33 +29,6 @@ _MARK = {"error": "[bold red]✗[/]", "warning": "[yellow]![/]", "info": "[blue]
 _VERDICT_MARK = {"fail": "[bold red]✗[/]", "pass": "[green]✓[/]", "cannot-verify": "[yellow]?[/]"}
 
 
-class _Lines:
-    """Lines folded to the console's width at word boundaries (output/wrap.py) and printed
-    unwrapped, so a terminal and a pipe show the same lines and no word is cut at the edge. A
-    console without a width (a pipe, a file) gets each line whole."""
-
-    def __init__(self, console: Console) -> None:
-        self.console = console
-        self.width = getattr(console, "width", None)
-
-    def say(self, text: str, *, mark: str = "", indent: int = 0, hang: int = 2, limit: int = TEXT_LIMIT) -> None:
-        """`text` (plain, from any input: escaped here) after `indent` spaces and the markup `mark`,
-        continued `hang` cells further in than the line's start."""
-        lead = " " * indent + (mark + " " if mark else "")
-        start = indent + (cells(plain(mark)) + 1 if mark else 0)
-        lines = fold(safe_text(text, limit), self.width, start=start, indent=indent + hang)
-        self.console.print(lead + _markup_escape(lines[0]), soft_wrap=True)
-        for line in lines[1:]:
-            self.console.print(_markup_escape(line), soft_wrap=True)
-
-    def markup(self, markup: str = "") -> None:
-        """A line of h3doctor's own markup (no input in it), folded like the rest."""
-        if self.width is None or cells(plain(markup)) <= self.width:
-            self.console.print(markup, soft_wrap=True)
-        else:
-            self.say(plain(markup))
-
-
 def text_report(result: CheckResult, console: Console, out: TextIO, *, show_config: bool, effective: dict[str, Any],
                 summary: dict[str, Any], verbose: bool = False) -> None:
     """The check as a person reads it: the verdict first (`summary`, output/verdict.py), then per
@@ -74,7 +36,7 @@ def text_report(result: CheckResult, console: Console, out: TextIO, *, show_conf
     finding's why, catalog references and stage, and the fix loop's notes."""
     ev = result.evaluation
     fam = ev.family.family
-    lines = _Lines(console)
+    lines = Lines(console)
     lines.say(summary["text"], mark=_VERDICT_MARK[summary["verdict"]])
     _header(result, lines, verbose)
     if summary.get("all_gpus_command"):
@@ -118,7 +80,7 @@ def _count_gpus(n: int) -> str:
     return "1 GPU" if n == 1 else f"{n} GPUs"
 
 
-def _header(result: CheckResult, lines: _Lines, verbose: bool) -> None:
+def _header(result: CheckResult, lines: Lines, verbose: bool) -> None:
     """What was checked, on what hardware."""
     ev = result.evaluation
     fam = ev.family.family
@@ -138,7 +100,7 @@ def _header(result: CheckResult, lines: _Lines, verbose: bool) -> None:
         lines.say(probe_env_notice(hw.probe_env_not_applied), mark=_MARK["warning"])
 
 
-def _findings_short(result: CheckResult, lines: _Lines) -> None:
+def _findings_short(result: CheckResult, lines: Lines) -> None:
     """Per finding: its headline in the user's words, sglang's text where sglang prints one, one
     fix line and the words of the command it changes."""
     changes = changes_by_rule(result)
@@ -160,7 +122,7 @@ def _findings_short(result: CheckResult, lines: _Lines) -> None:
     _found_while_fixing(result, lines, changes)
 
 
-def _findings_verbose(result: CheckResult, lines: _Lines) -> None:
+def _findings_verbose(result: CheckResult, lines: Lines) -> None:
     """Each finding by stage, with the rule's catalog references, its why and detail."""
     ev = result.evaluation
     proposal = "the corrected command" if result.corrected_argv is not None else "the nearest launch"
@@ -188,7 +150,7 @@ def _findings_verbose(result: CheckResult, lines: _Lines) -> None:
     _found_while_fixing(result, lines, changes)
 
 
-def _found_while_fixing(result: CheckResult, lines: _Lines, changes: dict[str, list[str]]) -> None:
+def _found_while_fixing(result: CheckResult, lines: Lines, changes: dict[str, list[str]]) -> None:
     proposal = "the corrected command" if result.corrected_argv is not None else "the nearest launch"
     later = [step for step in result.fix_steps if step.found_after_fix and step.changes] if changes else []
     if later:
@@ -200,7 +162,7 @@ def _found_while_fixing(result: CheckResult, lines: _Lines, changes: dict[str, l
                 lines.say(f"{proposal} {change.text}", indent=5)
 
 
-def _no_fix(result: CheckResult, lines: _Lines, out: TextIO) -> None:
+def _no_fix(result: CheckResult, lines: Lines, out: TextIO) -> None:
     """Why there is no corrected command, and the nearest launch and the alternatives instead."""
     if result.fits_nowhere:
         lines.markup("")
@@ -223,7 +185,7 @@ def _no_fix(result: CheckResult, lines: _Lines, out: TextIO) -> None:
         lines.markup("[bold red]h3doctor could not find a corrected command[/] (the fixes did not converge).")
 
 
-def _alternatives(result: CheckResult, lines: _Lines, out: TextIO) -> None:
+def _alternatives(result: CheckResult, lines: Lines, out: TextIO) -> None:
     """What the user can choose instead, each with what it gives up; none is applied for them."""
     if not result.alternatives:
         return

@@ -55,8 +55,9 @@ def _command_args(command: str, tmp_path: Path) -> list[str]:
 
 
 def _run(args: list[str], tmp_path: Path) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SGLANG_", "FORCE_COLOR"))}
-    env.update({"H3DOCTOR_CACHE_DIR": str(tmp_path / "cache"), "COLUMNS": "200"})
+    # no $COLUMNS: a pipe, like a file, gets each line whole (folding is for a terminal's width)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SGLANG_", "FORCE_COLOR", "COLUMNS"))}
+    env.update({"H3DOCTOR_CACHE_DIR": str(tmp_path / "cache")})
     return subprocess.run([sys.executable, "-m", "h3doctor", *args], capture_output=True, text=True, env=env,
                           timeout=120, cwd=tmp_path)
 
