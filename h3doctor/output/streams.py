@@ -19,7 +19,10 @@ class OutputError(H3DoctorError):
 
 
 # What the report prints outside ASCII, for terminals and pipes that cannot encode it.
-_ASCII = str.maketrans({"✓": "+", "✗": "x", "—": "-", "…": "...", "×": "x", "≥": ">=", "≤": "<=", "→": "->"})
+_ASCII = str.maketrans({"✓": "+", "✗": "x", "—": "-", "…": "...", "×": "x", "≥": ">=", "≤": "<=", "→": "->",
+                        # the memory bar's characters (output/memory_bar.py), each still its own
+                        "█": "#", "▓": "@", "▒": "%", "░": ":", "≡": "=", "≈": "~", "▪": "*", "▫": "o", "·": ".",
+                        "┃": "|"})
 
 
 class Output:

@@ -55,7 +55,7 @@ def text_report(result: CheckResult, console: Console, out: TextIO, *, show_conf
     memory = effective.get("memory") if effective else None
     if memory and (show_config or any(f.rule.judges_gpu_memory for f in ev.findings)):
         lines.markup("")
-        memory_bar.draw(memory, console)
+        memory_bar.draw(memory, console, gpus_used=summary.get("gpus_used"), gpus_present=summary.get("gpus_present"))
     late = [f for f in ev.findings if f.rule.stage in ("after-download", "first-request") and f.severity == "error"]
     if verbose and late and fam is not None:
         lines.markup("")
