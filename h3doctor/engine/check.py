@@ -6,7 +6,7 @@ Pure: no printing, no exit codes. The CLI renders what this returns.
 
 from __future__ import annotations
 
-from h3doctor.engine.conditions import render
+from h3doctor.engine.conditions import said
 from h3doctor.engine.context import build_context
 from h3doctor.engine.results import Change, CheckResult, Evaluation, Finding, FixStep
 from h3doctor.engine.ruleset import Rule, RuleSet, rule_set
@@ -69,9 +69,9 @@ def evaluate_launch(tokens: list[str], hw: HardwareFacts, rules: RuleSet | list[
         # known facts is a plain finding, whatever else it could not read.
         severity = rule.severity if verdict else "warning"
         unknown = sorted(unknowns) if verdict is None else []
-        why = render(rule.why, ctx) if "{" in rule.why else ""
-        fix_note = render(rule.fix_note, ctx) if rule.fix_note and "{" in rule.fix_note else (rule.fix_note or "")
-        findings.append(Finding(rule, render(rule.message, ctx), severity, rule.order_for(key), tuple(unknown), why,
+        why = said(rule.why, ctx, unknowns) if "{" in rule.why else ""
+        fix_note = said(rule.fix_note, ctx, unknowns) if rule.fix_note and "{" in rule.fix_note else (rule.fix_note or "")
+        findings.append(Finding(rule, said(rule.message, ctx, unknowns), severity, rule.order_for(key), tuple(unknown), why,
                                 _after_first(rule, ctx), fix_note, unknown_why(unknown, ctx)))
     findings.sort(key=lambda f: (f.order, ctx.get(f.rule.position, 0) if f.rule.position else 0, f.rule.id))
     effective = {k: ctx.get("args." + k, v) for k, v in resolver.args.items()} if resolver else {}

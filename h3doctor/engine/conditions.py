@@ -13,7 +13,7 @@ a leaf reading a value a launch's file leaves to the shell (`unresolved.UNRESOLV
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 
 from h3doctor.unresolved import UNRESOLVED
 
@@ -216,6 +216,25 @@ def render(template: str, context: Mapping[str, Any], missing: Callable[[str], s
         value = lookup(context, m.group(1))
         if missing is not None and (value is None or (isinstance(value, (str, list, tuple, dict)) and not value)):
             return missing(m.group(1))
+        return _text(value, bool(m.group(2)))
+
+    return _PLACEHOLDER.sub(one, template)
+
+
+UNKNOWN_WORD = "unknown"
+
+
+def said(template: str, context: Mapping[str, Any], unknown: Collection[str] = ()) -> str:
+    """A rule's text as a finding says it: filled as sglang's f-strings render it (`render`), but a
+    fact h3doctor does not know — a None hardware fact or memory verdict (`_is_fact`: h3doctor's
+    own, never a value sglang prints), or a path the rule's condition found unknown (`unknown`) —
+    is the word "unknown", never `None` ("None GiB free"). A None of sglang's own args stays `None`,
+    as sglang's f-string prints it."""
+    def one(m: re.Match[str]) -> str:
+        path = m.group(1)
+        value = lookup(context, path)
+        if value is None and (path in unknown or _is_fact(path)):
+            return UNKNOWN_WORD
         return _text(value, bool(m.group(2)))
 
     return _PLACEHOLDER.sub(one, template)
