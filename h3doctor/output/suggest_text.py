@@ -83,7 +83,9 @@ def _one(item: dict[str, Any], console: _Folded, out: TextIO) -> None:
         console.print("     memory: not modelled on this platform: whether it fits cannot be verified")
     elif item["fits"] is None:
         console.print("     memory: the fit cannot be verified (see `h3doctor check` on this command)")
-    console.print(f"     score: speed {item['score']['speed']:g}, memory {item['score']['memory']:g}")
+    scored = item["score"]["memory"]
+    console.print(f"     score: speed {item['score']['speed']:g}, memory "
+                  + (f"{scored:g}" if scored is not None else "not modelled"))
     for g in item["gives_up"]:
         console.print(f"     [yellow]gives up:[/] {escape(g)}", soft_wrap=True)
     unverified = sorted({w["rule"] for w in item["warnings"] if w["cannot_verify"]})

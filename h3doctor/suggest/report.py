@@ -39,7 +39,9 @@ def suggestion_dict(s: Suggestion) -> dict[str, Any]:
         "residency": residency,
         "dit_resident_layers": ctx.get("args.dit_layerwise_resident_layers") if residency.get("transformer") == "layerwise-offload" else None,
         "dit_attention_backend": ctx.get("derived.dit_backend"),
-        "score": {"speed": s.score.speed, "memory": round(s.score.memory(), 2), "terms": s.score.terms,
+        "score": {"speed": s.score.speed, "terms": s.score.terms,
+                  # no memory score where memory is not modelled (CPU, MPS): null, never a made-up 100
+                  "memory": round(s.score.memory(), 2) if s.score.headroom_gib is not None else None,
                   "margin_ok": s.score.margin_ok},
         "memory": {k: memory.get(k) for k in ("capacity_gib", "load_gib", "peak_live_gib", "peak_typical_gib", "headroom_gib")}
                   if memory else None,

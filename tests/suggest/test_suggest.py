@@ -289,3 +289,15 @@ def test_cpu_memory_fit_is_not_verified_and_no_gpu_is_claimed(cli):
         assert item["fits"] is None and item["memory"] is None
         assert not any("GPU per request" in w or "GPUs on one request" in w for w in item["why"]), item["why"]
         assert any("not verified" in w for w in item["why"])
+
+
+@pytest.mark.parametrize("profile", ["m3-max", "cpu"])
+def test_no_memory_score_where_memory_is_not_modelled(cli, profile):
+    """MPS and CPU: no memory model, so no memory score (null, "not modelled"), never a made-up 100."""
+    code, data, _ = cli("suggest", "--profile", profile, "--runner-ups", "1", "--format", "json")
+    items = [data["best"], *data["runner_ups"]]
+    assert items and all(item["memory"] is None and item["score"]["memory"] is None for item in items)
+    assert _schema_errors(data) == []
+    _, text, _ = cli("suggest", "--profile", profile, "--runner-ups", "1", json_output=False)
+    scores = [line.strip() for line in text.splitlines() if line.strip().startswith("score:")]
+    assert scores and all(line.endswith("memory not modelled") for line in scores), scores
