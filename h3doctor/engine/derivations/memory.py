@@ -15,6 +15,7 @@ from __future__ import annotations
 import itertools
 
 from h3doctor.engine.derivations.registry import derives
+from h3doctor.record import replace
 from h3doctor.sglang.memory import COMPONENTS, Budget, MemoryModel, budget, constants
 from h3doctor.sglang.residency import H3_COMPONENTS, canonical_mode, normalize_layerwise
 
@@ -68,6 +69,33 @@ def _unmodelled(hw: Any, model: MemoryModel | None, release: str) -> str | None:
     return None  # an unknown GPU size leaves the figures' verdicts None: the fit rules say "cannot verify"
 
 
+def _unified(r: Any, hw: Any, ctx: dict[str, Any], release: str) -> str:
+    """Apple MPS, in words: the GPU and the CPU share one memory, and sglang keeps every layer of
+    every component there (synchronous layerwise offload, H3D302), so the model's weights — as
+    the CUDA model sizes them, held once — are compared with that memory. What the first forward
+    adds on MPS is not modelled: the fit stays unverified, only what will happen is said."""
+    one = {"num_gpus": 1, "tp_size": 1, "dp_size": 1, "ulysses_degree": 1, "ring_degree": 1, "use_fsdp_inference": False}
+    held = budget({**r.args, **one}, dict.fromkeys(COMPONENTS, "resident"), r.family.key, replace(hw, platform="cuda"),
+                  r.env, ctx.get("entry"), _intent(ctx), release)
+    weights = round(sum(held.load_by_component.values()), 1)
+    memory = hw.host_memory_gib if hw.host_memory_gib is not None else hw.gpu_memory_gib
+    shared = "unified memory the GPU and the CPU share"
+    streamed = ("sglang keeps every layer there and streams it to the GPU as it runs (MPS's synchronous layerwise "
+                "offload)")
+    if memory is None:
+        return (f"on Apple MPS the model's weights (about {weights:g} GiB) must fit in the {shared}, and this host's "
+                f"memory is not known: {streamed}; give host_memory_gib in a profile file to compare")
+    if weights >= memory:
+        return (f"on Apple MPS the model's weights alone (about {weights:g} GiB) are more than the {memory:g} GiB of "
+                f"{shared}: {streamed}, so macOS will page weights out to disk and read them back at every "
+                "denoising step: expect it to be far slower than on a GPU with the memory, if it is not stopped "
+                "for want of memory")
+    return (f"on Apple MPS the model's weights (about {weights:g} GiB) fit in the {memory:g} GiB of {shared}, "
+            f"leaving {memory - weights:.1f} GiB for the activations, macOS and everything else running: {streamed}; "
+            "h3doctor has no figures for the activations on MPS (on a CUDA GPU the first forward's workspace alone "
+            "is 10-11 GiB at 1344x768 x 5 s), so whether the first forward fits is not checked")
+
+
 @derives("memory", "memory.capacity_gib", "memory.load_gib", "memory.load_over",
          "memory.load_failing_component", "memory.workload", "memory.workload_what",
          "memory.peak_live_gib", "memory.peak_typical_gib", "memory.peak_stage", "memory.warmup_over",
@@ -79,6 +107,8 @@ def _unmodelled(hw: Any, model: MemoryModel | None, release: str) -> str | None:
 def memory_budget(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     release, model = r.release.table_version, r.release.memory
     why = _unmodelled(hw, model, release)
+    if why is not None and hw.platform == "mps" and model is not None:
+        why = _unified(r, hw, ctx, release)
     if why is not None:
         return {"derived.memory": None, "derived.memory.unmodelled": why, "derived.memory.load_over": None,
                 **_NOTHING_UNVERIFIED}
