@@ -102,6 +102,8 @@ def check(ctx: typer.Context, argv: Optional[List[str]], values: dict) -> None:
     if not (hook and not result.evaluation.findings):  # the hook is quiet on a clean launch, as shell hooks are
         report = check_report(result, fail_on, values["show_config"], values["recipe"], values["profile"],
                               values["rules_dir"], values["verbose"])
+        if hook and format_name == "text" and not values["verbose"] and not failing(result.evaluation.findings, fail_on):
+            report = _hook_brief(report, result, fail_on)  # sglang starts: a few lines, the full report one command away
         write_report("check", format_name, report, out, values["output_file"])
     if exec_ or hook:
         from h3doctor.launch.gate import Verdict, exec_launch
@@ -119,6 +121,25 @@ def check(ctx: typer.Context, argv: Optional[List[str]], values: dict) -> None:
                                      force=values["force"], allow_unsafe=values["allow_unsafe_exec"],
                                      program_of=program_lookup))
     raise typer.Exit(int(ExitCode.FINDINGS) if failing(result.evaluation.findings, fail_on) else int(ExitCode.OK))
+
+
+def _hook_brief(report, result, fail_on: str):
+    """The hook's report of a launch that starts with findings below --fail-on: output/hook_brief.py,
+    ending with this very check without the hook's own options (`--hook`, `--argv-out FILE`)."""
+    import shlex
+
+    from h3doctor.output.hook_brief import brief
+    from h3doctor.record import replace
+
+    words, skip = [], False
+    for word in sys.argv[1:]:
+        if skip or word == "--hook" or word.startswith("--argv-out"):
+            skip = word == "--argv-out"
+            continue
+        words.append(word)
+    again = shlex.join(["h3doctor", *words])
+    return replace(report, text=lambda console, out: brief(result, console, out, summary=report.data["summary"],
+                                                          fail_on=fail_on, again=again))
 
 
 def _typer_parameter(opt):
