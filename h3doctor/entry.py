@@ -75,6 +75,10 @@ def _main() -> None:
         from h3doctor.launch.execute import undo_locale_coercion
 
         undo_locale_coercion()  # what h3doctor hands on (--exec, the probe) is the environment it was given
+        if sys.argv[1:2] == ["hook-tail"]:  # the relay of a hooked server's stderr (cli_hook_tail.py)
+            from h3doctor.cli_hook_tail import main as hook_tail
+
+            sys.exit(hook_tail(sys.argv[2:]))
         if sys.argv[1:2] == ["hook-line"]:  # the command-line hook's judge (cli_hook_line.py)
             from h3doctor.cli_hook_line import main as hook_line
 

@@ -166,6 +166,16 @@ function __h3doctor_launch
         echo "h3doctor: $__h3doctor_verdict$argv[1] is not installed here (no $argv[1] on PATH); nothing was started" >&2
         return 127
     end
+    if test -n "$__h3doctor_verdict"; and test "$H3DOCTOR_HOOK_EXPLAIN" != 0; and command -q h3doctor
+        # as hook_decide.sh: the server's stderr through h3doctor's relay, which explains a non-zero exit
+        begin
+            begin
+                command $argv 2>&1 1>&3 3>&-
+                printf '\000h3doctor-exit %s\n' $status
+            end | command h3doctor hook-tail $argv[1]
+        end 3>&1
+        return $status
+    end
     command $argv
 end
 

@@ -46,6 +46,14 @@ function __h3doctor_launch {
     printf '%s\n' "h3doctor: ${__h3doctor_verdict:+$__h3doctor_verdict, but }$1 is not installed here (no $1 on PATH); nothing was started" >&2
     return 127
   fi
+  if [ -n "$__h3doctor_verdict" ] && [ "${H3DOCTOR_HOOK_EXPLAIN:-1}" != 0 ] && command -v h3doctor >/dev/null 2>&1; then
+    # the server the check let start: its stderr through h3doctor's relay (cli_hook_tail.py), which
+    # shows every byte as it comes and, on a non-zero exit, says in one line what explain makes of
+    # its last 1 MiB; the relay's status is the server's. stdout and stdin stay the server's own.
+    [ -n "${ZSH_VERSION-}" ] && setopt local_options no_multios  # one stdout each, never a tee of two
+    { { command "$@" 2>&1 1>&3 3>&-; printf '\000h3doctor-exit %s\n' "$?"; } | command h3doctor hook-tail "$1"; } 3>&1
+    return
+  fi
   command "$@"
 }
 
