@@ -18,6 +18,14 @@ if os.path.exists("/proc/self/environ"):  # as started, before this Python's own
     record["startup_env"] = dict(os.fsdecode(e).partition("=")[::2] for e in block if b"=" in e)
 with open(os.environ["STUB_RECORD"], "a", encoding="utf-8") as fh:
     fh.write(json.dumps(record) + "\\n")
+if os.environ.get("STUB_STDERR"):  # what a failing server prints last (hook-tail explains it)
+    sys.stderr.write(os.environ["STUB_STDERR"] + "\\n")
+    sys.stderr.flush()
+if os.environ.get("STUB_WAIT"):  # a running server: says so, then waits for a signal (Ctrl-C kills it)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    sys.stderr.write("STUB-SERVING\\n")
+    sys.stderr.flush()
+    signal.pause()
 if os.environ.get("STUB_SIGNAL"):
     os.kill(os.getpid(), int(os.environ["STUB_SIGNAL"]))
 sys.exit(int(os.environ.get("STUB_EXIT", "0")))

@@ -167,12 +167,18 @@ function __h3doctor_launch
         return 127
     end
     if test -n "$__h3doctor_verdict"; and test "$H3DOCTOR_HOOK_EXPLAIN" != 0; and command -q h3doctor
+        # the NAME=value words typed in front: the relay runs without them, as `env -u` (an external
+        # command: fish would run a function on the pipeline's right only once the server has ended)
+        set -l __h3doctor_unset
+        for __h3doctor_n in (set --names --local --export)
+            string match -q -- '__h3doctor_*' $__h3doctor_n; or set -a __h3doctor_unset -u $__h3doctor_n
+        end
         # as hook_decide.sh: the server's stderr through h3doctor's relay, which explains a non-zero exit
         begin
             begin
                 command $argv 2>&1 1>&3 3>&-
                 printf '\000h3doctor-exit %s\n' $status
-            end | command h3doctor hook-tail $argv[1]
+            end | command env $__h3doctor_unset h3doctor hook-tail $argv[1]
         end 3>&1
         return $status
     end

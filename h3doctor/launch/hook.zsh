@@ -48,6 +48,28 @@ typeset -ga preexec_functions
 __h3doctor_snapshot
 __h3doctor_typed_here=__h3doctor_typed_names
 
+# __h3doctor_in_own_env COMMAND…: COMMAND in the user's own environment, as the check runs: the
+# NAME=value words typed in front of the program (__h3doctor_check's names) back to the user's own
+# values, in a subshell
+function __h3doctor_in_own_env {
+  (
+    local __h3doctor_n
+    for __h3doctor_n in "${__h3doctor_names[@]}"; do
+      if (( ${+__h3doctor_own[$__h3doctor_n]} )); then
+        export "$__h3doctor_n=${__h3doctor_own[$__h3doctor_n]}"
+      else
+        unset "$__h3doctor_n"
+      fi
+    done
+    "$@"
+  )
+}
+
+# __h3doctor_run_check WORDS…: in __h3doctor_in_own_env, the check, with the user's own H3DOCTOR_HOOK_ARGS
+function __h3doctor_run_check {
+  exec h3doctor check --hook "${__h3doctor_out[@]}" ${(s: :)H3DOCTOR_HOOK_ARGS} -- "$@"
+}
+
 # __h3doctor_check PROGRAM ARGS…: check `PROGRAM ARGS…` and start what the answer says
 function __h3doctor_check {
   emulate -L zsh
@@ -66,14 +88,5 @@ function __h3doctor_check {
   for __h3doctor_n in "${__h3doctor_names[@]}"; do __h3doctor_words+=("$__h3doctor_n=${(P)__h3doctor_n}"); done
   # h3doctor runs in the user's own environment (as it was when the command line started): the
   # NAME=value words typed in front of the program are the launch's, given to h3doctor as launch words
-  (
-    for __h3doctor_n in "${__h3doctor_names[@]}"; do
-      if (( ${+__h3doctor_own[$__h3doctor_n]} )); then
-        export "$__h3doctor_n=${__h3doctor_own[$__h3doctor_n]}"
-      else
-        unset "$__h3doctor_n"
-      fi
-    done
-    exec h3doctor check --hook "${__h3doctor_out[@]}" ${(s: :)H3DOCTOR_HOOK_ARGS} -- "${__h3doctor_words[@]}" "$__h3doctor_prog" "$@"
-  ) || __h3doctor_rc=$?
+  __h3doctor_in_own_env __h3doctor_run_check "${__h3doctor_words[@]}" "$__h3doctor_prog" "$@" || __h3doctor_rc=$?
   # the rest of the function, what the exit status decides, is hook_decide.sh (shared with hook.bash)

@@ -51,7 +51,12 @@ function __h3doctor_launch {
     # shows every byte as it comes and, on a non-zero exit, says in one line what explain makes of
     # its last 1 MiB; the relay's status is the server's. stdout and stdin stay the server's own.
     [ -n "${ZSH_VERSION-}" ] && setopt local_options no_multios  # one stdout each, never a tee of two
-    { { command "$@" 2>&1 1>&3 3>&-; printf '\000h3doctor-exit %s\n' "$?"; } | command h3doctor hook-tail "$1"; } 3>&1
+    # h3doctor without the NAME=value words typed in front (the check's names), as `env -u`: a function
+    # on the pipeline's right would cost bash the terminal's handover to the job (Ctrl-C then missed sglang)
+    local -a __h3doctor_unset=()
+    local __h3doctor_n
+    for __h3doctor_n in ${__h3doctor_names[@]+"${__h3doctor_names[@]}"}; do __h3doctor_unset+=(-u "$__h3doctor_n"); done
+    { { command "$@" 2>&1 1>&3 3>&-; printf '\000h3doctor-exit %s\n' "$?"; } | command env ${__h3doctor_unset[@]+"${__h3doctor_unset[@]}"} h3doctor hook-tail "$1"; } 3>&1
     return
   fi
   command "$@"

@@ -73,7 +73,7 @@ def fake_h3doctor(stub: StubSglang, body: str) -> None:
     """Put an `h3doctor` in front of the real one: `body` is its Python, with `argv` its arguments."""
     path = stub.bin / "h3doctor"
     path.write_text(f"#!{sys.executable}\nimport os, sys\nargv = sys.argv[1:]\n"
-                    f"if argv[:1] in (['init'], ['hook-line']):\n    os.execv({sys.executable!r}, [{sys.executable!r}, '-m', 'h3doctor', *argv])\n"
+                    f"if argv[:1] in (['init'], ['hook-line'], ['hook-tail']):\n    os.execv({sys.executable!r}, [{sys.executable!r}, '-m', 'h3doctor', *argv])\n"
                     f"{body}\n", encoding="utf-8")
     path.chmod(path.stat().st_mode | stat.S_IXUSR)
 
