@@ -142,6 +142,24 @@ def _hook_brief(report, result, fail_on: str):
                                                           fail_on=fail_on, again=again))
 
 
+def complete_profile(incomplete: str) -> list[str]:
+    """`--profile <Tab>`: the built-in profiles, then the YAML/JSON files the word can be (the shells'
+    own file completion gives way to this one)."""
+    from glob import escape, glob
+
+    from h3doctor.host.profiles import builtin_profile_names
+
+    names = [n for n in builtin_profile_names() if n.startswith(incomplete)]
+    if len(incomplete) > 200:
+        return names
+    files = sorted(glob(escape(incomplete) + "*"))[:200]
+    return names + [f + "/" if os.path.isdir(f) else f for f in files
+                    if os.path.isdir(f) or f.endswith((".yaml", ".yml", ".json"))]
+
+
+COMPLETERS = {"profiles": complete_profile}
+
+
 def _typer_parameter(opt):
     """One row of the option table as the keyword Typer reads: `Annotated[type, typer.Option(...)]`."""
     import inspect
@@ -158,7 +176,8 @@ def _typer_parameter(opt):
         kind = List[kind]
     if default is None:
         kind = Optional[kind]
-    option = typer.Option(*opt.flags, help=opt.help, hidden=opt.hidden, envvar=opt.envvar)
+    option = typer.Option(*opt.flags, help=opt.help, hidden=opt.hidden, envvar=opt.envvar,
+                          autocompletion=COMPLETERS[opt.complete] if opt.complete else None)
     return inspect.Parameter(opt.name, inspect.Parameter.KEYWORD_ONLY, default=default,
                              annotation=Annotated[kind, option])
 
@@ -471,7 +490,7 @@ def explain_cmd(
     log: Annotated[Optional[str], typer.Option("--log", help="Read the error text from this log file (every argument is then the launch).")] = None,
     format: Annotated[ExplainFormat, typer.Option("--format", help="Report format (json: `h3doctor schema explain`).")] = ExplainFormat.text,
     output_file: Annotated[Optional[str], typer.Option("--output-file", help="Write the report to this file instead of stdout.")] = None,
-    profile: Annotated[Optional[str], typer.Option(help="Hardware profile for the check of the launch (as `check`); without it, this host is probed.")] = None,
+    profile: Annotated[Optional[str], typer.Option(help="Hardware profile for the check of the launch (as `check`); without it, this host is probed.", autocompletion=complete_profile)] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Probe this host afresh, without the probe cache.")] = False,
     sglang_version: Annotated[Optional[str], typer.Option("--sglang-version", help="sglang release that printed it (default: inferred from the wording where only some releases print it).")] = None,
     rules_dir: Annotated[Optional[str], typer.Option("--rules-dir", help="Use the rule files in this directory.")] = None,
@@ -516,7 +535,7 @@ class Prefer(str, Enum):
              "rules and memory model of `check`: the best command with why, and the runner-ups. "
              "h3doctor suggest --profile 4xH200 --prefer speed")
 def suggest_cmd(
-    profile: Annotated[Optional[str], typer.Option(help="Built-in hardware profile name or a YAML/JSON profile file. Without it, this host is probed.")] = None,
+    profile: Annotated[Optional[str], typer.Option(help="Built-in hardware profile name or a YAML/JSON profile file. Without it, this host is probed.", autocompletion=complete_profile)] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Probe this host afresh, without the probe cache.")] = False,
     model: Annotated[str, typer.Option("--model", help="The model to serve (a MiniMax-H3 family hub id).")] = "MiniMaxAI/MiniMax-H3",
     variant: Annotated[Optional[str], typer.Option("--variant", help="--model-variant to serve: fl2va, ref2va or hybrid (base MiniMax-H3 only).")] = None,
@@ -566,7 +585,8 @@ def main() -> None:
     streams = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = Output(sys.stdout, "stdout"), Output(sys.stderr, "stderr")
     try:
-        code = app(standalone_mode=False)
+        code = _named_completion(sys.argv[1:])
+        code = app(standalone_mode=False) if code is None else code
         code = code if isinstance(code, int) else 0
     except H3DoctorError as exc:
         blamed = _in_hook_args(exc, exc.hint == OPTIONS_HINT)
@@ -580,6 +600,27 @@ def main() -> None:
     code = _flush_stdout(code)
     sys.stdout, sys.stderr = streams  # a failed one now points at /dev/null: Python's exit flush is quiet
     sys.exit(code)
+
+
+COMPLETION_SHELLS = ("bash", "zsh", "fish")
+
+
+def _named_completion(argv: list[str]) -> int | None:
+    """`--show-completion SHELL` (or `=SHELL`): the script for the shell named, not the one this runs
+    in (Typer's flag takes no value and detects the current shell); None for anything else."""
+    if argv[:1] == ["--show-completion"] and len(argv) == 2:
+        shell = argv[1]
+    elif len(argv) == 1 and argv[0].startswith("--show-completion="):
+        shell = argv[0].partition("=")[2]
+    else:
+        return None
+    if shell not in COMPLETION_SHELLS:
+        raise UsageError(f"--show-completion: no completion for shell {shell[:40]!r}; choose one of "
+                         f"{', '.join(COMPLETION_SHELLS)}")
+    from typer._completion_shared import get_completion_script  # Typer's own scripts (pinned below 0.29)
+
+    sys.stdout.write(get_completion_script(prog_name="h3doctor", complete_var="_H3DOCTOR_COMPLETE", shell=shell))
+    return 0
 
 
 def _in_hook_args(exc: Exception, about_options: bool) -> tuple[str, str] | None:

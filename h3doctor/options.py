@@ -37,11 +37,12 @@ class Option:
     envvar: str | None = None  # read when the option is not on the command line
     repeatable: bool = False  # every occurrence kept, in order (a list)
     hidden: bool = False  # not in --help (the shell hook's own options)
+    complete: str | None = None  # what the shells complete its value from (cli.COMPLETERS): "profiles"
 
 
 CHECK_OPTIONS: tuple[Option, ...] = (
     Option("profile", ("--profile",), "text", "Built-in hardware profile name (see `h3doctor profiles`) or a "
-           "YAML/JSON profile file. Without it, this host is probed (see `h3doctor probe`)."),
+           "YAML/JSON profile file. Without it, this host is probed (see `h3doctor probe`).", complete="profiles"),
     Option("no_cache", ("--no-cache",), "flag", "Probe this host afresh, without reading or writing the probe cache.",
            default=False),
     Option("format", ("--format",), "choice", "Report format (sarif, github: see README, Lint).", default="text",
