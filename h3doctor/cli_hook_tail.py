@@ -69,8 +69,10 @@ def summary(tail: bytes, status: int, program: str) -> str:
 
     fd, path = tempfile.mkstemp(prefix="h3doctor-stderr.")  # O_CREAT|O_EXCL, mode 0600
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(tail)
+        written = _write(fd, tail)  # h3doctor's own file, written once and read back by explain's reader
+        os.close(fd)
+        if written < 0:
+            raise OSError("the tail could not be written")
         report = run(ExplainRequest(source.from_file(path)))
     finally:
         os.unlink(path)
