@@ -105,7 +105,7 @@ def test_lowering_num_gpus_on_one_target_is_unsafe(tmp_path):
     text = f"targets: [1xH100]\ncommand: {LAUNCH}\n"
     recipe = write(tmp_path / "r.yaml", text)
     code, out, _ = run("lint", "--no-config", "--fix", str(recipe), cwd=tmp_path)
-    assert code == 1 and recipe.read_text() == text and "lowers --num-gpus from 4 to 1 (on 1xH100)" in out
+    assert code == 1 and recipe.read_text() == text and "lowers --num-gpus from 4 to 1 (on 1xH100)" in " ".join(out.split())
 
 
 def test_a_safe_fix_is_applied_and_a_second_fix_changes_nothing(tmp_path):
