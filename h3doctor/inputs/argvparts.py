@@ -21,6 +21,7 @@ from h3doctor.inputs.launch import (
     script_commands,
     shell_commands,
 )
+from h3doctor.inputs.positional import Positional
 from h3doctor.located import Document, Pos
 from h3doctor.unresolved import MARK, as_written
 
@@ -71,7 +72,8 @@ def launches_from_parts(parts: list[tuple[tuple, object]], ctx: Context, notes: 
         return []
     texts = [w.text for w in words]
     if is_shell_c(texts) and words[2].kind == "list":
-        return _script_launches(words[2], ctx, notes)
+        # `bash -lc SCRIPT -- ARGS…`: the words after the script are its $0, $1… (and "$@")
+        return _script_launches(words[2], ctx, notes, words[3:])
     found = launch_start(texts)
     if found is None:
         if any(mentions_sglang(t) for t in texts):
@@ -117,7 +119,10 @@ def _unshadowed(text: str, env: dict[str, str]) -> dict[str, str]:
     return {k: v for k, v in env.items() if k not in unknown} if unknown else env
 
 
-def _script_launches(script: _Word, ctx: Context, notes: list[Note]) -> list[Launch]:
+def _script_launches(script: _Word, ctx: Context, notes: list[Note], after: list[_Word]) -> list[Launch]:
+    """The sglang launches of a container's `sh -c SCRIPT [$0 ARGS…]`, read as the shell reads
+    them: the script's own words (flags written in it included), its positional parameters bound
+    to the words after it (`after`: $0 then $1…), shifted by a `shift [N]` before the launch."""
     doc, path = ctx.doc, script.path
     try:
         # the text as the kubelet hands it to the shell: a `$(VAR)` it could not give stays `$(VAR)`,
@@ -128,17 +133,23 @@ def _script_launches(script: _Word, ctx: Context, notes: list[Note]) -> list[Lau
             notes.append(Note(doc.origin, doc.pos(path), f"{ctx.label}: not understood ({exc}); not judged"))
         return []
     out: list[Launch] = []
+    positional = Positional(after)
     for words in commands:
-        found = launch_start([w for w, _s, _e in words])
+        texts = [w for w, _s, _e in words]
+        if positional.shifted(texts):
+            continue
+        found = launch_start(texts)
         if found is None:
             continue
         start, prefix_env = found
-        mine = words[start:]
+        written = as_written(script.text)
+        bound = positional.bind([_Word(w, "string", path, (s, e)) for w, s, e in words[start:]],
+                                [written[s:s + 1] == '"' for _w, s, _e in words[start:]])
         out.append(Launch(
-            path=doc.origin, kind=ctx.kind, label=ctx.label, tokens=[w for w, _s, _e in mine],
-            pos=doc.offset_pos(path, mine[0][1]), env={**ctx.env, **prefix_env}, doc=doc, gpu_count=ctx.gpu_count, image=ctx.image,
-            image_pos=ctx.image_pos, mounts=dict(ctx.mounts or {}), token_pos=[doc.offset_pos(path, s) for _w, s, _e in mine],
-            segments=[Segment("string", path, 0, [(s, e) for _w, s, e in mine])],
+            path=doc.origin, kind=ctx.kind, label=ctx.label, tokens=[w.text for w in bound],
+            pos=doc.offset_pos(path, words[start][1]), env={**ctx.env, **prefix_env}, doc=doc,
+            gpu_count=ctx.gpu_count, image=ctx.image, image_pos=ctx.image_pos, mounts=dict(ctx.mounts or {}),
+            token_pos=[_word_pos(doc, w) for w in bound], segments=_segments(bound),
         ))
     if not out and mentions_sglang(script.text):
         notes.append(Note(doc.origin, doc.pos(path), f"{ctx.label}: the shell script mentions sglang but runs no "

@@ -27,6 +27,7 @@ from h3doctor.inputs.launch import (
     mentions_sglang,
     script_commands,
 )
+from h3doctor.inputs.positional import Positional
 from h3doctor.inputs.shell import Lines
 
 _NAMES = ("dockerfile", "containerfile")
@@ -126,7 +127,9 @@ def read_dockerfile(path: str, text: str) -> tuple[list[Launch], list[Note]]:
         return [], notes
     texts = [w[0] for w in words]
     if is_shell_c(texts):
-        return _script(path, _inner(words[2]), stage, pos, notes, shell_form=words[2][1] is words[0][1])
+        # exec form: the words after the script are its $0, $1… (ENTRYPOINT's, then CMD's)
+        after = [_Placed(w, (t.offsets[0] - 1, t.offsets[-1] + 1) if t.offsets else (0, 0)) for w, t, _s, _e in words[3:]]
+        return _script(path, _inner(words[2]), stage, pos, notes, after, shell_form=words[2][1] is words[0][1])
     found = launch_start(texts)
     if found is None:
         if any(mentions_sglang(t) for t in texts):
@@ -163,7 +166,15 @@ def _launch(path: str, words: list[tuple[str, tuple[int, int]]], stage: _Stage, 
     return launch
 
 
-def _script(path: str, script: _Text, stage: _Stage, pos, notes: list[Note], *,
+@dataclass(frozen=True)
+class _Placed:
+    """A word of the launch and its [start, end) in the file (inputs/positional.py binds them)."""
+
+    text: str
+    span: tuple[int, int]
+
+
+def _script(path: str, script: _Text, stage: _Stage, pos, notes: list[Note], after: list[_Placed], *,
             shell_form: bool) -> tuple[list[Launch], list[Note]]:
     try:  # the shell of the container: the stage's ENV is its environment (ARG is not)
         commands = script_commands(script.text, stage.env)
@@ -172,12 +183,18 @@ def _script(path: str, script: _Text, stage: _Stage, pos, notes: list[Note], *,
             notes.append(Note(path, pos(script.offsets[0]), f"not understood ({exc}); this launch is not judged"))
         return [], notes
     launches = []
+    positional = Positional(after)
     for words in commands:
-        found = launch_start([w for w, _s, _e in words])
+        texts = [w for w, _s, _e in words]
+        if positional.shifted(texts):
+            continue
+        found = launch_start(texts)
         if found is None:
             continue
         start, prefix_env = found
-        launches.append(_launch(path, [(w, script.span(s, e)) for w, s, e in words[start:]], stage, prefix_env, pos,
+        bound = positional.bind([_Placed(w, script.span(s, e)) for w, s, e in words[start:]],
+                                [script.text[s:s + 1] == '"' for _w, s, _e in words[start:]])
+        launches.append(_launch(path, [(w.text, w.span) for w in bound], stage, prefix_env, pos,
                                 text_form=shell_form))
     if not launches and mentions_sglang(script.text):
         notes.append(Note(path, pos(script.offsets[0]), "the image's shell command mentions sglang but runs no "

@@ -287,6 +287,7 @@ def segment_edits(launch: Launch, new: list[str]) -> dict[int, list[tuple[int, i
     segs = launch.segments
     if not segs:
         raise Refused("the launch's words could not be located for editing")
+    shared, rebound = _bound_twice(segs)
     for _tag, i1, i2, j1, j2 in _opcodes(launch.tokens, new):
         for n, seg in enumerate(segs):
             lo, hi = seg.first, seg.first + seg.count
@@ -294,6 +295,10 @@ def segment_edits(launch: Launch, new: list[str]) -> dict[int, list[tuple[int, i
             if lo <= i1 < hi or (i1 == hi and last):
                 if i2 > hi:
                     raise Refused("a change spans two parts of the command (command and args)")
+                if seg.kind == "list" and seg.path in rebound and (
+                        i2 - i1 != j2 - j1 or any(k in shared for k in range(i1, i2))):
+                    raise Refused("the script reads these arguments by position ($1, \"$@\"): a change to them "
+                                  "would move or change another of its words; fix it by hand: see the corrected command")
                 out.setdefault(n, []).append((i1 - lo, i2 - lo, new[j1:j2]))
                 break
         else:
@@ -301,6 +306,22 @@ def segment_edits(launch: Launch, new: list[str]) -> dict[int, list[tuple[int, i
     for edits in out.values():
         edits.sort(key=lambda e: -e[0])
     return out
+
+
+def _bound_twice(segs: list[Segment]) -> tuple[set[int], set[tuple]]:
+    """A container script's positional parameters (inputs/positional.py) make one list item a word
+    of the launch twice (`"$1"` and `"$@"`) or a list's items words in separate places: the token
+    indices of an item used twice, and the lists read so, whose items must keep their positions."""
+    places: dict[tuple, list[int]] = {}
+    seen: dict[tuple, int] = {}
+    for seg in segs:
+        if seg.kind == "list":
+            seen[seg.path] = seen.get(seg.path, 0) + 1
+            for k, span in enumerate(seg.spans):
+                places.setdefault((seg.path, span), []).append(seg.first + k)
+    shared = {k for tokens in places.values() if len(tokens) > 1 for k in tokens}
+    rebound = {path for path, n in seen.items() if n > 1} | {path for (path, _span), t in places.items() if len(t) > 1}
+    return shared, rebound
 
 
 def _all_crlf(text: str) -> bool:
