@@ -409,6 +409,7 @@ def lint_cmd(
     output_file: Annotated[Optional[str], typer.Option("--output-file", help="Write the report to this file instead of stdout.")] = None,
     fail_on: Annotated[Optional[Severity], typer.Option("--fail-on", help="Lowest severity that makes the exit code 1 (default: the configuration's, else error).")] = None,
     exit_zero: Annotated[bool, typer.Option("--exit-zero", help="Exit 0 whatever the findings (usage and input errors keep exit 2).")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Say on stderr why each file that is not a launch input was skipped.")] = False,
     baseline: Annotated[Optional[str], typer.Option("--baseline", help="A baseline file (--write-baseline): the findings it holds are reported as suppressed and do not fail; only new ones do.")] = None,
     write_baseline: Annotated[Optional[str], typer.Option("--write-baseline", help="Write today's unsuppressed findings to this baseline file, then report them as the baseline.")] = None,
     config: Annotated[Optional[str], typer.Option("--config", help="The lint configuration file (default: .h3doctor.yaml or [tool.h3doctor] in pyproject.toml, from here upward).")] = None,
@@ -437,7 +438,7 @@ def lint_cmd(
         no_config=no_config, fix=fix, diff=diff, unsafe_fixes=unsafe_fixes, sglang_version=sglang_version,
         rules_dir=rules_dir, stdin_filename=stdin_filename, force_exclude=force_exclude, quiet=quiet,
         statistics=statistics, baseline=baseline, write_baseline=write_baseline, exit_zero=exit_zero,
-        add_noqa=add_noqa))
+        add_noqa=add_noqa, verbose=verbose))
     # lint runs in trees others wrote: its report never goes through a link planted in them
     write_report("lint", format.value, report, sys.stdout, output_file, follow=False)
     if notes and not quiet:

@@ -16,6 +16,7 @@ import os
 from dataclasses import dataclass, field
 
 from h3doctor.inputs.compose import is_compose, read_compose
+from h3doctor.inputs.datafile import data_text
 from h3doctor.inputs.dockerfile import is_dockerfile_name, looks_like_dockerfile, read_dockerfile
 from h3doctor.inputs.helm import is_chart, read_chart
 from h3doctor.inputs.kubernetes import is_manifest, read_manifests
@@ -44,6 +45,7 @@ class InputFile:
     launches: list[Launch] = field(default_factory=list)
     notes: list[Note] = field(default_factory=list)
     text: str = ""
+    skipped: str | None = None  # why a file lint was given is not an input (said by `lint --verbose`)
 
 
 def candidate(path: str) -> bool:
@@ -104,7 +106,13 @@ def read_input(path: str, *, known_fields: set[str], kind: str | None = None,
         if kind is None and not mentions_sglang(text):  # not read further, as YAML that is no launch
             return InputFile(path, None, text=text)
         return InputFile(path, "notebook", *read_notebook(path, text), text)
-    text = read_bounded(path, max_bytes=max_bytes, what="input")
+    if kind is None and path.endswith(_DATA_SUFFIXES):  # limits only for a file with a launch's shape
+        text, why = data_text(path, max_bytes, lambda shape, said: claimed_kind(shape, said, path, known_fields,
+                                                                                RECIPE_KEYS))
+        if text is None:
+            return InputFile(path, None, skipped=why)
+    else:
+        text = read_bounded(path, max_bytes=max_bytes, what="input")
     if kind == "markdown" or (kind is None and is_doc(path)):
         if kind is None and not mentions_sglang(text):
             return InputFile(path, None, text=text)
@@ -132,7 +140,8 @@ def read_input(path: str, *, known_fields: set[str], kind: str | None = None,
         # input is left alone, whatever tags or key types it uses
         kind = _claimed(path, text, known_fields)
         if kind is None:
-            return InputFile(path, None, text=text)
+            return InputFile(path, None, text=text, skipped="its first document has no launch's shape, or the file "
+                                                             "does not mention an sglang launch")
     try:
         docs = [load_json(text, path)] if path.endswith(".json") else load_yaml(text, path)
     except LoadError:

@@ -36,16 +36,26 @@ def mentions_sglang(text: str) -> bool:
     return _SGLANG.search(text) is not None
 
 
-def first_shape(text: str) -> Shape | None:
+def first_shape(text: str, *, partial: bool = False) -> Shape | None:
     """The first YAML document's top-level shape, or None where the text is not YAML the event
-    parser can read (the caller decides whether that is an error: only for a launch input)."""
+    parser can read (the caller decides whether that is an error: only for a launch input).
+    With `partial` (the head of a file too large to read), what is read up to the first error."""
     import yaml
 
     parser = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        return _walk(yaml.parse(text, Loader=parser))
+        return _walk(_until_error(yaml.parse(text, Loader=parser)) if partial else yaml.parse(text, Loader=parser))
     except yaml.YAMLError:
         return None
+
+
+def _until_error(events):
+    import yaml
+
+    try:
+        yield from events
+    except yaml.YAMLError:
+        return
 
 
 def _walk(events) -> Shape | None:
@@ -110,7 +120,19 @@ def claimed_kind(shape: Shape | None, text: str, filename: str, known_fields: se
         return "compose" if mentions_sglang(text) else None
     if is_task(keys):
         return "skypilot" if mentions_sglang(text) else None
+    # mostly ServerArgs fields, or near misses of them (a misspelt sglang config is still one);
+    # an application's own config that also has a `model_path` key is not (issue 30 item 4)
     known = sum(1 for k in keys if k in known_fields)
-    if "model_path" in keys or known * 2 > len(keys):
+    if known * 2 > len(keys) or (len(keys) <= _MAX_NEAR_KEYS and (known + _near_misses(keys, known_fields)) * 2 > len(keys)):
         return "sglang-config"
     return None
+
+
+_MAX_NEAR_KEYS = 64  # a flat config a person writes; past it, only exact fields count (difflib is quadratic-ish)
+
+
+def _near_misses(keys: set[str], known_fields: set[str]) -> int:
+    import difflib
+
+    return sum(1 for k in keys if k not in known_fields and len(k) < 64
+               and difflib.get_close_matches(k, known_fields, n=1, cutoff=0.85))

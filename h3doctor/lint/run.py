@@ -37,6 +37,7 @@ class LintOptions:
     write_baseline: str | None = None  # write today's findings there first (then they are the baseline)
     exit_zero: bool = False  # exit 0 whatever the findings; usage and input errors keep their codes
     add_noqa: bool = False  # accept today's findings with inline suppressions (lint/add_noqa.py)
+    verbose: bool = False  # say on stderr why each file that is no launch input was skipped
 
 
 def lint(paths: list[str], opts: LintOptions = LintOptions()) -> tuple[int, Report, list[str]]:
@@ -113,6 +114,8 @@ def _lint(paths: list[str], opts: LintOptions, cfg, copy: StdinCopy | None) -> t
     if copy is not None:
         _rename(run, copy)
     notes = notes + _baseline(run, opts)
+    if opts.verbose:
+        notes += [f"h3doctor lint: skipped {f.path}: {f.skipped}" for f in run.files if f.skipped]
     report = build(run, sglang_version=session.version)
     code = int(ExitCode.FINDINGS) if (run.failing() or overtaken) and not opts.exit_zero else int(ExitCode.OK)
 

@@ -68,6 +68,7 @@ class FileResult:
     text: str = ""
     holds: list[frozenset[str]] = field(default_factory=list)  # per launch: the rules its fixes leave alone
     identity: tuple[int, int] | None = None  # (device, inode) of the file as read: `--fix` writes only that file
+    skipped: str | None = None  # why a file lint was given is no launch input (`lint --verbose`)
 
 
 @dataclass
@@ -235,7 +236,7 @@ class LintSession:
                                    where, pos))
             return FileResult(path, None)
         launches = list(found.launches[:MAX_LAUNCHES_PER_FILE])
-        out = FileResult(path, found.kind, launches, text=found.text, identity=_identity(path))
+        out = FileResult(path, found.kind, launches, text=found.text, identity=_identity(path), skipped=found.skipped)
         first_record = len(records)
         for note in found.notes:
             records.append(_notice(note.notice, note.message, note.path, note.pos or Pos(1, 1)))

@@ -45,7 +45,7 @@ def _word(repo: Path, finding: dict) -> str:
 
 @pytest.mark.parametrize("path, label", [
     ("deploy/k8s/cookbook.yaml", "StatefulSet/h3-cookbook container server"),
-    ("deploy/compose.yaml", "service h3-cookbook"),
+    ("deploy/compose.cookbook.yaml", "service h3-cookbook"),
     ("docker/Dockerfile.cookbook", "line 3"),
 ])
 def test_flags_in_the_script_then_its_arguments_are_the_launch(repo, path, label):
