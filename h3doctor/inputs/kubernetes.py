@@ -27,6 +27,7 @@ from h3doctor.digits import is_digits
 from h3doctor.inputs.argvparts import Context, launches_from_parts
 from h3doctor.inputs.configmaps import ConfigMaps, repository_configmaps
 from h3doctor.inputs.launch import Launch, Note
+from h3doctor.inputs.podtemplates import mentions_a_launch, pod_specs
 from h3doctor.located import Document
 from h3doctor.unresolved import has_mark, marked
 
@@ -95,8 +96,9 @@ def _read_object(doc: Document, obj: dict[str, Any], base: tuple, launches: list
         _read_object(doc, {**worker, "kind": _POD_SPEC_ITSELF}, base + worker_path, launches, notes,
                      f"{kind}/{name} workerSpec", configmaps=configmaps)
     spec_path = _POD_SPEC.get(kind)
-    if spec_path is None:
-        return  # Services, ConfigMaps, ...: no containers
+    if spec_path is None:  # another kind: its pod templates found by their shape (Services, ConfigMaps: none)
+        _read_templates(doc, obj, base, launches, notes, f"{kind}/{name}", configmaps)
+        return
     spec = _get(obj, spec_path)
     if not isinstance(spec, dict):
         return
@@ -104,7 +106,7 @@ def _read_object(doc: Document, obj: dict[str, Any], base: tuple, launches: list
         for i, container in enumerate(spec.get(group) or []):
             if not isinstance(container, dict):
                 continue
-            path = base + spec_path + (group, i)
+            path = base + spec_path + ((group, i) if not spec.get("_main") else ("mainContainer",))
             label = f"{owner or f'{kind}/{name}'} container {container.get('name', i)}"
             env, open_sources = _env(container, configmaps or {})
             given = given_env or {}
@@ -119,6 +121,24 @@ def _read_object(doc: Document, obj: dict[str, Any], base: tuple, launches: list
                                                         _image(container.get("image")), path + ("image",),
                                                         _mounts(container, spec.get("volumes"), configmaps)), notes)
             launches.extend(found)
+
+
+def _read_templates(doc: Document, obj: dict[str, Any], base: tuple, launches: list[Launch], notes: list[Note],
+                    owner: str, configmaps: dict[str, dict[str, str]] | None) -> None:
+    """An object of a kind not listed above (an Argo Rollout, a Knative Service, a JobSet, a
+    RayService, a PyTorchJob, a Dynamo graph…): each pod template inside it, found by its shape
+    (inputs/podtemplates.py). One that mentions an sglang launch where no template is found is
+    named (H3DL002), never passed in silence."""
+    found = False
+    for path, spec in pod_specs(obj):
+        found = True
+        where = ".".join(str(p) for p in path)
+        _read_object(doc, {**spec, "kind": _POD_SPEC_ITSELF}, base + path, launches, notes, f"{owner} {where}",
+                     configmaps=configmaps)
+    if not found and mentions_a_launch(obj):
+        notes.append(Note(doc.origin, doc.pos(base + ("kind",)),
+                          f"{owner}: mentions an sglang launch, but no pod template (a `containers:` list) was found "
+                          "in it; not judged"))
 
 
 def _read_group(doc: Document, obj: dict[str, Any], base: tuple, launches: list[Launch], notes: list[Note],
