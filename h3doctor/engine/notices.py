@@ -16,10 +16,13 @@ NOTICES = {
                 "An input file could not be read",
                 "The file is malformed, too large, nested too deeply, or not a valid input of its kind; nothing "
                 "in it was judged."),
-    "H3DL004": ("no-target", "error",
-                "A launch has no target to be judged on",
-                "Name the machines it must pass on: `targets:` in the recipe or in .h3doctor.yaml, or "
-                "`h3doctor lint --target 4xH200`."),
+    "H3DL004": ("no-target", "warning",
+                "A launch has no GPU type to be judged on: the rules that depend on it cannot verify",
+                "No --target, no target in the recipe or .h3doctor.yaml, and no GPU type in the launch's own file "
+                "(a Kubernetes nodeSelector or required node affinity label, SkyPilot accelerators, Slurm "
+                "--gres=gpu:TYPE:N), or a label the GPU catalog does not name exactly. The rules that do not depend "
+                "on the hardware were judged; those that do could not be, and are listed. Name the machines it must "
+                "pass on: `targets:` in .h3doctor.yaml, a node label, or `h3doctor lint --target 4xH200`."),
     "H3DL005": ("bad-target", "error",
                 "A target is not a known hardware profile",
                 "Use a built-in profile, <N>x<GPU> for a GPU of `h3doctor profiles`, or a profile file."),

@@ -26,6 +26,7 @@ from typing import Any
 from h3doctor.digits import is_digits
 from h3doctor.inputs.argvparts import Context, launches_from_parts
 from h3doctor.inputs.configmaps import ConfigMaps, repository_configmaps
+from h3doctor.inputs.gpu_labels import gpu_choices
 from h3doctor.inputs.launch import Launch, Note
 from h3doctor.inputs.podtemplates import mentions_a_launch, pod_specs
 from h3doctor.located import Document
@@ -120,6 +121,9 @@ def _read_object(doc: Document, obj: dict[str, Any], base: tuple, launches: list
             found = launches_from_parts(parts, Context(doc, "kubernetes", label, env, _gpus(container),
                                                         _image(container.get("image")), path + ("image",),
                                                         _mounts(container, spec.get("volumes"), configmaps)), notes)
+            choices = gpu_choices(spec)
+            for launch in found:
+                launch.gpu_choices = list(choices)
             launches.extend(found)
 
 

@@ -72,6 +72,8 @@ class Launch:
     key_pos: dict[str, Pos] = field(default_factory=dict)  # sglang config files: key -> where
     # files its deployment mounts from the repository: container path -> (text, where it is held)
     mounts: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # the GPU types its pod's node labels allow (inputs/gpu_labels.py GpuChoice): its target's GPU
+    gpu_choices: list[Any] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

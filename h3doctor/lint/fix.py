@@ -137,7 +137,7 @@ def correct(session: LintSession, launch: Launch, hold: frozenset[str] = frozens
     given: dict[str, str] = {}  # rule -> the deployment's word its fix would write over
     for _ in range(len(session.rules) + 1):  # each round holds at least one more rule back
         held = hold | frozenset(given)
-        found = {rule: word for target in session.targets_for(launch)
+        found = {rule: word for target in session.judged_on(launch)
                  for rule, word in overwritten(session.check(launch, target, held)[1]).items()}
         if not found:
             break
@@ -153,7 +153,7 @@ def _correct(session: LintSession, launch: Launch, hold: frozenset[str]) -> tupl
     """The correction with the rules in `hold` left alone. Each target is corrected on its own first;
     when they agree the correction is that one; when they differ, one command that passes on all
     of them is searched for, and is unsafe: it is none of the targets' own corrections."""
-    targets = session.targets_for(launch)
+    targets = session.judged_on(launch)
     per_target: dict[str, list[str] | None] = {}
     for target in targets:
         _hw, result = session.check(launch, target, hold)
@@ -259,7 +259,7 @@ def fix_files(run: LintRun, session: LintSession, *, write: bool, roots: tuple[s
 def launch_corrections(f: FileResult, session: LintSession):
     """Each judged launch of the file with its correction, or why it has none (None, None: clean)."""
     for n, launch in enumerate(f.launches):
-        if not session.targets_for(launch) or session.other_model(launch) is not None:  # not judged: H3DL020
+        if session.other_model(launch) is not None:  # not judged: H3DL020
             continue
         hold = f.holds[n] if n < len(f.holds) else frozenset()
         try:

@@ -56,7 +56,7 @@ def with_fixes(records: list[Diagnostic], run: LintRun, session: LintSession) ->
             (line, col), (end_line, end_col) = _line_col(starts, span[0]), _line_col(starts, span[1])
             located = Fix("corrected: " + " ".join(fix.argv), "unsafe" if fix.unsafe else "safe",
                           (Replacement(line, col, end_line, end_col, span[2]),))
-            rules = {step.rule.id for target in session.targets_for(launch)
+            rules = {step.rule.id for target in session.judged_on(launch)
                      for step in session.check(launch, target, _hold(f, launch))[1].fix_steps}
             for rule in rules:
                 fixes[(f.path, launch.label, rule)] = located

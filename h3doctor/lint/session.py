@@ -32,6 +32,7 @@ from h3doctor.engine.locate import Locator
 from h3doctor.engine.notices import NOTICES
 from h3doctor.lint.extent import with_extents
 from h3doctor.lint.othermodel import other_model
+from h3doctor.lint.targets import NO_TARGET, labelled_targets, no_target_facts, no_target_message
 from h3doctor.inputs.markdown import comment_spans
 from h3doctor.lint.suppress import Suppression, every_suppression, inline_suppressions
 from h3doctor.located import Pos
@@ -114,6 +115,8 @@ class LintSession:
     def hardware(self, target: str, granted: int | None) -> HardwareFacts:
         """The target's facts; with `granted`, the number of GPUs the deployment gives the container."""
         key = (target, granted)
+        if target == NO_TARGET:
+            return no_target_facts(granted)
         if key not in self._profiles:
             try:
                 hw = load_profile(target)
@@ -204,9 +207,16 @@ class LintSession:
 
     # --- one run ---------------------------------------------------------------------------
     def targets_for(self, launch: Launch) -> tuple[str, ...]:
+        """The command line's > the file's own (a recipe's, SkyPilot's, Slurm's, a pod's GPU node
+        labels) > the configuration's; () when none is found."""
         # per-path targets match the file as the user named it (`--stdin-filename`), not its copy
         name = self._names.get(launch.path, launch.path)
-        return self.cli_targets or launch.targets or self.config.override_for(name).targets or self.config.targets
+        return (self.cli_targets or launch.targets or labelled_targets(launch.gpu_choices)
+                or self.config.override_for(name).targets or self.config.targets)
+
+    def judged_on(self, launch: Launch) -> tuple[str, ...]:
+        """lint's targets for the launch: with none found, NO_TARGET (what does not depend on the GPU)."""
+        return self.targets_for(launch) or (NO_TARGET,)
 
     def run(self, paths: list[str], *, named: dict[str, str] | None = None) -> LintRun:
         """Lint `paths`; `named` gives a file the name the configuration's per-path settings match
@@ -261,12 +271,8 @@ class LintSession:
                                        launch.token_pos[unread.word] if unread.word < len(launch.token_pos)
                                        else launch.pos, launch=launch.label, input_kind=launch.kind))
                 continue
-            targets = self.targets_for(launch)
-            if not targets:
-                out.holds.append(hold)
-                records.append(_notice("H3DL004", f"{launch.label}: no target to judge it on", path, launch.pos,
-                                       launch=launch.label, input_kind=launch.kind))
-                continue
+            targets = self.judged_on(launch)
+            unverified: list[str] = []  # with no target: the rules that depend on the GPU, not judged
             first_result, launch_records = len(out.results), len(records)
             for target in targets:
                 try:
@@ -285,6 +291,9 @@ class LintSession:
                 for f in ev.findings:
                     rid = f.rule.id
                     if _dropped(select, ignore, rid):
+                        continue
+                    if target == NO_TARGET and f.cannot_verify:  # one notice names them all (H3DL004)
+                        unverified.append(rid)
                         continue
                     rec = from_finding(f, ev, _at(launch.path, self.locator.locate(f, ev, launch, result)),
                                        target=target, hardware=hw.description or target, launch=launch.label,
@@ -310,6 +319,9 @@ class LintSession:
                     rec = _apply_suppressions(rec, launch, inline)
                     records.append(rec)
                     lr.records.append(rec)
+            if targets == (NO_TARGET,):
+                records.append(_notice("H3DL004", no_target_message(launch, unverified), path, launch.pos,
+                                       target=NO_TARGET, launch=launch.label, input_kind=launch.kind))
             # a finding suppressed where it is located (off the launch's own lines) is held too;
             # the first evaluation does not depend on what is held, only the corrected command does
             extra = {r.rule for r in records[launch_records:] if r.suppressed} - hold

@@ -16,7 +16,8 @@ import yaml
 
 from admission_helpers import OPENSSL, Webhook, review
 from h3doctor.integrations.kubernetes_admission import server as server_module
-from h3doctor.integrations.kubernetes_admission.gpu_labels import catalog_name, gpu_choices
+from h3doctor.inputs.gpu_labels import gpu_choices
+from h3doctor.lint.targets import catalog_name
 from h3doctor.integrations.kubernetes_admission.judge import Judge
 from h3doctor.integrations.kubernetes_admission.warnings import MAX_CHARS
 from repo_paths import REPO

@@ -393,10 +393,22 @@ def test_gitignored_files_are_not_linted(tmp_path):
     assert code == 1
 
 
-def test_no_target_is_an_error_not_an_all_clear(tmp_path):
+def test_no_target_judges_what_does_not_depend_on_the_gpu_and_says_the_rest_cannot_verify(tmp_path):
+    """Issue 30 item 7: no target is no all-clear and no blanket error either: the hardware rules
+    cannot verify (named in H3DL004, a warning), the others are judged as on any GPU."""
     manifest = write(tmp_path, "k.yaml", K8S)
     code, report = lint_json(str(manifest), cwd=tmp_path)
-    assert code == 1 and at(report, "H3DL004")["severity"] == "error"
+    notice = at(report, "H3DL004")
+    assert notice["severity"] == "warning" and "these cannot verify: H3D" in notice["message"] and "H3D540" in notice["message"]
+    assert at(report, "H3D910")["severity"] == "error" and code == 1  # --num-gpus 4 on the 2 GPUs it is granted
+    write(tmp_path, "k.yaml", K8S.replace("--num-gpus", "--num_gpus").replace("gpu: 2", "gpu: 4"))  # a misspelt flag
+    code, report = lint_json(str(manifest), cwd=tmp_path)
+    assert at(report, "H3D020")["severity"] == "error" and at(report, "H3D020")["target"] == "no target" and code == 1
+    write(tmp_path, "k.yaml", K8S.replace("gpu: 2", "gpu: 4"))  # nothing wrong that a GPU type would not decide
+    code, report = lint_json(str(manifest), cwd=tmp_path)
+    assert [f["rule"] for f in active(report)] == ["H3DL004"] and code == 0
+    code, report = lint_json("--fail-on", "warning", str(manifest), cwd=tmp_path)
+    assert code == 1
 
 
 # --- --fix -------------------------------------------------------------------------------------

@@ -282,7 +282,7 @@ def test_the_fixture_repository_holds_every_file_kind(tmp_path, monkeypatch):
     _code, out = _lint(repo, monkeypatch, ".", hidden, format="json")
     kinds = {f["path"]: f["kind"] for f in json.loads(out)["files"]}
     assert {k for k in kinds.values() if k} == {"recipe", "sglang-config", "kubernetes", "compose", "shell", "markdown",
-                                             "notebook", "dockerfile"}
+                                             "notebook", "dockerfile", "slurm", "skypilot"}
     # what is not a launch is there, read and skipped: each with what used to fail lint
     for name, mark in ((hidden, "\non: "), ("mkdocs.yml", "!!python/name:"), ("infra/stack.yaml", "!Sub "),
                        ("infra/stack.yaml", "!Ref "), ("docs/errors.yaml", "404: "), ("deploy/chart/Chart.yaml", "apiVersion: v2"),

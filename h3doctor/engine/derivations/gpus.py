@@ -8,6 +8,7 @@ from __future__ import annotations
 from h3doctor.digits import is_digits
 from h3doctor.engine.derivations.common import PERFORMANCE_MODE_ERROR, is_int
 from h3doctor.engine.derivations.registry import derives
+from h3doctor.unresolved import UNRESOLVED
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
 if TYPE_CHECKING:
@@ -90,12 +91,15 @@ def _numa_node_count(a: dict[str, Any]) -> int | None:
 
 @derives("visible_gpus", "fit_base_gpu_id", "fit_num_gpus", points_at={"visible_gpus": ("num_gpus",)})
 def visible_gpus(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
-    visible = _visible_gpus(hw, r.env)
     base = r.args.get("base_gpu_id") if is_int(r.args.get("base_gpu_id")) else 0
+    asked = r.args.get("num_gpus") if is_int(r.args.get("num_gpus")) else 1
+    if hw.gpu_count is None:  # a count nobody gave (no target, no grant): unknown, not none
+        return {"derived.visible_gpus": UNRESOLVED, "derived.fit_base_gpu_id": max(base, 0),
+                "derived.fit_num_gpus": max(asked, 1)}
+    visible = _visible_gpus(hw, r.env)
     # B9's fix: from base_gpu_id (or from GPU 0 when base_gpu_id is negative or past the GPUs), the
     # GPUs asked for when they fit there, else the most that do
     fit_base = 0 if base >= visible or base < 0 else base
-    asked = r.args.get("num_gpus") if is_int(r.args.get("num_gpus")) else 1
     fit = asked if 1 <= asked and fit_base + asked <= visible else max(1, visible - fit_base)
     return {"derived.visible_gpus": visible, "derived.fit_base_gpu_id": fit_base, "derived.fit_num_gpus": fit}
 

@@ -1,6 +1,6 @@
 """One admitted object judged: its launches read by lint's Kubernetes reader (inputs/kubernetes.py),
 each evaluated by the lint session's rules, flag tables and releases on the GPU its pod template's
-node labels name (gpu_labels.py) and the GPUs its container is granted.
+node labels name (inputs/gpu_labels.py, lint/targets.py) and the GPUs its container is granted.
 
 What it cannot read it says, as a warning: a launch it cannot understand, a GPU type it does not
 know, a rule that needs a fact no label gives ("cannot verify"). A file a launch names (`--config`)
@@ -20,7 +20,8 @@ from h3doctor.facts import HardwareFacts
 from h3doctor.host.gpus import ProfileNameError
 from h3doctor.inputs.kubernetes import is_manifest, read_manifests
 from h3doctor.inputs.launch import Launch
-from h3doctor.integrations.kubernetes_admission.gpu_labels import GpuChoice, gpu_choices
+from h3doctor.inputs.gpu_labels import GpuChoice, gpu_choices
+from h3doctor.lint.targets import catalog_name
 from h3doctor.integrations.kubernetes_admission.warnings import warning_lines
 from h3doctor.lint.config import LintConfig
 from h3doctor.lint.session import LintSession, load_profile_mapping
@@ -134,7 +135,7 @@ def hardware_for(choice: GpuChoice | None, granted: int | None) -> tuple[Hardwar
     unknown GPU is facts with nothing known but the count, and why."""
     if choice is None:
         return _unknown(granted), "no GPU type in the pod's node labels"
-    key = choice.catalog_key
+    key = catalog_name(choice.value, choice.memory_mib)
     if key is None:
         return _unknown(granted), f"GPU {choice.value!r} is not in h3doctor's catalog"
     try:

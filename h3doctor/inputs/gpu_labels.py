@@ -7,6 +7,10 @@ name a GPU type are NVIDIA GPU feature discovery's `nvidia.com/gpu.product`, GKE
 Preferred affinity constrains nothing, so it names no GPU. A value that is not a catalog GPU
 exactly (a MIG slice, a shared card, a card h3doctor does not know) is returned as unknown: the
 hardware rules then cannot verify, never pass.
+
+Read by lint's Kubernetes reader (a launch's GPU type, issue 30 item 7) and the admission webhook
+alike; which catalog GPU a value is, is the session's to say (lint/targets.py: the catalog is the
+host room's), from the name `label_gpu_name` gives.
 """
 
 from __future__ import annotations
@@ -15,7 +19,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from h3doctor.digits import is_digits
-from h3doctor.host.gpus import find_gpu
 
 GPU_PRODUCT_LABELS = ("nvidia.com/gpu.product", "cloud.google.com/gke-accelerator",
                       "karpenter.k8s.aws/instance-gpu-name")
@@ -37,8 +40,9 @@ class GpuChoice:
     memory_mib: str | None = None  # Karpenter's per-GPU memory label beside the name
 
     @property
-    def catalog_key(self) -> str | None:
-        return catalog_name(self.value, self.memory_mib)
+    def name(self) -> str | None:
+        """The GPU name to look up in the catalog, or None where the label names no card exactly."""
+        return label_gpu_name(self.value, self.memory_mib)
 
 
 def gpu_choices(pod_spec: Any) -> list[GpuChoice]:
@@ -59,8 +63,9 @@ def gpu_choices(pod_spec: Any) -> list[GpuChoice]:
     return list(dict.fromkeys(found))[:MAX_CHOICES]
 
 
-def catalog_name(value: str, memory_mib: str | None = None) -> str | None:
-    """The catalog GPU a label value names, or None when it names none exactly."""
+def label_gpu_name(value: str, memory_mib: str | None = None) -> str | None:
+    """The name a label value gives the GPU, to be looked up in the catalog (vendor prefix dropped,
+    Karpenter's memory made part of it), or None when it names two cards (a bare `a100`)."""
     name = value.strip().lower()
     if name in _EXACT:
         return _EXACT[name]
@@ -70,8 +75,7 @@ def catalog_name(value: str, memory_mib: str | None = None) -> str | None:
         name = f"{name}-{round(int(memory_mib) / 1024)}GB"
     elif name in _AMBIGUOUS:
         return None
-    found = find_gpu(name)
-    return found[0].key if found is not None and found[1] is None else None
+    return name
 
 
 def _required_terms(pod_spec: dict[str, Any]) -> list[Any]:
