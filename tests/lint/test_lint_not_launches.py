@@ -7,27 +7,19 @@ which stays "not judged" (H3DL003), never passed; `--verbose` says why each othe
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from h3doctor.lint.run import LintOptions, lint
 from h3doctor.output.formats import render
-from repo_paths import TESTS
 
-FIXTURE = TESTS / "fixtures" / "repo"
 MIB = 1 << 20
 
 
 @pytest.fixture
-def repo(tmp_path, monkeypatch) -> Path:
-    repo = tmp_path / "repo"
-    shutil.copytree(FIXTURE, repo)
-    subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    monkeypatch.chdir(repo)
-    return repo
+def repo(fixture_repo) -> Path:
+    return fixture_repo
 
 
 def _lint(*paths: str, **kw) -> tuple[int, dict, list[str]]:

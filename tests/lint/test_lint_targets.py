@@ -8,17 +8,14 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from h3doctor.lint.run import LintOptions, lint
 from h3doctor.output.formats import render
-from repo_paths import TESTS
+from tests.lint.test_lint_locations import _copy
 
-FIXTURE = TESTS / "fixtures" / "repo"
 
 
 def _run(repo: Path, **kw) -> dict:
@@ -34,9 +31,7 @@ def _run(repo: Path, **kw) -> dict:
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory) -> tuple[dict, dict]:
     """The fixture linted with its configuration (targets: [4xH200]) and without any."""
-    repo = tmp_path_factory.mktemp("targets") / "repo"
-    shutil.copytree(FIXTURE, repo)
-    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    repo = _copy(tmp_path_factory.mktemp("targets"))
     configured = _run(repo)
     (repo / ".h3doctor.yaml").unlink()
     return configured, _run(repo)

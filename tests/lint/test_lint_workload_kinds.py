@@ -6,24 +6,19 @@ mentions an sglang launch where no template is found is a "not judged" note, nev
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from h3doctor.lint.run import LintOptions, lint
 from h3doctor.output.formats import render
-from repo_paths import TESTS
+from tests.lint.test_lint_locations import _copy
 
-FIXTURE = TESTS / "fixtures" / "repo"
 
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory) -> dict:
-    repo = tmp_path_factory.mktemp("kinds") / "repo"
-    shutil.copytree(FIXTURE, repo)
-    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    repo = _copy(tmp_path_factory.mktemp("kinds"))
     import os
 
     cwd = os.getcwd()
