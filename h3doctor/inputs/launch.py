@@ -365,7 +365,7 @@ def mentions_sglang(text: str) -> bool:
 
 
 _SAYS_ONLY = {"echo", "printf", "pip", "pip3", "which", "type", "hash", "test", "[", "grep", "cat", ":", "true",
-              "false", "export", "unset", "alias", "source", "."}  # name a command without running it
+              "false", "export", "unset", "alias", "source", ".", "pkill", "pgrep", "killall"}  # name a command without running it
 _UNREAD = re.compile(r"^\$\{?\w+\}?$|^\$\(|^`")  # a program word the shell computes: $S, ${S}, $(…), `…`
 
 

@@ -1,7 +1,8 @@
 """Which kind of input a file is, and its launches: one entry point for `lint`.
 
 Kinds: `recipe` (h3doctor's own), `sglang-config` (sglang's `--config` file), `kubernetes`,
-`compose`, `skypilot` (a task YAML with `run:`), `markdown` (a Markdown/MDX file's fenced shell
+`compose`, `skypilot` (a task YAML with `run:`), `workflow` (a GitHub workflow's `run:` steps), `ansible`
+(tasks' `shell:`/`command:`), `makefile` (recipe lines, when the Makefile is named), `markdown` (a Markdown/MDX file's fenced shell
 blocks), `notebook` (a Jupyter notebook's shell lines and cells), `shell`, `slurm` (a shell script with `#SBATCH` lines), `dockerfile` (Dockerfile /
 Containerfile, by name), `helm` (a chart's `Chart.yaml`, rendered when `helm` is on PATH). A kind can be forced (per-path `kind:` in `.h3doctor.yaml`); otherwise it is
 recognised from the content (and the name, for shell scripts and compose files). A file whose
@@ -21,6 +22,8 @@ from h3doctor.inputs.dockerfile import is_dockerfile_name, looks_like_dockerfile
 from h3doctor.inputs.helm import is_chart, read_chart
 from h3doctor.inputs.kubernetes import is_manifest, read_manifests
 from h3doctor.inputs.launch import Launch, Note
+from h3doctor.inputs.launch import mentions_sglang as mentions_launch
+from h3doctor.inputs.makefile import is_makefile_name, read_makefile
 from h3doctor.inputs.markdown import is_doc, read_doc
 from h3doctor.inputs.notebook import NOTEBOOK_ALLOWANCE, is_notebook, read_notebook
 from h3doctor.inputs.recipe import RECIPE_KEYS, recipe_from, recipe_launch
@@ -28,6 +31,7 @@ from h3doctor.inputs.sglang_config import read_config
 from h3doctor.inputs.shell import is_shell_script, read_script, shebang_shell
 from h3doctor.inputs.skypilot import read_task
 from h3doctor.inputs.slurm import is_batch_script, read_batch_script
+from h3doctor.inputs.yamlscripts import is_ansible, quoted_on, read_ansible, read_workflow
 from h3doctor.inputs.sniff import Shape, claimed_kind, first_shape, mentions_sglang
 from h3doctor.errors import UsageError
 from h3doctor.located import MAX_INPUT_BYTES, Pos, load_json, load_yaml
@@ -94,6 +98,11 @@ def _sniffed_script(path: str, max_bytes: int) -> str | None:
 def read_input(path: str, *, known_fields: set[str], kind: str | None = None,
                max_bytes: int = MAX_INPUT_BYTES) -> InputFile:
     """Raises LoadError for a file that cannot be read as its kind (malformed, too large, hostile)."""
+    if kind == "makefile" or (kind is None and is_makefile_name(path)):  # named: a walk passes it by
+        text = read_bounded(path, max_bytes=max_bytes, what="input")
+        if kind is None and not mentions_launch(text):
+            return InputFile(path, None, text=text, skipped="a Makefile that runs no sglang launch")
+        return InputFile(path, "makefile", *read_makefile(path, text), text)
     if kind is None and not _named_kind(path):  # its first line decides, whether walked or named
         text = _sniffed_script(path, max_bytes) if _shell_shebang(path) else None
         if text is None:
@@ -143,7 +152,8 @@ def read_input(path: str, *, known_fields: set[str], kind: str | None = None,
             return InputFile(path, None, text=text, skipped="its first document has no launch's shape, or the file "
                                                              "does not mention an sglang launch")
     try:
-        docs = [load_json(text, path)] if path.endswith(".json") else load_yaml(text, path)
+        docs = ([load_json(text, path)] if path.endswith(".json")
+                else load_yaml(quoted_on(text) if kind == "workflow" else text, path))
     except LoadError:
         if "{{" in text:
             return InputFile(path, "kubernetes", notes=[Note(path, Pos(1, 1), "Helm template syntax ({{ }}): "
@@ -154,7 +164,7 @@ def read_input(path: str, *, known_fields: set[str], kind: str | None = None,
     first = docs[0].data if docs else None
     if sniffed and (kind == "kubernetes" and not any(is_manifest(d.data) for d in docs)) or (
             kind == "compose" and not (len(docs) == 1 and is_compose(first, path))) or (
-            kind == "skypilot" and not isinstance(first, dict)):
+            kind == "skypilot" and not isinstance(first, dict)) or (kind == "ansible" and not is_ansible(first)):
         return InputFile(path, None, text=text)
     if kind == "kubernetes":
         launches, notes = read_manifests(docs, text)
@@ -171,6 +181,10 @@ def read_input(path: str, *, known_fields: set[str], kind: str | None = None,
             raise LoadError(exc.message, location=exc.location, hint=exc.hint) from None
     elif kind == "compose":
         launches, notes = read_compose(docs[0])
+    elif kind == "workflow":
+        launches, notes = read_workflow(docs[0])
+    elif kind == "ansible":
+        launches, notes = read_ansible(docs[0])
     elif kind == "skypilot":
         if not isinstance(first, dict):
             raise LoadError("a SkyPilot task is a mapping", location=path)

@@ -23,8 +23,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from h3doctor.inputs.launch import Launch, Note, Segment
-from h3doctor.inputs.shell import read_script
+from h3doctor.inputs.launch import Launch, Note
+from h3doctor.inputs.yamlscripts import launches_in_string
 from h3doctor.located import Document, Pos
 
 TASK_KEYS = frozenset({"resources", "envs", "setup", "num_nodes", "service", "file_mounts", "workdir", "secrets"})
@@ -45,18 +45,9 @@ def read_task(doc: Document) -> tuple[list[Launch], list[Note]]:
     targets, counts = _targets(data.get("resources"), doc, notes)
     envs = {str(k): _text(v) for k, v in (data.get("envs") or {}).items() if v is not None} \
         if isinstance(data.get("envs"), dict) else {}
-    launches, script_notes = read_script(doc.origin, run, _variables(data, run, counts))
-    starts = [0] + [i + 1 for i, c in enumerate(run) if c == "\n"]
-    for note in script_notes:
-        offset = starts[note.pos.line - 1] + note.pos.col - 1
-        notes.append(Note(doc.origin, doc.offset_pos(("run",), offset), note.message))
+    launches, script_notes = launches_in_string(doc, ("run",), "skypilot", "run", _variables(data, run, counts))
+    notes += script_notes
     for launch in launches:
-        spans = launch.segments[0].spans
-        launch.kind, launch.doc = "skypilot", doc
-        launch.pos = doc.offset_pos(("run",), spans[0][0])
-        launch.label = f"run line {launch.pos.line}"
-        launch.token_pos = [doc.offset_pos(("run",), s) for s, _e in spans]
-        launch.segments = [Segment("string", ("run",), 0, list(spans))]
         launch.env = {**envs, **launch.env}
         launch.targets = targets
         launch.gpu_count = counts[0] if len(set(counts)) == 1 else None

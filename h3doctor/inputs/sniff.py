@@ -13,7 +13,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from h3doctor.inputs.launch import mentions_sglang as launch_mentioned
 from h3doctor.inputs.skypilot import is_task
+from h3doctor.inputs.yamlscripts import is_workflow
 from h3doctor.safeload import MAX_NODES
 
 _SGLANG = re.compile(r"sglang", re.IGNORECASE)
@@ -109,9 +111,13 @@ def _walk(events) -> Shape | None:
 def claimed_kind(shape: Shape | None, text: str, filename: str, known_fields: set[str],
                  recipe_keys: frozenset[str]) -> str | None:
     """The launch kind the first document claims, or None for a file lint leaves alone."""
-    if shape is None or not shape.mapping or not shape.keys:
+    if shape is not None and not shape.mapping:  # a list of plays or tasks: Ansible, when it runs sglang
+        return "ansible" if launch_mentioned(text) else None
+    if shape is None or not shape.keys:
         return None
     keys = set(shape.keys)
+    if is_workflow(keys):
+        return "workflow" if launch_mentioned(text) else None
     if "command" in keys and (keys <= recipe_keys or any(_SGLANG.search(s) for s in shape.command)):
         return "recipe"
     if {"apiVersion", "kind"} <= keys:

@@ -334,7 +334,7 @@ def _keep_newlines(before: str, after: str) -> str:
 
 
 def _apply(path: str, text: str, kind: str | None, edits: list[tuple[Launch, list[str]]], session: LintSession) -> str:
-    if kind in ("shell", "slurm", "dockerfile", "markdown"):  # launches located by file offsets
+    if kind in ("shell", "slurm", "dockerfile", "markdown", "makefile"):  # launches located by file offsets
         flat = []
         for launch, new in edits:
             for _n, seg_edits in segment_edits(launch, new).items():
