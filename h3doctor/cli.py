@@ -464,6 +464,27 @@ def admission_cmd(
                rules_dir=rules_dir)
 
 
+export_app = typer.Typer(no_args_is_help=True, help="Export h3doctor's rules for another engine to enforce.")
+app.add_typer(export_app, name="export")
+
+
+@export_app.command("vap", help="Print a Kubernetes ValidatingAdmissionPolicy and its binding (CEL, no webhook) for "
+                                "the launch-word rules CEL can judge: unknown flags of the image's sglang release, "
+                                "flag choices and ints, abbreviations. Warn+Audit unless --deny. docs/kubernetes.md.")
+def export_vap_cmd(
+    deny: Annotated[bool, typer.Option("--deny", help="Refuse what sglang would refuse (validationActions: [Deny]); the warnings' policy still only warns.")] = False,
+    name: Annotated[str, typer.Option("--name", help="Prefix of the objects' names.")] = "h3doctor",
+    output: Annotated[Optional[str], typer.Option("--output", help="Write the YAML to this file instead of stdout.")] = None,
+) -> None:
+    from h3doctor.integrations.vap import policies, render
+
+    text = render(policies(deny=deny, name=name))
+    if output:
+        write_file(output, text, "policy")
+    else:
+        sys.stdout.write(text)
+
+
 @app.command("schema", help="Print a JSON Schema: recipe, config (.h3doctor.yaml), report (check --format json), lint-report, rule, explain.")
 def schema_cmd(
     name: Annotated[str, typer.Argument(help="recipe | config | report | lint-report | rule | explain")],

@@ -49,6 +49,11 @@ def sglang_repositories() -> frozenset[str]:
     return _data()[0]
 
 
+def tag_pattern(kind: str) -> str:
+    """The regular expression of a kind of tag (release, latest, dev), as images.json writes it."""
+    return next(p.pattern for k, p in _data()[1] if k == kind)
+
+
 def split_image(image: str) -> tuple[str, str | None, str | None]:
     """(repository without registry, tag, digest) of an image reference, as docker reads it."""
     name, _, digest = image.partition("@")
