@@ -7,7 +7,7 @@ Pure: no printing, no exit codes. The CLI renders what this returns.
 from __future__ import annotations
 
 from h3doctor.engine.conditions import said
-from h3doctor.engine.context import build_context
+from h3doctor.engine.context import arg_paths, build_context
 from h3doctor.engine.results import Change, CheckResult, Evaluation, Finding, FixStep
 from h3doctor.engine.ruleset import Rule, RuleSet, rule_set
 from h3doctor.errors import UsageError
@@ -74,7 +74,9 @@ def evaluate_launch(tokens: list[str], hw: HardwareFacts, rules: RuleSet | list[
         findings.append(Finding(rule, said(rule.message, ctx, unknowns), severity, rule.order_for(key), tuple(unknown), why,
                                 _after_first(rule, ctx), fix_note, unknown_why(unknown, ctx)))
     findings.sort(key=lambda f: (f.order, ctx.get(f.rule.position, 0) if f.rule.position else 0, f.rule.id))
-    effective = {k: ctx.get("args." + k, v) for k, v in resolver.args.items()} if resolver else {}
+    # each arg as the rules saw it (a fix or sweep may have set it), looked up in C over the paths' list
+    effective = dict(zip(resolver.args, map(ctx.get, arg_paths(resolver.args), resolver.args.values()))) \
+        if resolver else {}
     return Evaluation(cmd, family, hw, ctx, findings, config, effective)
 
 

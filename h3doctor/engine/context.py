@@ -53,6 +53,22 @@ def _arg_path(dest: str) -> str:
     return path
 
 
+_ARG_PATH_LISTS: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+
+def arg_paths(dests) -> tuple[str, ...]:
+    """`args.<dest>` for each dest of a resolved launch, in order. The server args of one release
+    are the same ~300 dests, in the same order, on every evaluation: the list of paths is kept per
+    list of dests (a few per process), so an evaluation spells none of them."""
+    key = tuple(dests)
+    paths = _ARG_PATH_LISTS.get(key)
+    if paths is None:
+        paths = tuple(map(_arg_path, key))
+        if len(_ARG_PATH_LISTS) < 64:  # a --config can bring odd keys: the cache stays small
+            _ARG_PATH_LISTS[key] = paths
+    return paths
+
+
 def build_context(cmd: ParsedCommand, config: ConfigLoad | None, family: FamilyMatch, hw: Any, env: dict[str, str],
                   resolver: Resolver | None, intent: dict[str, Any], release: Release,
                   reads: frozenset[str]) -> dict[str, Any]:
@@ -63,7 +79,7 @@ def build_context(cmd: ParsedCommand, config: ConfigLoad | None, family: FamilyM
     foreign = _release_context(ctx, cmd, family, resolver, release, reads)
     resolved = resolver is not None and "resolution_error" not in resolver.events
     if resolver is not None:
-        ctx.update(zip(map(_arg_path, resolver.args), resolver.args.values()))
+        ctx.update(zip(arg_paths(resolver.args), resolver.args.values()))
         ctx.update({f"events.{k}": v for k, v in resolver.events.items()})
         ctx["explicit"] = sorted(resolver.explicit)
     ctx.update({f"hw.{k}": v for k, v in hw.as_dict().items()})

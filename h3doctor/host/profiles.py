@@ -8,6 +8,7 @@ A profile is a mapping of fact names to values, turned into `HardwareFacts` by
 from __future__ import annotations
 
 import errno
+import functools
 import os
 
 from h3doctor.errors import UsageError
@@ -24,17 +25,26 @@ _BUILTIN = "h3doctor.host.builtin_profiles"
 
 
 def builtin_profile_names() -> list[str]:
-    return sorted(
-        n.removesuffix(".json")
-        for n in package_names(_BUILTIN)
-        if n.endswith(".json")
-    )
+    return list(_builtin_names())
+
+
+# The built-in profiles ship with the package, so a process reads their names and text once: a
+# caller checking launch after launch (h3doctor.api, lint, the webhook) listed the folder twice and
+# opened the file once per check. A profile *file* is read on every call (it may change).
+@functools.lru_cache(maxsize=1)
+def _builtin_names() -> tuple[str, ...]:
+    return tuple(sorted(n.removesuffix(".json") for n in package_names(_BUILTIN) if n.endswith(".json")))
+
+
+@functools.lru_cache(maxsize=64)
+def _builtin_text(name: str) -> str:
+    return read_package_text(_BUILTIN, f"{name}.json")
 
 
 def _read_profile_text(name_or_path: str) -> tuple[str, str]:
     # built-in profiles are JSON so that a check on one never imports a YAML parser
-    if name_or_path in builtin_profile_names():
-        return read_package_text(_BUILTIN, f"{name_or_path}.json"), f"builtin:{name_or_path}.json"
+    if name_or_path in _builtin_names():
+        return _builtin_text(name_or_path), f"builtin:{name_or_path}.json"
     if not _exists(name_or_path):
         names = ", ".join(builtin_profile_names())
         raise UsageError(f"no such hardware profile {excerpt(name_or_path, 120)!r}; built-in profiles: {names}; "
@@ -64,18 +74,29 @@ def profile_mapping(name_or_path: str) -> tuple[dict[str, Any], str]:
 
 def is_named_profile(name: str) -> bool:
     """A built-in profile or a `<N>x<GPU>` name (not a file)."""
-    return name in builtin_profile_names() or _catalog_mapping(name) is not None
+    return name in _builtin_names() or _catalog_mapping(name) is not None
 
 
 def load_profile(name_or_path: str) -> HardwareFacts:
     """A built-in profile name (e.g. `4xH200`) or a YAML/JSON profile file."""
+    if name_or_path in _builtin_names() or ("/" not in name_or_path and not _exists(name_or_path)):
+        return _named_facts(name_or_path)  # a built-in or `<N>x<GPU>` profile: package data
     data, origin = profile_mapping(name_or_path)
+    return facts_from_mapping(data, origin)
+
+
+@functools.lru_cache(maxsize=256)
+def _named_facts(name: str) -> HardwareFacts:
+    """A built-in or catalog profile's facts, made once per process (a frozen record: every check
+    shares it; parsing and validating it cost a third of an API check). A name that is no profile
+    raises, and is not cached."""
+    data, origin = profile_mapping(name)
     return facts_from_mapping(data, origin)
 
 
 def _catalog_mapping(name: str) -> dict[str, Any] | None:
     """A `<N>x<GPU>` name that is neither a built-in profile nor an existing file."""
-    if "/" in name or name in builtin_profile_names() or _exists(name):
+    if "/" in name or name in _builtin_names() or _exists(name):
         return None
     # imported only for catalog names: a built-in profile or a file does not pay for it
     from h3doctor.host.gpus import ProfileNameError, catalog_profile

@@ -124,7 +124,12 @@ class LaunchForm:
         """The environment the program starts with, from the environment h3doctor was given."""
         if self.container is not None:  # the container sees its own environment, not the caller's
             base = self.container.environment(base)
-        env = {} if self.env_cleared else {k: v for k, v in base.items() if k not in self.env_unset}
+        if self.env_cleared:
+            env = {}
+        elif self.env_unset:
+            env = {k: v for k, v in base.items() if k not in self.env_unset}
+        else:
+            env = dict(base)  # the common case, a copy in C (evaluated on every pass of the fix loop)
         env.update(self.env)
         return env
 
