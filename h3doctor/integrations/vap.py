@@ -9,8 +9,8 @@ certain (an abbreviation with `=value`, a `--component-*.<c>` map, a value start
 left alone, never called clean. The policy sees no comments, so lint's `# h3doctor: ignore[...]`
 does not reach it.
 
-CEL used: the standard language, RE2 `matches`, and Kubernetes' list library `indexOf` (1.26 on;
-ValidatingAdmissionPolicy is v1 from Kubernetes 1.30).
+CEL used: the standard language, RE2 `matches`, and Kubernetes' list library `indexOf` (in the
+CEL environment of every release with ValidatingAdmissionPolicy v1, Kubernetes 1.30 on).
 """
 
 from __future__ import annotations
