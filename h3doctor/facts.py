@@ -39,11 +39,15 @@ _PROFILE_KEYS: dict[str, tuple[type, ...]] = {
     "disk_free_gib": (int, float, type(None)),
     "ffmpeg_encoders": (bool, type(None)),
     "cgroup_memory_unlimited": (bool, type(None)),
+    # issue 29 items 1-2: a Hub token present, free space for sglang's host spill
+    "hf_token": (bool, type(None)),
+    "spill_free_gib": (int, float, type(None)),
 }
 
 # The host facts a profile states (`h3doctor profiles`, the report's "assumed:"), in that order; a
 # profile that does not give one leaves it None: unknown, "cannot verify", never a default.
-ASSUMED_FACTS = ("host_memory_gib", "shm_gib", "disk_free_gib", "ffmpeg", "ffmpeg_encoders", "flash_attn", "fa_kernel")
+ASSUMED_FACTS = ("host_memory_gib", "shm_gib", "disk_free_gib", "ffmpeg", "ffmpeg_encoders", "flash_attn", "fa_kernel",
+                 "hf_token", "spill_free_gib")
 
 
 @record(frozen=True)
@@ -66,6 +70,13 @@ class HardwareFacts:
     ffmpeg_encoders: bool | None = None  # the ffmpeg sglang encodes output with lists libx264 and aac
     # /sys/fs/cgroup/memory.max says "max" or cannot be opened, as sglang's auto_tune.py reads it (H3D144)
     cgroup_memory_unlimited: bool | None = None
+    # a Hub token huggingface_hub would send (HF_TOKEN, HUGGING_FACE_HUB_TOKEN, the token file); never the token
+    hf_token: bool | None = None
+    # free space under SGLANG_DIFFUSION_HOST_SPILL_DIR (sglang's host spill, 0.5.20 on)
+    spill_free_gib: float | None = None
+    # the Hugging Face cache of the machine the launch runs on, read for what it already holds: the
+    # probe's only (a profile describes another machine, whose cache h3doctor cannot see)
+    hf_cache_dir: str | None = None
     source: str = "profile"
     description: str = ""
     sources: dict[str, str] = field(default_factory=dict)
@@ -132,6 +143,8 @@ def facts_from_mapping(data: dict[str, Any], origin: str) -> HardwareFacts:
         disk_free_gib=data.get("disk_free_gib"),
         ffmpeg_encoders=data.get("ffmpeg_encoders"),
         cgroup_memory_unlimited=data.get("cgroup_memory_unlimited"),
+        hf_token=data.get("hf_token"),
+        spill_free_gib=data.get("spill_free_gib"),
         source=origin,
         description=data.get("description", ""),
         sources={k: origin for k in data},
@@ -144,7 +157,8 @@ def _valid_cc(cc: str) -> bool:
 
 
 # `check --host-memory/--shm/--disk`: the option, the fact it sets for one check
-OVERRIDE_OPTIONS = {"--host-memory": "host_memory_gib", "--shm": "shm_gib", "--disk": "disk_free_gib"}
+OVERRIDE_OPTIONS = {"--host-memory": "host_memory_gib", "--shm": "shm_gib", "--disk": "disk_free_gib",
+                    "--spill-disk": "spill_free_gib"}
 _UNITS = {"k": 1 / (1 << 20), "m": 1 / 1024, "g": 1.0, "t": 1024.0}
 
 
@@ -178,7 +192,8 @@ def assumed(hw: HardwareFacts) -> dict[str, Any]:
 
 _LABELS = {"host_memory_gib": "host memory {} GiB", "shm_gib": "/dev/shm {} GiB", "disk_free_gib": "disk {} GiB free",
            "ffmpeg": "ffmpeg+ffprobe {}", "ffmpeg_encoders": "libx264+aac {}", "flash_attn": "FlashAttention {}",
-           "fa_kernel": "FA kernel {}"}
+           "fa_kernel": "FA kernel {}",
+           "hf_token": "Hub token {}", "spill_free_gib": "spill dir {} GiB free"}
 
 
 def assumed_line(hw: HardwareFacts) -> str:

@@ -88,6 +88,8 @@ CHECK_OPTIONS: tuple[Option, ...] = (
     Option("shm", ("--shm",), "size", "Size of /dev/shm where it runs (64m, 16g), over the profile's or the probe's."),
     Option("disk", ("--disk",), "size", "Free disk under the Hugging Face cache (500g, 2t), over the profile's or "
            "the probe's."),
+    Option("spill_disk", ("--spill-disk",), "size", "Free disk under SGLANG_DIFFUSION_HOST_SPILL_DIR (20g), over the "
+           "profile's or the probe's."),
 )
 
 

@@ -122,10 +122,14 @@ def unknown_why(unknown: list[str], ctx: dict[str, Any]) -> str:
         else:
             reason = "it depends on whether the text encoder is folded over the GPUs, which their unknown P2P topology decides"
         said.append(f"the memory estimate is not certain here: {reason}")
+    host = [u.removeprefix("derived.host.") for u in unknown if u.startswith("derived.host.")]
+    if host:  # worked out from the disks and caches of the machine the launch runs on (derivations/download.py)
+        why = ctx.get("derived.host_unknown") or {}
+        said.append(f"not known of the machine it runs on: {'; '.join(why.get(h, h) for h in host)}")
     unresolved = [u for u in unknown if ctx.get(u) is UNRESOLVED]
     if unresolved:  # what the launch's file leaves to the shell (engine/unresolved.py)
         said.append(f"it depends on {ctx.get('unresolved.words')}, known only when the launch runs")
-    others = [u for u in unknown if not u.startswith(("hw.", "derived.memory.")) and u not in unresolved]
+    others = [u for u in unknown if not u.startswith(("hw.", "derived.memory.", "derived.host.")) and u not in unresolved]
     if others:
         said.append(f"not known: {', '.join(others)}")
     return "; ".join(said)

@@ -38,9 +38,10 @@ def lookup(context: Mapping[str, Any], path: str) -> Any:
 
 
 def _is_fact(path: str) -> bool:
-    # hardware facts, and the memory model's verdicts (None where the model cannot tell): both are
-    # "cannot verify" when unknown, never a pass
-    return path.startswith(("hw.", "derived.memory."))
+    # hardware facts, the memory model's verdicts (None where the model cannot tell) and what is
+    # worked out from the host's disks and caches (`derived.host.*`): all "cannot verify" when
+    # unknown, never a pass
+    return path.startswith(("hw.", "derived.memory.", "derived.host."))
 
 
 def _compare(op: str, left: Any, right: Any) -> bool:

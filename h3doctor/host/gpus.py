@@ -131,6 +131,7 @@ def profile_mapping(gpu: Gpu, count: int, memory: float | None = None) -> dict[s
 
 # What a catalog profile assumes of the host around its GPUs, as the built-in profiles do: a
 # server (not a default Docker container) whose /dev/shm is tmpfs's default, half the RAM (so
-# unknown where the RAM is), room on disk for the whole repository (~498 GB), and an ffmpeg with
-# libx264 and aac. `h3doctor profiles` and the report's "assumed:" line say so.
-ASSUMED_HOST = {"disk_free_gib": 1000, "ffmpeg_encoders": True}
+# unknown where the RAM is), room on disk for the whole repository (~498 GB) on the disk that also
+# holds sglang's host spill, a Hub token, and an ffmpeg with libx264 and aac. `h3doctor profiles`
+# and the report's "assumed:" line say so.
+ASSUMED_HOST = {"disk_free_gib": 1000, "spill_free_gib": 1000, "hf_token": True, "ffmpeg_encoders": True}

@@ -34,6 +34,7 @@ from h3doctor.host import probe_cache
 from h3doctor.host.probe_facts import (  # noqa: F401 - build/map_visible/ProbeResult are this module's API too
     FA_MODULE,
     FA_MODULE_DEPS,
+    PROBE_ONLY_FACTS,
     PROFILE_FACTS,
     SCHEMA_VERSION,
     STATUSES,
@@ -263,13 +264,16 @@ def system_facts(env: dict[str, str], root: str = "/") -> dict[str, Any]:
     """The host around the GPUs (host/system.py, host/ffmpeg.py): the cgroup's memory cap, /dev/shm,
     free disk under the Hugging Face cache, the encoders of the ffmpeg sglang encodes with.
     `root` is "/" except in tests, which hand a faked tree."""
-    from h3doctor.host import ffmpeg, system
+    from h3doctor.host import ffmpeg, hub, system
 
     cap, usage, cap_source, cap_reason = system.cgroup_memory(root)
     unlimited, unlimited_source, unlimited_reason = system.root_memory_max_unlimited(root)
     shm_size, shm_free, shm_source, shm_reason = system.shm(root)
     cache = system.hf_hub_cache(env)
     _disk_size, disk_free, disk_where, disk_reason = system.filesystem(cache)
+    token, token_source = hub.hub_token(env)
+    spill = hub.spill_dir(env)
+    _spill_size, spill_free, spill_where, spill_reason = system.filesystem(spill)
     spec = locate("imageio_ffmpeg")
     locations = list(getattr(spec, "submodule_search_locations", None) or [])
     bundled = os.path.join(locations[0], "binaries") if locations else None
@@ -279,6 +283,8 @@ def system_facts(env: dict[str, str], root: str = "/") -> dict[str, Any]:
         "cgroup_unlimited_reason": unlimited_reason,
         "shm_size": shm_size, "shm_free": shm_free, "shm_source": shm_source, "shm_reason": shm_reason,
         "hf_cache": cache, "disk_free": disk_free, "disk_measured": disk_where, "disk_reason": disk_reason,
+        "hf_token": token, "hf_token_source": token_source,
+        "spill_dir": spill, "spill_free": spill_free, "spill_measured": spill_where, "spill_reason": spill_reason,
         "imageio_ffmpeg": spec is not None,
         **ffmpeg.encoder_facts(env, bundled),
     }
@@ -383,7 +389,7 @@ def profile_text(result: ProbeResult) -> str:
     out = [f"# h3doctor probe of this host, {time.strftime('%Y-%m-%d %H:%M:%S')}; h3doctor {__version__}",
            "# null = unknown or not applicable here: rules that need it report \"cannot verify\""]
     data = {"description": result.facts.description}
-    data.update({k: getattr(result.facts, k) for k in PROFILE_FACTS})
+    data.update({k: getattr(result.facts, k) for k in PROFILE_FACTS if k not in PROBE_ONLY_FACTS})
     for key, value in data.items():
         text = yaml.safe_dump({key: value}, default_flow_style=False, sort_keys=False).strip()
         if key in PROFILE_FACTS:

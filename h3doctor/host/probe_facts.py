@@ -24,7 +24,11 @@ FA_MODULE = "sglang.multimodal_gen.runtime.layers.attention.backends.flash_attn"
 FA_MODULE_DEPS = ("sglang.kernels.ops.attention.flash_attention",)
 PROFILE_FACTS = ("platform", "device_name", "compute_capability", "gpu_count", "gpu_memory_gib", "gpu_free_gib",
                  "host_memory_gib", "flash_attn", "fa_kernel", "ffmpeg", "shares_host_memory",
-                 "shm_gib", "disk_free_gib", "ffmpeg_encoders", "cgroup_memory_unlimited")
+                 "shm_gib", "disk_free_gib", "ffmpeg_encoders", "cgroup_memory_unlimited",
+                 "hf_token", "spill_free_gib", "hf_cache_dir")
+# facts of this machine a saved profile leaves out: a profile describes a machine whose caches
+# h3doctor does not read (facts.HardwareFacts.hf_cache_dir)
+PROBE_ONLY_FACTS = ("hf_cache_dir",)
 STATUSES = ("ok", "problem", "unknown", "n/a")
 
 
@@ -515,6 +519,9 @@ class _Builder:
             disk_free_gib=v.get("disk_free_gib"),
             ffmpeg_encoders=v.get("ffmpeg_encoders"),
             cgroup_memory_unlimited=v.get("cgroup_memory_unlimited"),
+            hf_token=v.get("hf_token"),
+            spill_free_gib=v.get("spill_free_gib"),
+            hf_cache_dir=v.get("hf_cache_dir"),
             source="probe" + (f" {cached}" if cached else ""),
             description=f"this host, probed: {what}",
             sources=sources,

@@ -28,10 +28,27 @@ def host_lines(b: Any) -> None:
     b.add("disk_free_gib", "free disk (HF cache)", _gib(disk), "ok" if disk is not None else "unknown",
           f"free under {h.get('hf_cache')} (measured at {h.get('disk_measured')})" if disk is not None
           else f"{h.get('hf_cache')}: {h.get('disk_reason') or 'unread'}", "statvfs")
+    _hub_lines(b, h)
     _encoder_line(b, h)
     unlimited = h.get("cgroup_unlimited")
     b.add("cgroup_memory_unlimited", "cgroup memory.max", unlimited, "unknown" if unlimited is None else "ok",
           h.get("cgroup_unlimited_reason") or "unread", h.get("cgroup_unlimited_source") or "/sys/fs/cgroup/memory.max")
+
+
+def _hub_lines(b: Any, h: dict[str, Any]) -> None:
+    """The Hub token (present or not: never its text), the cache a check reads for what the launch
+    already holds, and the free space of sglang's host spill folder."""
+    token = h.get("hf_token")
+    b.add("hf_token", "Hub token", token, "unknown" if token is None else "ok",
+          ("present" if token else "none: public repos only") if token is not None else "unreadable",
+          h.get("hf_token_source") or "huggingface_hub's order")
+    cache = h.get("hf_cache")
+    b.add("hf_cache_dir", "Hugging Face cache", cache, "ok" if cache else "unknown",
+          "read for the files a launch already holds (no network call)", "HF_HUB_CACHE, HF_HOME, XDG_CACHE_HOME, ~")
+    spill = h.get("spill_free")
+    b.add("spill_free_gib", "free disk (host spill)", _gib(spill), "ok" if spill is not None else "unknown",
+          f"free under {h.get('spill_dir')} (measured at {h.get('spill_measured')})" if spill is not None
+          else f"{h.get('spill_dir')}: {h.get('spill_reason') or 'unread'}", "statvfs")
 
 
 def _encoder_line(b: Any, h: dict[str, Any]) -> None:

@@ -308,6 +308,18 @@ def model_variants(version: str) -> dict[str, str]:
     return {v["name"]: v["subfolder"] for v in runtime_facts()["model_variants"] if in_range(version, v["versions"])}
 
 
+def published_download(version: str, repo: str) -> dict[str, Any] | None:
+    """What a launch of Hub repo `repo` fetches under release `version` when the cache does not say:
+    its default partition and each partition's published size (runtime-facts.json `downloads`)."""
+    return next((e for e in runtime_facts()["downloads"] if e["repo"] == repo and in_range(version, e["versions"])), None)
+
+
+def host_spill(version: str) -> dict[str, Any] | None:
+    """sglang's host spill in release `version` (0.5.20 on): the DiT's fused bytes, in how many
+    tensors, and the free space it keeps (runtime-facts.json `spill`); None before it existed."""
+    return next((e for e in runtime_facts()["spill"] if in_range(version, e["versions"])), None)
+
+
 @functools.lru_cache(maxsize=None)
 def quality_levels(version: str) -> tuple[str, ...]:
     """The request qualities release `version` admits (QUALITY_LEVELS, in sglang's order)."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -42,17 +43,23 @@ def run_cli(args: list[str], env: dict[str, str], cwd: Path | None = None) -> tu
 
 
 # statvfs figures read now: another process on this machine moves them between the two reads compared
-LIVE_FIGURES = ("disk_free_gib", "shm_free_gib")
+LIVE_FIGURES = ("disk_free_gib", "shm_free_gib", "spill_free_gib")
+
+
+# a message quoting them: H3D416's free disk and how far the download falls short of it
+LIVE_IN_TEXT = re.compile(r"[0-9.]+ GiB (free|short)")
 
 
 def steady(data):
-    """`data` (a report or the probe's JSON) with the live free-space figures masked, in the facts and
-    in the probe's lines for them."""
+    """`data` (a report or the probe's JSON) with the live free-space figures masked, in the facts,
+    in the probe's lines for them and in the messages that quote them."""
     if isinstance(data, list):
         return [steady(item) for item in data]
+    if isinstance(data, str):
+        return LIVE_IN_TEXT.sub(r"<live> GiB \1", data)
     if not isinstance(data, dict):
         return data
-    live_line = data.get("fact") in ("disk_free_gib", "shm_gib")
+    live_line = data.get("fact") in ("disk_free_gib", "shm_gib", "spill_free_gib")
     return {k: "<live>" if k in LIVE_FIGURES or live_line and k in ("value", "reason") else steady(v)
             for k, v in data.items()}
 

@@ -44,9 +44,11 @@ def _profile(tmp_path, name: str, **facts) -> str:
         "flash_attn": "true",
         "fa_kernel": "true",
         "ffmpeg": "true",
-        # the host facts a complete profile states (unknown ones are cannot-verify warnings: H3D415, H3D613)
+        # the host facts a complete profile states (unknown ones are cannot-verify warnings: H3D415, H3D613,
+        # H3D416)
         "shm_gib": 64,
         "ffmpeg_encoders": "true",
+        "disk_free_gib": 1000,
     }
     base.update(facts)
     path = tmp_path / f"{name}.yaml"

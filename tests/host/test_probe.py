@@ -246,7 +246,7 @@ def fake_probe(tmp_path, env, *, timeout=20.0, extra_env=None, **fake):
     return probe(e, use_cache=False, timeout=timeout)
 
 
-LIVE = {"disk_free_gib", "shm_gib"}  # read on every run (not cached): other processes change them
+LIVE = {"disk_free_gib", "shm_gib", "spill_free_gib"}  # read on every run (not cached): other processes change them
 
 
 def values(result):
@@ -318,7 +318,8 @@ def test_save_profile_round_trip(cli, env, tmp_path):
     facts = json.loads(out)["facts"]
     loaded = load_profile(str(target))
     for key, value in facts.items():
-        assert getattr(loaded, key) == value, key
+        # a profile leaves this machine's caches out: it is read as another machine's (unknown)
+        assert getattr(loaded, key) == (None if key in probe_mod.PROBE_ONLY_FACTS else value), key
     # and check accepts the file
     code, report, err = cli("check", "--profile", str(target), "--", "sglang", "serve", "MiniMaxAI/MiniMax-H3", env=env)
     assert code in (0, 1), err
