@@ -45,7 +45,7 @@ def test_only_the_missing_files_count_against_the_disk(tmp_path):
     assert short.severity == "error" and not short.cannot_verify and "11.47 GiB short" in short.message
     found, _ = run(H3, hf_cache_dir=root, disk_free_gib=70)
     assert "H3D416" not in found and found["H3D146"].severity == "info"
-    assert "61.47 GiB" in found["H3D146"].message and "token is True" in found["H3D146"].message
+    assert "61.47 GiB" in found["H3D146"].message and "token is present" in found["H3D146"].message
 
 
 def test_a_snapshot_the_listing_does_not_contradict_is_used_as_it_is(tmp_path):

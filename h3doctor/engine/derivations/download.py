@@ -40,14 +40,15 @@ def _gib(n: int | None) -> float | None:
 
 
 @derives("hub_repo", "host.hub_snapshot", "hub_fetches", "hub_offline", "download_need_gib", "host.download_short_gib",
-         "download_source", "host_unknown", reads=("derived.model_variant_subfolder",))
+         "download_source", "host_unknown", "hub_token_text", reads=("derived.model_variant_subfolder",))
 def download(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     a, env = r.args, r.env
     path = a.get("model_path")
     offline = hub_offline(env)
     out = {"derived.hub_repo": None, "derived.host.hub_snapshot": "local", "derived.hub_fetches": False, "derived.hub_offline": offline,
            "derived.download_need_gib": 0.0, "derived.host.download_short_gib": None, "derived.download_source": "",
-           "derived.host_unknown": {}}
+           "derived.host_unknown": {},
+           "derived.hub_token_text": {True: "present", False: "absent", None: "unknown"}[hw.hf_token]}
     probed = hw.hf_cache_dir is not None
     if not isinstance(path, str) or not path or _is_local(path, probed):
         out["derived.host.download_short_gib"] = -1.0  # nothing downloads, whatever the disk
@@ -92,7 +93,7 @@ def _need(snap: hub_cache.Snapshot, full: int | None) -> tuple[int | None, str]:
     if snap.missing_bytes is not None:  # the cached tree listing: exact sizes
         return snap.missing_bytes, f"{snap.missing_files} file(s) missing by the cached tree listing of {snap.where}"
     if full is not None and snap.state == "absent":
-        return full, "the partition's published size (nothing cached)"
+        return full, "the partition's published size, nothing cached"
     return None, snap.where
 
 
