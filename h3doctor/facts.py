@@ -190,15 +190,21 @@ def assumed(hw: HardwareFacts) -> dict[str, Any]:
     return {name: getattr(hw, name) for name in ASSUMED_FACTS}
 
 
-_LABELS = {"host_memory_gib": "host memory {} GiB", "shm_gib": "/dev/shm {} GiB", "disk_free_gib": "disk {} GiB free",
-           "ffmpeg": "ffmpeg+ffprobe {}", "ffmpeg_encoders": "libx264+aac {}", "flash_attn": "FlashAttention {}",
-           "fa_kernel": "FA kernel {}",
-           "hf_token": "Hub token {}", "spill_free_gib": "spill dir {} GiB free"}
+# the report header's words for each host fact: sizes with their unit, then what is there (or not)
+_SIZES = {"host_memory_gib": "RAM {} GiB", "shm_gib": "/dev/shm {} GiB", "disk_free_gib": "disk {} GiB free",
+          "spill_free_gib": "spill {} GiB free"}
+_HAS = {"ffmpeg": "ffmpeg+ffprobe", "ffmpeg_encoders": "libx264+aac", "flash_attn": "FlashAttention",
+        "fa_kernel": "FA kernel", "hf_token": "Hub token"}
 
 
 def assumed_line(hw: HardwareFacts) -> str:
-    """The report header's "assumed:" line: each host fact, "unknown" where the profile gives none."""
-    def shown(value: Any) -> str:
-        return "unknown" if value is None else ("yes" if value else "no") if isinstance(value, bool) else f"{value:g}"
-
-    return ", ".join(_LABELS[name].format(shown(value)) for name, value in assumed(hw).items())
+    """The report header's "assumed:" line: each size, then the things present ("has …"), absent
+    ("no …") and not known ("unknown: …"), so a whole host fits the hook's screen in two lines."""
+    facts = assumed(hw)
+    parts = [label.format("unknown" if facts[name] is None else f"{facts[name]:g}") for name, label in _SIZES.items()]
+    groups = (("has ", True), ("no ", False), ("unknown: ", None))
+    for lead, state in groups:
+        named = [label for name, label in _HAS.items() if facts[name] is state]
+        if named:
+            parts.append(lead + ", ".join(named))
+    return ", ".join(parts[: len(_SIZES)]) + "".join("; " + p for p in parts[len(_SIZES):])
