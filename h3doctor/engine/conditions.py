@@ -39,9 +39,9 @@ def lookup(context: Mapping[str, Any], path: str) -> Any:
 
 def _is_fact(path: str) -> bool:
     # hardware facts, the memory model's verdicts (None where the model cannot tell) and what is
-    # worked out from the host's disks and caches (`derived.host.*`): all "cannot verify" when
-    # unknown, never a pass
-    return path.startswith(("hw.", "derived.memory.", "derived.host."))
+    # worked out from the host's disks and caches (`derived.host.*`, what the launch downloads):
+    # all "cannot verify" when unknown, never a pass
+    return path.startswith(("hw.", "derived.memory.", "derived.host.", "derived.download_"))
 
 
 def _compare(op: str, left: Any, right: Any) -> bool:
