@@ -131,13 +131,18 @@ def _hook_brief(report, result, fail_on: str):
     from h3doctor.output.hook_brief import brief
     from h3doctor.record import replace
 
-    words, skip = [], False
+    from h3doctor.shellwords import join
+
+    words, skip, marked = [], False, False
     for word in sys.argv[1:]:
-        if skip or word == "--hook" or word.startswith("--argv-out"):
-            skip = word == "--argv-out"
+        if skip or word == "--hook" or word.startswith(("--argv-out", "--marked-launch")):
+            skip = word in ("--argv-out", "--marked-launch")
+            marked = marked or word.startswith("--marked-launch")
             continue
         words.append(word)
     again = shlex.join(["h3doctor", *words])
+    if marked:  # the command-line hook's launch: its words as typed, the shell's expansions as written
+        again += " -- " + join(result.evaluation.cmd.tokens)
     return replace(report, text=lambda console, out: brief(result, console, out, summary=report.data["summary"],
                                                           fail_on=fail_on, again=again))
 

@@ -97,14 +97,20 @@ def tries(dest: str, table: FlagTable) -> list[str]:
         return list(_INTS)
     if action.type == "float":
         return list(_FLOATS)
+    # a free-form value (a backend name, a path): the flag's default — or the flag left out, when
+    # sglang picks the value itself — and a value no release knows. Anything the rules read from it
+    # then differs between the two and is UNRESOLVED ("cannot verify"); one stand-in alone would
+    # be judged as if it were the launch's value (`KeyError: 'H3DOCTOR-UNRESOLVED'`, a false block)
     default = table.default_of(dest)
-    return [str(default) if default not in (None, "") else "h3doctor-unresolved"]
+    return [str(default) if default not in (None, "") else ABSENT, "h3doctor-unresolved"]
+
+
+ABSENT = object()  # a try that leaves the flag and its value out of the launch
 
 
 def _substituted(word: str, value: str) -> str:
     """The word with its value replaced: `--port=$PORT` keeps `--port=`, a whole value is replaced."""
-    flag, eq, rest = word.partition("=")
-    return f"{flag}={value}" if eq and word.startswith("-") and not has_mark(flag) else value
+    return f"{word.partition('=')[0]}={value}" if _inline(word) else value
 
 
 def swept(tokens: list[str], table: FlagTable, env: dict[str, str],
@@ -118,8 +124,7 @@ def swept(tokens: list[str], table: FlagTable, env: dict[str, str],
     rounds = max(len(v) for v in per_word.values())
     first, contexts = None, []
     for r in range(rounds):
-        argv = [_substituted(t, per_word[n][r % len(per_word[n])]) if n in per_word else t
-                for n, t in enumerate(tokens)]
+        argv = _tried(tokens, {n: tried[r % len(tried)] for n, tried in per_word.items()})
         resolved, ctx = resolve(argv)
         first = first if first is not None else resolved
         contexts.append(ctx)
@@ -130,9 +135,28 @@ def swept(tokens: list[str], table: FlagTable, env: dict[str, str],
                 merged[key] = UNRESOLVED
     for dest in values.values():
         merged["args." + dest] = UNRESOLVED
-    merged["unresolved.words"] = ", ".join(f"{table.primary_option(dest) or dest} {as_written(tokens[n])!r}"
-                                           for n, dest in values.items())
+    merged["unresolved.words"] = ", ".join(
+        f"{table.primary_option(dest) or dest} {as_written(tokens[n].partition('=')[2] if _inline(tokens[n]) else tokens[n])!r}"
+        for n, dest in values.items())
     return first, merged, values
+
+
+def _tried(tokens: list[str], values: dict[int, Any]) -> list[str]:
+    """The launch with each unresolved word given its tried value; ABSENT drops the word, and the
+    flag word before it when the value is a word of its own (`--attention-backend "$B"`)."""
+    dropped = set()
+    for n, value in values.items():
+        if value is ABSENT:
+            dropped.add(n)
+            if not _inline(tokens[n]) and n > 0:
+                dropped.add(n - 1)
+    return [_substituted(t, values[n]) if n in values else t
+            for n, t in enumerate(tokens) if n not in dropped]
+
+
+def _inline(word: str) -> bool:
+    flag, eq, _rest = word.partition("=")
+    return bool(eq) and word.startswith("-") and not has_mark(flag)
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -41,6 +41,20 @@ def test_rules_not_reading_the_unresolved_value_run_as_usual(engine):
     assert _findings(engine, H3 + ["--port=" + marked("$PORT")]) == []
 
 
+@pytest.mark.parametrize("word", [["--attention-backend", marked("$BACKEND")], ["--attention-backend=" + marked("$BACKEND")]])
+def test_a_free_form_value_is_any_value_not_its_stand_in(engine, word):
+    """A flag with no choices (a backend name) is tried left out and with a name no release knows:
+    what the rules read from it is then unknown, never the stand-in judged as the launch's value
+    (it was `KeyError: 'H3DOCTOR-UNRESOLVED'`, an error; fails with one try of the stand-in)."""
+    findings = {f.rule.id: f for f in _findings(engine, H3 + ["--num-gpus", "4", *word])}
+    assert not any(f.severity == "error" for f in findings.values()), findings
+    assert not any("UNRESOLVED" in f.message.upper() for f in findings.values())
+    assert findings["H3D304"].cannot_verify and "--attention-backend '$BACKEND'" in findings["H3D304"].unknown_why
+    # the launch's other words still decide: ring attention needs sp = ring x ulysses whatever the backend
+    ring = {f.rule.id: f for f in _findings(engine, H3 + ["--num-gpus", "4", "--ring-degree", "2", *word])}
+    assert ring["H3D228"].severity == "error" and not ring["H3D228"].cannot_verify
+
+
 @pytest.mark.parametrize("argv, word", [
     (H3 + [marked("$EXTRA_FLAG"), "4"], 4),
     (["sglang", "serve", "--model-path", marked("$MODEL")], 3),
