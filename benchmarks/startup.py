@@ -37,7 +37,7 @@ FAILING = [*LAUNCH, "--ulysses-degree", "2", "--ring-degree", "2", "--attention-
 
 STDLIB = "import json, re, shlex, zlib, bisect, math, struct"
 # what a clean hook launch imports (python -X importtime), without loading a rule or checking
-IMPORTS = ("import h3doctor.entry, h3doctor.launch.execute, h3doctor.request, h3doctor.engine.check, "
+IMPORTS = ("import h3doctor.entry, h3doctor.launch.execute, h3doctor.request, h3doctor.engine.judge, "
            "h3doctor.engine.ruleset, h3doctor.host.profiles, h3doctor.sglang.flagtable, h3doctor.engine.derivations, zlib")
 
 

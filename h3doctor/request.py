@@ -71,10 +71,12 @@ def process_environment() -> dict[str, str]:
 
 
 def run(request: CheckRequest) -> Outcome:
-    from h3doctor.engine.check import check
+    from h3doctor.engine.judge import Judge
     from h3doctor.engine.ruleset import load_rules
+    from h3doctor.engine.target import Target
     from h3doctor.sglang import releases
     from h3doctor.sglang.flagtable import load_flag_table
+    from h3doctor.sglang.launch_forms import LaunchWords
 
     tokens, profile, intent = list(request.tokens), request.profile, dict(request.intent)
     env = process_environment() if request.env is None else dict(request.env)
@@ -96,33 +98,32 @@ def run(request: CheckRequest) -> Outcome:
     if not request.marked and any("\0" in word for word in tokens):  # a launch read from a log (explain): no program can be given it
         raise UsageError("the launch holds a NUL byte in a word, which no program can be given")
     from_recipe = recipe if recipe is not None and request.profile is None and recipe.profile else None
+    launch = LaunchWords.read(tokens)  # its form read once: for the hardware it sees and for the check
     hw = request.hardware
     if callable(hw):  # the hardware as this launch sees it (the devices its environment selects)
-        from h3doctor.sglang.launch_forms import read_launch_form
-
-        hw = hw(read_launch_form(tokens).environment(env))
+        hw = hw(launch.form_or_raise().environment(env))
     elif hw is None:
         with _located(from_recipe, "profile", "--profile" if request.profile is not None else None):
-            hw = _hardware(profile, tokens, env, request.use_probe_cache, from_recipe is not None)
+            hw = _hardware(profile, launch, env, request.use_probe_cache, from_recipe is not None)
     hw = with_overrides(hw, request.host_sizes)
     with _located(recipe if request.sglang_version is None else None, "sglang_version",
                   "--sglang-version" if request.sglang_version is not None else None):
         # option > recipe > installed sglang (package metadata, never imported) > newest verified
         installed = None if request.sglang_version or recipe_version else releases.installed_version()
-        target = releases.target(request.sglang_version, recipe_version, installed=installed)
-        table = load_flag_table(target.table_version)
+        release = releases.target(request.sglang_version, recipe_version, installed=installed)
+        table = load_flag_table(release.table_version)
     rules = request.rules
     if rules is None:
         rules = load_rules(request.rules_dir or None, examples=False)  # a check never reads them
     # rules not verified for the release are not run; rule H3D921 names them ("cannot verify")
+    judge, on = Judge(rules), Target.of(hw, table, env, intent, release)
     with _located(recipe, "command"):  # a launch h3doctor cannot read points at the recipe's command
-        result = check(tokens, hw, rules, table, env, intent, release=target)
+        result = judge.check(launch, on)
     if request.offer_all_gpus:
         from h3doctor.engine.idle_gpus import all_gpus_argv
         from h3doctor.record import replace
 
-        more = all_gpus_argv(result, tokens, hw.gpu_count,
-                             lambda words: check(words, hw, rules, table, env, intent, release=target))
+        more = all_gpus_argv(result, tokens, judge, on)
         result = replace(result, all_gpus_argv=more) if more else result
     return Outcome(result, tokens, env)
 
@@ -174,7 +175,7 @@ class _located:
                          hint=exc.hint) from None
 
 
-def _hardware(profile: str | None, tokens: list[str], env: dict[str, str], use_cache: bool, from_recipe: bool = False):
+def _hardware(profile: str | None, launch: Any, env: dict[str, str], use_cache: bool, from_recipe: bool = False):
     if profile is not None:
         from h3doctor.host.profiles import builtin_profile_names, is_named_profile, load_profile
 
@@ -185,9 +186,8 @@ def _hardware(profile: str | None, tokens: list[str], env: dict[str, str], use_c
                              f"relative to the recipe, e.g. ./{excerpt(profile)}.yaml); built-in profiles: {names}")
         return load_profile(profile)
     from h3doctor.host.probe import facts_for_check
-    from h3doctor.sglang.launch_forms import read_launch_form
 
-    return facts_for_check(read_launch_form(tokens).environment(env), use_cache=use_cache)
+    return facts_for_check(launch.form_or_raise().environment(env), use_cache=use_cache)
 
 
 def _check_request(intent: dict[str, Any]) -> None:

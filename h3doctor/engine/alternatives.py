@@ -14,56 +14,59 @@ no-fix, so nothing that runs a corrected command (`--exec --apply-fixes`) picks 
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from h3doctor.engine.conditions import evaluate
 from h3doctor.engine.fixes import FixContext, apply_edits
-from h3doctor.engine.results import Alternative, CheckResult, Evaluation
-from h3doctor.engine.ruleset import Rule
+from h3doctor.engine.results import Alternative, CheckResult
 from h3doctor.engine.strategies import STRATEGIES
-from h3doctor.sglang.flagtable import FlagTable
+
+from h3doctor.engine.target import Target
+
+# `Judge` (engine/judge.py) is named in annotations only: the judge imports this module.
 
 MAX_ALTERNATIVES = 3
 MAX_DEPTH = 2  # unfixable findings one alternative may answer together
 
-FixLoop = Callable[[list[str]], CheckResult]
-Evaluate = Callable[[list[str]], Evaluation]
 
-
-def alternatives(result: CheckResult, tokens: list[str], rules: list[Rule], table: FlagTable, fix_loop: FixLoop,
-                 evaluate_launch: Evaluate) -> list[Alternative]:
+def alternatives(result: CheckResult, tokens: list[str], judge: Judge, target: Target,
+                 hold: frozenset[str] = frozenset()) -> list[Alternative]:
     """Up to MAX_ALTERNATIVES alternatives for a no-fix result: those that re-check clean; only
     when none does, the ones that answer their finding but still fail on another (marked so).
-    `fix_loop` and `evaluate_launch` run the check's own fix loop and evaluation on other tokens
-    (same hardware, rules, environment and requests)."""
-    if result.fix_status != "no-fix" or not any(r.alternatives for r in rules if r.id in result.unfixable):
+    Each is evaluated and fixed by the check's own judge on its own target (same hardware,
+    release, environment and requests, the same rules held)."""
+    if result.fix_status != "no-fix" or not any(r.alternatives for r in judge.rules if r.id in result.unfixable):
         return []
     start = result.nearest_argv or list(tokens)
     found: dict[tuple[str, ...], Alternative] = {}
-    _explore(start, result.unfixable, [], [], [], table, fix_loop, evaluate_launch, found, depth=1)
+    _explore(start, result.unfixable, [], [], [], _Against(judge, target, hold), found, depth=1)
     ranked = sorted(found.values(), key=lambda alt: not alt.checks_clean)  # stable: rule order, then file order
     clean = [alt for alt in ranked if alt.checks_clean]
     return (clean or ranked)[:MAX_ALTERNATIVES]
 
 
+class _Against:
+    """The judge, the target and the held rules every alternative is checked with."""
+
+    def __init__(self, judge: Judge, target: Target, hold: frozenset[str]) -> None:
+        self.judge, self.target, self.hold = judge, target, hold
+
+
 def _explore(argv: list[str], unfixable: list[str], gives_up: list[str], answers: list[str], notes: list[str],
-             table: FlagTable, fix_loop: FixLoop, evaluate_launch: Evaluate,
-             found: dict[tuple[str, ...], Alternative], depth: int) -> None:
-    evaluation = evaluate_launch(argv)
+             on: _Against, found: dict[tuple[str, ...], Alternative], depth: int) -> None:
+    evaluation = on.judge.evaluate(argv, on.target)
     blocking = [f for f in evaluation.findings if f.rule.id in unfixable and f.rule.alternatives]
     for finding in blocking[:1]:  # the first unfixable finding in sglang's order; the next one, one level down
         rule = finding.rule
         for alt in rule.alternatives:
             if "when" in alt and evaluate(alt["when"], evaluation.context) is not True:
                 continue
-            fx = FixContext(evaluation.cmd, table, evaluation.context, STRATEGIES)
+            fx = FixContext(evaluation.cmd, on.target.table, evaluation.context, STRATEGIES)
             edits = [e for op in alt["fix"] for e in fx.edits_for(op)]
             if not edits:
                 continue
             changed = apply_edits(evaluation.cmd, edits)
             if changed == argv:
                 continue
-            again = fix_loop(changed)
+            again = on.judge.fix_loop(changed, on.target, on.hold)
             if rule.id in again.unfixable:
                 continue  # it does not answer the finding it was written for
             final = again.corrected_argv or again.nearest_argv or changed
@@ -75,8 +78,7 @@ def _explore(argv: list[str], unfixable: list[str], gives_up: list[str], answers
                 _keep(found, Alternative(final, given, answers + [rule.id], True, [], said))
             elif again.fix_status == "no-fix":
                 if depth < MAX_DEPTH:
-                    _explore(final, again.unfixable, given, answers + [rule.id], said, table, fix_loop,
-                             evaluate_launch, found, depth + 1)
+                    _explore(final, again.unfixable, given, answers + [rule.id], said, on, found, depth + 1)
                 _keep(found, Alternative(final, given, answers + [rule.id], False, list(again.unfixable), said))
 
 

@@ -9,18 +9,19 @@ a flag that does not make a valid launch is never suggested.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from h3doctor.engine.results import CheckResult
+
+from h3doctor.engine.judge import Judge
+from h3doctor.engine.target import Target
 
 FLAG = "--num-gpus"
 
 
-def all_gpus_argv(result: CheckResult, tokens: list[str], gpu_count: int | None,
-                  check: Callable[[list[str]], CheckResult]) -> list[str] | None:
-    """The launch with `--num-gpus gpu_count` added, when `result` leaves GPUs idle, the user gave
-    no --num-gpus, and `check` (the same check on other words) finds nothing that fails or cannot
-    be verified in it; else None."""
+def all_gpus_argv(result: CheckResult, tokens: list[str], judge: Judge, target: Target) -> list[str] | None:
+    """The launch with `--num-gpus` the target's GPU count added, when `result` leaves GPUs idle,
+    the user gave no --num-gpus, and the judge's check of it on the same target finds nothing that
+    fails or cannot be verified in it; else None."""
+    gpu_count = target.hw.gpu_count
     ev = result.evaluation
     used = ev.effective.get("num_gpus")
     if ev.family.family is None or not gpu_count or not isinstance(used, int) or used >= gpu_count:
@@ -31,7 +32,7 @@ def all_gpus_argv(result: CheckResult, tokens: list[str], gpu_count: int | None,
     if result.corrected_argv is None and result.fix_status != "clean":
         return None
     candidate = [*base, FLAG, str(gpu_count)]
-    again = check(candidate)
+    again = judge.check(candidate, target)
     findings = again.evaluation.findings
     if again.evaluation.effective.get("num_gpus") != gpu_count or any(f.predicts_failure or f.cannot_verify for f in findings):
         return None

@@ -1,5 +1,5 @@
 """One lint run: every launch of every input, on every target, with the rules, the flag table,
-the profiles and identical checks reused across the run (h3doctor/engine/check.py is pure).
+the profiles and identical checks reused across the run (h3doctor/engine/judge.py is pure).
 
 Each launch is judged with the environment its file gives it, not the linting process's: CI's
 runner is not the machine the launch runs on. A deployment that grants the container a number
@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from h3doctor.digits import is_digits
-from h3doctor.engine.check import check
+from h3doctor.engine.judge import Judge
 from h3doctor.engine.results import CheckResult
 from h3doctor.engine.ruleset import load_rules
+from h3doctor.engine.target import Target
 from h3doctor.engine.unresolved import NotJudged, unresolved_values
 from h3doctor.errors import UsageError
 from h3doctor.record import replace
@@ -98,7 +99,8 @@ class LintSession:
         self._tables: dict[str, FlagTable] = {}
         self._profiles: dict[tuple[str, int | None], HardwareFacts] = {}
         self._memo: dict[tuple, CheckResult] = {}
-        self._evaluations: dict[tuple, dict] = {}  # per naming directory and mounted files, shared by the run's checks (engine.check.check)
+        # per naming directory and mounted files: the run's judges, each with the evaluations its checks share (engine/judge.py)
+        self._judges: dict[tuple, Judge] = {}
         self._names: dict[str, str] = {}  # a linted file -> the name the user gave it (`--stdin-filename`)
         self.checks = 0
         self.table = self.table_for(self.version)
@@ -155,12 +157,21 @@ class LintSession:
         result = self._memo.get(key)
         if result is None:
             with named_from(directory), mounted(launch.mounts):
-                result = check(list(launch.tokens), hw, self.rules, self.table_for(release.table_version),
-                               dict(launch.env), dict(launch.intent), self._evaluations.setdefault((directory, files), {}),
-                               release=release, hold=hold)
+                result = self.judge(directory, files).check(list(launch.tokens), self.target(launch, hw, release), hold)
             self._memo[key] = result
         self.checks += 1
         return hw, result
+
+    def judge(self, directory: str = "", files: tuple = ()) -> Judge:
+        """The run's rules, with the evaluations shared by the checks of launches that name files
+        from the same directory and mount the same files."""
+        judge = self._judges.get((directory, files))
+        if judge is None:
+            judge = self._judges[(directory, files)] = Judge(self.rules, memo={})
+        return judge
+
+    def target(self, launch: Launch, hw: HardwareFacts, release: releases.Release) -> Target:
+        return Target.of(hw, self.table_for(release.table_version), launch.env, launch.intent, release)
 
     def naming_dir(self, launch: Launch) -> str:
         """What a relative path the launch names (--config, --env-file) is relative to: the directory

@@ -68,7 +68,7 @@ def summary(findings: list[Any], *, judged: bool, memory: dict[str, Any] | None,
         every_error = all(f.severity == "error" for f in fails)
         verdict_, text = "fail", _FAILS_AT[stage].format(n=_count(len(fails), "error" if every_error else "problem"))
     elif unknown:
-        # what is missing, in the engine's words (engine/check.unknown_why), and how to give it
+        # what is missing, in the engine's words (engine/evaluate.unknown_why), and how to give it
         whys = dict.fromkeys(f.unknown_why or ", ".join(f.unknown_facts) for f in unknown)
         hardware = any(fact.startswith(("hw.", "derived.memory.")) for f in unknown for fact in f.unknown_facts)
         verdict_ = "cannot-verify"

@@ -499,8 +499,11 @@ def _dispatch(cmd: ParsedCommand) -> set[int]:
     return removed
 
 
-def parse_command(tokens: list[str], table: FlagTable, *, entry: str | None = None) -> ParsedCommand:
-    form = read_launch_form(tokens)
+def parse_command(tokens: list[str], table: FlagTable, *, entry: str | None = None,
+                  form: LaunchForm | None = None) -> ParsedCommand:
+    """`form`: the launch form of `tokens` when the caller has read it already (the engine reads it
+    once per evaluation, launch_forms.LaunchWords)."""
+    form = form if form is not None else read_launch_form(tokens)
     cmd = ParsedCommand(
         tokens=list(tokens),
         prefix_len=form.prefix_len,

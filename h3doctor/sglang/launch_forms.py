@@ -348,6 +348,32 @@ def read_launch_form(tokens: list[str]) -> LaunchForm:
     raise r.fail(tok)
 
 
+@record(frozen=True)
+class LaunchWords:
+    """A launch's words with their launch form, read once (`read`): the engine, the request and
+    the hardware each read the form from here rather than reading the words again. A launch
+    h3doctor cannot read keeps the error, raised where the form is first needed (`form_or_raise`),
+    so it is reported where it always was."""
+
+    tokens: tuple[str, ...]
+    form: LaunchForm | None
+    error: UsageError | None = None
+
+    @classmethod
+    def read(cls, tokens: list[str] | tuple[str, ...] | LaunchWords) -> LaunchWords:
+        if isinstance(tokens, LaunchWords):
+            return tokens
+        try:
+            return cls(tuple(tokens), read_launch_form(list(tokens)))
+        except UsageError as exc:
+            return cls(tuple(tokens), None, exc)
+
+    def form_or_raise(self) -> LaunchForm:
+        if self.form is None:
+            raise self.error
+        return self.form
+
+
 def _container_form(tokens: list[str]) -> LaunchForm:
     """`docker|podman|nerdctl run [options] IMAGE COMMAND…`: everything up to the image is wrapper
     (kept as typed); the command is read as a launch of its own, or, for `bash -lc SCRIPT -- ARGS…`,

@@ -1,6 +1,6 @@
 """Search the launch space for the best launch by a preference, with check's own rules and memory model.
 
-Two passes. First every candidate is *resolved* only (engine.check.evaluate_launch with no rules:
+Two passes. First every candidate is *resolved* only (a `Judge` with no rules, engine/judge.py:
 sglang's adjust phase and the derived values, the memory budget among them, ~3 ms) and dropped
 when the memory model says it will not fit or, for `balanced`, leaves too little headroom; where
 the DiT streams layer by layer, the number of blocks held resident is searched (binary, the
@@ -17,12 +17,13 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any
 
-from h3doctor.engine.check import check, evaluate_launch
+from h3doctor.engine.judge import Judge
 from h3doctor.engine.results import CheckResult, Evaluation
 from h3doctor.engine.ruleset import GPU_MEMORY_VERDICTS, Rule
+from h3doctor.engine.target import Target
 from h3doctor.facts import HardwareFacts
 from h3doctor.paths import package_dir
 from h3doctor.sglang.flagtable import FlagTable
@@ -113,12 +114,24 @@ class _Run:
     recipes: list[dict[str, Any]]
     out: SearchResult
 
+    @cached_property
+    def target(self) -> Target:
+        return Target.of(self.hw, self.table, self.env, self.intent)
+
+    @cached_property
+    def judge(self) -> Judge:  # the rules a serve launch of this family can meet here, loaded once for the search
+        return Judge(self.rules)
+
+    @cached_property
+    def resolver(self) -> Judge:  # no rules: sglang's adjust phase and the derived values only
+        return Judge([])
+
     def argv(self, c: Candidate) -> list[str]:
         return c.argv(self.model, self.variant, self.quantization)
 
     def resolve(self, c: Candidate) -> dict[str, Any] | None:
         self.out.resolved += 1
-        ctx = evaluate_launch(self.argv(c), self.hw, [], self.table, self.env, self.intent).context
+        ctx = self.resolver.evaluate(self.argv(c), self.target).context
         return None if "events.resolution_error" in ctx else ctx
 
     def pool(self, shapes: list[Candidate], platform: str, prefer: str, wanted: int, strict: bool
@@ -171,7 +184,7 @@ class _Run:
         # relaxed: the launches kept carry the failure-predicting warnings the report shows (they
         # are what comes nearest); the fix loop must not set out to correct them away
         hold = frozenset() if strict else frozenset(r.id for r in self.rules if r.predicts_failure and r.severity == "warning")
-        first = result = check(argv, self.hw, self.rules, self.table, self.env, self.intent, hold=hold)
+        first = result = self.judge.check(argv, self.target, hold)
         gives_up: list[str] = []
         notes: list[str] = []
         if result.fix_status == "fixed":
@@ -184,7 +197,7 @@ class _Run:
             return None
         if argv != self.argv(cand):
             self.out.checked += 1
-            result = check(argv, self.hw, self.rules, self.table, self.env, self.intent, hold=hold)
+            result = self.judge.check(argv, self.target, hold)
         final = result.evaluation
         if (result.fix_status != "clean" or any(f.severity == "error" for f in final.findings)
                 or not _fits(final.context, strict) or any(final.context.get(k) != ctx.get(k) for k in _ASKED)):

@@ -311,12 +311,12 @@ def test_a_call_the_api_cannot_take_is_a_usage_error(call, says):
 
 
 def test_a_bug_is_an_internal_error_with_exit_code_3(monkeypatch):
-    import h3doctor.engine.check as engine
+    from h3doctor.engine.judge import Judge
 
     def broken(*args, **kwargs):
         raise ZeroDivisionError("boom")
 
-    monkeypatch.setattr(engine, "check", broken)
+    monkeypatch.setattr(Judge, "check", broken)
     with pytest.raises(api.InternalError) as caught:
         api.check(LAUNCH, profile="4xH200")
     assert caught.value.exit_code == 3 and isinstance(caught.value.__cause__, ZeroDivisionError)

@@ -111,7 +111,7 @@ def test_a_rule_naming_a_strategy_reads_what_the_strategy_reads(rules):
 # the derived values code outside the rules and the derivations reads: the report, suggest and the
 # check's own words (computed on every check: derivations.REPORTED), and the fix strategies (a
 # rule naming one reads them: STRATEGY_READS). lint's locate.py reads a value only for a rule reading it.
-_REPORTED_BY = ("engine/check.py", "output/", "suggest/")
+_REPORTED_BY = ("engine/evaluate.py", "engine/judge.py", "output/", "suggest/")
 _STRATEGIES = ("engine/strategies.py", "engine/layout.py")
 
 

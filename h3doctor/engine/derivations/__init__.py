@@ -46,7 +46,7 @@ _PRODUCERS = producers(ORDER)
 
 # the derived values code outside the rules reads on every check: the JSON report's effective
 # config (output/json_report.py), suggest's score, shape and memory fit (suggest/), the no-fix
-# shortfall and the "cannot verify" words (engine/check.py). A fix strategy's reads are its own
+# shortfall and the "cannot verify" words (engine/judge.py, engine/evaluate.py). A fix strategy's reads are its own
 # (engine/strategy_reads.py STRATEGY_READS), part of the reads of the rules that name it.
 REPORTED = ("derived.residency", "derived.residency_transformer", "derived.transformer_backend", "derived.dit_backend",
             "derived.fa_really_runs", "derived.memory", "derived.host_unknown")

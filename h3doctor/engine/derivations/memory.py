@@ -31,7 +31,7 @@ _OFFLOAD_ORDER = ("text_encoder", "transformer", "video_vae")
 
 def _intent(ctx: dict[str, Any]) -> dict[str, Any]:
     whole = ctx.get("intent")
-    if isinstance(whole, dict):  # check.py puts the whole request there: no scan of every context key
+    if isinstance(whole, dict):  # engine/evaluate.py puts the whole request there: no scan of every context key
         return dict(whole)
     return {k.removeprefix("intent."): v for k, v in ctx.items() if k.startswith("intent.") and v is not None}
 

@@ -14,7 +14,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from h3doctor.engine.check import evaluate_launch
+from h3doctor.engine.judge import Judge as RuleJudge
 from h3doctor.errors import UsageError
 from h3doctor.facts import HardwareFacts
 from h3doctor.host.gpus import ProfileNameError
@@ -76,9 +76,7 @@ class Judge:
             hw, unknown_gpu = hardware_for(choice, launch.gpu_count)
             try:
                 release = self.session.release_for(launch)
-                ev = evaluate_launch(list(launch.tokens), hw, self.session.rules,
-                                     self.session.table_for(release.table_version), dict(launch.env),
-                                     dict(launch.intent), release=release)
+                ev = RuleJudge(self.session.rules).evaluate(list(launch.tokens), self.session.target(launch, hw, release))
             except OutsideRepository as exc:  # a file of the node, not of this machine: never opened
                 said.append(f"h3doctor ({who}): not judged: names a file of the node (not read): {exc.path!r}")
                 continue
