@@ -379,11 +379,13 @@ def load_rules(directory: Path | str | None = None, *, use_cache: bool = True, e
     schema_text = read_package_text("h3doctor.schema", _SCHEMA_FILE)
     digest = _digest(files + lines, f"{CACHE_FORMAT}\n{schema_text}{declared}")  # another format: another name
     name = f"rules-{digest}.json"
-    where = _where_lines(lines)
+    where_data = [json.loads(read_shipped_text(path)) for path in lines]
+    where = _where_lines(where_data)
     found = _read_cache(folder, name, digest, ids, _sha256_matches, examples=examples) if folder is not None else None
     rules, body = found if found is not None else (None, None)
     if rules is None:
         rules = _validate_all(files, json.loads(schema_text))
+        _check_where_lines(rules, where, [data["sglang_version"] for data in where_data])  # before the cache: a cached rule set is a complete one
         body = _write_cache(folder, name, digest, rules, where) if folder is not None else None
     if status is not None and status[1] and body is not None:
         _write_index(folder, status[0], digest, body)
@@ -453,15 +455,36 @@ def where_files() -> list[str]:
     return release_files.where_paths()
 
 
-def _where_lines(files: list[Path]) -> dict[str, dict[str, str]]:
+def _where_lines(where_data: list[dict[str, Any]]) -> dict[str, dict[str, str]]:
     """rule ID -> release -> its sglang line there: the lines derived from the previous release
     (`where`) and the ones a person recorded (`reviewed`)."""
     by_rule: dict[str, dict[str, str]] = {}
-    for path in files:
-        data = json.loads(read_shipped_text(path))
+    for data in where_data:
         for rule_id, text in {**data["where"], **data["reviewed"]}.items():
             by_rule.setdefault(rule_id, {})[data["sglang_version"]] = text
     return by_rule
+
+
+def _check_where_lines(rules: list[Rule], by_rule: dict[str, dict[str, str]], releases: list[str]) -> None:
+    """A rule judges a release only with its sglang line there (`Rule.in_release`). Without it, on
+    a release newer than the newest verified one the check says "cannot verify" (H3D921, from the
+    rule's line in the newest: `RuleSet.unverified`); anywhere else — the newest release itself, an
+    older one, or a rule the newest does not have — the rule would be silent. That is a load error
+    naming the rule, the release and what to do."""
+    from h3doctor.verified import NEWEST_VERIFIED
+
+    for rule in rules:
+        lines = by_rule.get(rule.id, {})
+        for version in releases:
+            if version in lines or not version_in_range(version, rule.versions):
+                continue
+            said_unverified = (release_key(version) > release_key(NEWEST_VERIFIED) and NEWEST_VERIFIED in lines
+                               and version_in_range(NEWEST_VERIFIED, rule.versions))
+            if not said_unverified:
+                raise RuleFileError(f"{rule.id} applies to sglang {version} (sglang.versions {rule.versions!r}) but "
+                                    f"{version}'s where.json has no sglang line for it: the rule would be silent "
+                                    "there; record its line (tools/release.py add carries the previous release's) "
+                                    "or narrow sglang.versions", location=f"{rule.path}:1")
 
 
 def _with_where_lines(rules: list[Rule], by_rule: dict[str, dict[str, str]]) -> list[Rule]:

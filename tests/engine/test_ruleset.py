@@ -154,3 +154,41 @@ def test_rules_read_for_a_check_are_the_rules_but_their_examples(tmp_path, monke
         assert [r.raw for r in full] == [r.raw for r in built]
         assert all(not r.examples and "examples" not in r.raw for r in lean)
         assert [replace(r, examples=b.examples, raw=b.raw) for r, b in zip(lean, built)] == list(built)
+
+
+@pytest.mark.parametrize("release, rule_id", [
+    ("0.5.23", "H3D305"),  # the newest release: RuleSet.unverified says nothing there, so it was silent
+    ("0.5.18", "H3D305"),  # a release in the middle of its range
+])
+def test_a_rule_without_its_sglang_line_in_a_release_of_its_range_is_a_load_error(tmp_path, monkeypatch, release,
+                                                                                 rule_id):
+    import json
+
+    from h3doctor.engine import ruleset
+    from h3doctor.sglang import release_files
+
+    files = []
+    for version in release_files.known():
+        if not release_files.has(version, "where"):
+            continue
+        data = json.loads(release_files.shipped_text(version, "where"))
+        if version == release:
+            data["where"].pop(rule_id, None)
+            data["reviewed"].pop(rule_id, None)
+        files.append(tmp_path / f"where-{version}.json")
+        files[-1].write_text(json.dumps(data), encoding="utf-8")
+    monkeypatch.setattr(ruleset, "where_files", lambda: files)
+    with pytest.raises(RuleFileError) as err:
+        load_rules(use_cache=False)
+    assert err.value.location.endswith(f"{rule_id}.yaml:1")
+    assert rule_id in err.value.message and f"sglang {release}" in err.value.message
+    assert err.value.exit_code == ExitCode.USAGE
+
+
+def test_every_shipped_rule_has_its_sglang_line_in_every_release_of_its_range(rules):
+    from h3doctor.engine.ruleset import version_in_range
+    from h3doctor.sglang import release_files
+
+    lined = [v for v in release_files.known() if release_files.has(v, "where")]
+    silent = [(r.id, v) for r in rules for v in lined if version_in_range(v, r.versions) and v not in r.where_by_release]
+    assert silent == []
