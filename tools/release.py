@@ -17,7 +17,7 @@ every release must hold, and who owns each piece, is `releasedata/manifest.json`
    in X's manifest as copies to regenerate;
 2. builds X's flag table (tools/flagtable/extract.py, in --venv; skipped with --no-flagtable;
    offline: the previous table, unless X already has one);
-3. merges X's sampling facts (tools/flagtable/sampling.py) and rebuilds the flag history
+3. writes X's sampling facts (tools/flagtable/sampling.py, X/sampling.json) and rebuilds the flag history
    (tools/flagtable/history.py) from every flag table;
 4. writes X's where.json: every rule that applies to X with its sglang file:line in X, carried
    over from the previous release's lines by a line diff (tools/flagtable/where.py); lines a
@@ -25,8 +25,8 @@ every release must hold, and who owns each piece, is `releasedata/manifest.json`
    guessed, and its rule does not judge X until a person records it;
 5. writes `docs/releases/X-review.md`: each changed hunk of the files the rules cite, with the
    rules that cite it (the list a person must re-read), and the rules whose line needs a person;
-6. adds a skeleton (the previous release's entry, marked `unverified`) to every keyed data file
-   of the manifest that has no entry for X;
+6. copies the previous release's attention-backends.json (a person's) and, without the wheel,
+   sampling.json into X's folder, each marked in X's manifest as a copy to check or regenerate;
 7. writes X's manifest.json and prints what a person still owns (the checklist).
 
 Re-running it for a release already added rewrites the same bytes.
@@ -267,31 +267,41 @@ def missing_data(version: str, root: Path = REPO) -> list[str]:
             missing.append(f"{version}/{name}: {own[name]['state']}")
     present = {p.name for p in here.iterdir()} - {"manifest.json"} if here.is_dir() else set()
     missing += [f"{version}/{name}: not in releasedata/manifest.json" for name in sorted(present - required - set(own))]
-    for keyed in spec["keyed"]:
+    for keyed in spec["keyed"]:  # the flag history: rebuilt from every release's flags.json
         if key(version) < key(keyed["since"]):
             continue
         entries = json.loads((root / SGLANG / keyed["file"]).read_text(encoding="utf-8"))[keyed["key"]]
         if version not in entries:
             missing.append(f"{keyed['file']}: no entry for {version}")
-        elif isinstance(entries, dict) and "unverified" in entries[version]:
-            missing.append(f"{keyed['file']}: the entry for {version} is an unverified skeleton")
     return missing
 
 
-def add_skeletons(version: str, previous: str | None, root: Path = REPO) -> list[str]:
-    """For each keyed file of the manifest without an entry for `version`: the previous release's
-    entry, marked unverified. Returns the files changed."""
-    changed = []
-    for spec in manifest(root)["keyed"]:
-        path = root / SGLANG / spec["file"]
-        data = json.loads(path.read_text(encoding="utf-8"))
-        entries = data[spec["key"]]
-        if not isinstance(entries, dict) or version in entries or previous not in entries:
-            continue  # lists (flag-history) are rebuilt, not skeletoned
-        entries[version] = {**entries[previous], "unverified": f"copied from {previous} by {GENERATOR}"}
-        path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-        changed.append(spec["file"])
-    return changed
+# the files of a release add copies from the previous one when nothing generated them (flags.json
+# and where.json have their own copies, above; memory.json is never copied: docs/memory.md)
+_COPIED = ("attention-backends.json", "sampling.json")
+
+
+def copy_previous(version: str, previous: str | None, root: Path = REPO) -> dict[str, str]:
+    """Each of `_COPIED` the release requires and does not hold yet: the previous release's file,
+    named for `version`, its state in X's manifest saying what a person still owes it. Returns
+    {file: state} for the files copied."""
+    states = {}
+    here, spec = folder(version, root), manifest(root)
+    for entry in spec["files"]:
+        name = entry["file"]
+        if name not in _COPIED or key(version) < key(entry["since"]) or (here / name).is_file() or not previous:
+            continue
+        source = folder(previous, root) / name
+        if not source.is_file():
+            continue
+        data = json.loads(source.read_text(encoding="utf-8"))
+        data["sglang_version"] = version
+        (here / name).write_text(json.dumps(data, indent=1, ensure_ascii=False, sort_keys=name == "sampling.json") + "\n",
+                                 encoding="utf-8")
+        how = (f"re-run tools/release.py add {version} with the wheel" if entry["owner"] == "generated"
+               else f"check it against {version}'s source ({entry['by']})")
+        states[name] = f"a copy of {previous}'s: {how}"
+    return states
 
 
 def manifest_json(version: str, states: dict[str, str], root: Path = REPO) -> str:
@@ -386,7 +396,8 @@ def add(version: str, previous: str | None, *, root: Path = REPO, wheel: Path | 
     if new is not None:
         subprocess.run([sys.executable, str(REPO / "tools/flagtable/sampling.py"), "--source",
                         str(work / version / "sglang"), "--sglang-version", version,
-                        "--output", str(root / SGLANG / "flagdata" / "sampling-params.json")], check=True)
+                        "--output", str(here / "sampling.json")], check=True)
+        states["sampling.json"] = DONE
         for rel, text in regenerate_where(version, old, new, root=root).items():
             (root / rel).parent.mkdir(parents=True, exist_ok=True)
             (root / rel).write_text(text, encoding="utf-8")
@@ -399,7 +410,7 @@ def add(version: str, previous: str | None, *, root: Path = REPO, wheel: Path | 
                                 f"{version} with the wheels, then review docs/releases/{version}-review.md")
     (root / SGLANG / "flagdata" / "flag-history.json").write_text(
         history.render(history.build(root / RELEASEDATA)), encoding="utf-8")
-    add_skeletons(version, previous, root)
+    states.update(copy_previous(version, previous, root))
     (here / "manifest.json").write_text(manifest_json(version, states, root), encoding="utf-8")
     return checklist(version, previous, root)
 

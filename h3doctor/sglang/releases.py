@@ -4,7 +4,7 @@
 Reads data only: the generated flag history (`flagdata/flag-history.json`), the cited release
 facts (`flagdata/releases.json`, `flagdata/runtime-facts.json`), the cited flag equivalents
 (`flagdata/flag-equivalents.json`), the cited per-release enumerations (`flagdata/enums.json`)
-and what each release's attention backends accept (`flagdata/attention-backends.json`).
+and what each release's attention backends accept (`releasedata/X.Y.Z/attention-backends.json`).
 The installed sglang is read from its package metadata, never imported (importing it pulls torch).
 """
 
@@ -40,7 +40,7 @@ class Release:
     * `table`: its generated flag table; `enum(name)`: its enumerations (flagdata/enums.json);
     * `attention_backend_facts` / `attention_backends`: what its backends accept;
     * `model_variants`, `quality_levels`, `has_data_parallel`: its runtime facts;
-    * `sampling`: its sampling classes (flagdata/sampling-params.json, exact release only);
+    * `sampling`: its sampling classes (releasedata/<release>/sampling.json, exact release only);
     * `memory`: its memory model (releasedata/<release>/memory.json), or None when none is recorded.
 
     Rooms above this one keep their own per-release files (the catalog, `engine/catalog/`; the
@@ -189,17 +189,12 @@ def equivalents() -> dict[str, dict[str, Any]]:
     return {e["option"]: e for e in _data("flag-equivalents.json")["equivalents"]}
 
 
-@functools.lru_cache(maxsize=1)
-def _attention_backends() -> dict[str, Any]:
-    return _data("attention-backends.json")["releases"]
-
-
 @functools.lru_cache(maxsize=None)
 def attention_backend_facts(version: str | None) -> dict[str, Any] | None:
-    """What `version` knows of attention backends (flagdata/attention-backends.json, with the
-    AttentionBackendEnum names from enums.json under `names`), or None for a release with no record:
-    then the model's own (newest) behaviour stands."""
-    entry = _attention_backends().get(version) if version else None
+    """What `version` knows of attention backends (releasedata/<version>/attention-backends.json,
+    with the AttentionBackendEnum names from enums.json under `names`), or None for a release with
+    no record: then the model's own (newest) behaviour stands."""
+    entry = release_files.data(version, "attention_backends")
     if entry is None:
         return None
     return {**entry, "names": list(enum_values("AttentionBackendEnum", version) or ())}

@@ -1,4 +1,4 @@
-"""What `sglang generate` does with its sampling flags, per release (data in `flagdata/sampling-params.json`).
+"""What `sglang generate` does with its sampling flags, per release (data in `releasedata/X.Y.Z/sampling.json`).
 
 `sglang generate` hands its sampling flags to the H3 family's sampling class only after the model
 is downloaded and loaded (`DiffGenerator.generate` -> `SamplingParams.from_user_sampling_params_args`):
@@ -12,24 +12,18 @@ distilled step counts, quality levels) are generated from each release's source 
 from __future__ import annotations
 
 import functools
-import json
 
-from h3doctor.paths import read_package_text
+from h3doctor.sglang import release_files
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
 if TYPE_CHECKING:
     from typing import Any
 
 
-@functools.lru_cache(maxsize=1)
-def _data() -> dict[str, Any]:
-    text = read_package_text("h3doctor.sglang.flagdata", "sampling-params.json")
-    return json.loads(text)["releases"]
-
-
+@functools.lru_cache(maxsize=None)
 def release(version: str | None) -> dict[str, Any] | None:
     """The release's sampling facts, or None for a release without them."""
-    return _data().get(version) if version else None
+    return release_files.data(version, "sampling")
 
 
 def family(version: str | None, family_key: str | None) -> dict[str, Any] | None:

@@ -96,7 +96,29 @@ def test_the_check_lists_what_a_person_still_owns_for_the_new_release_only(copy,
     assert any(p.startswith("0.5.24/flags.json: a copy of 0.5.23's") for p in problems)
     assert any(p.startswith("0.5.24/where.json: 0.5.23's lines, copied") for p in problems)
     assert "0.5.24/memory.json: missing" in problems
-    assert "flagdata/attention-backends.json: the entry for 0.5.24 is an unverified skeleton" in problems
+    assert any(p.startswith("0.5.24/attention-backends.json: a copy of 0.5.23's: check it") for p in problems)
+    assert any(p.startswith("0.5.24/sampling.json: a copy of 0.5.23's: re-run") for p in problems)
+
+
+def test_the_new_release_reads_its_own_attention_backend_and_sampling_files(copy, tmp_path):
+    """Each is read from the release's own folder: the copy in 0.5.24 (edited here) is what 0.5.24
+    judges with, and 0.5.23 keeps its own."""
+    other = tmp_path / "repo"  # edited: the module's copy stays as the tool left it
+    shutil.copytree(copy, other, ignore=shutil.ignore_patterns("cache"))
+    copy = other
+    for name, edit in (("attention-backends.json", lambda d: d["vsa_h3"].update(capabilities=[80])),
+                       ("sampling.json", lambda d: d["families"]["fh3"].update({"class": "MadeUpSamplingParams"}))):
+        path = copy / "h3doctor/sglang/releasedata/0.5.24" / name
+        data = json.loads(path.read_text(encoding="utf-8"))
+        edit(data)
+        path.write_text(json.dumps(data), encoding="utf-8")
+    code = ("import json; from h3doctor.sglang import releases, sampling; "
+            "print(json.dumps({v: [releases.attention_backend_facts(v)['vsa_h3']['capabilities'], "
+            "sampling.family(v, 'fh3')['class']] for v in ('0.5.23', '0.5.24')}))")
+    proc = _run(copy, "-c", code)
+    read = json.loads(proc.stdout)
+    assert read["0.5.24"] == [[80], "MadeUpSamplingParams"]
+    assert read["0.5.23"][0] != [80] and read["0.5.23"][1] != "MadeUpSamplingParams"
 
 
 def test_a_rule_whose_line_was_not_carried_does_not_judge_the_new_release(copy, tmp_path):

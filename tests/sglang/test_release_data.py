@@ -54,23 +54,25 @@ def _repo_copy(tmp_path: Path, *releases: str) -> Path:
     return tmp_path
 
 
-def test_a_release_missing_a_data_file_or_with_a_skeleton_fails(tmp_path):
+def test_a_release_missing_a_data_file_or_with_a_copy_to_check_fails(tmp_path):
     root = _repo_copy(tmp_path, "0.5.22", "0.5.23")
     (root / "h3doctor/sglang/releasedata/0.5.23/where.json").unlink()
     assert release.missing_data("0.5.23", root) == ["0.5.23/where.json: missing"]
-    assert release.add_skeletons("0.5.24", "0.5.23", root) == ["flagdata/attention-backends.json",
-                                                                "flagdata/sampling-params.json"]
-    backends = json.loads((root / "h3doctor/sglang/flagdata/attention-backends.json").read_text(encoding="utf-8"))["releases"]
-    assert backends["0.5.24"]["unverified"] and backends["0.5.24"]["where"] == backends["0.5.23"]["where"]
     (root / "h3doctor/sglang/releasedata/0.5.24").mkdir()
     (root / "h3doctor/sglang/releasedata/0.5.24/notes.txt").write_text("x")
     assert release.missing_data("0.5.24", root) == [
-        "0.5.24/manifest.json: missing", "0.5.24/flags.json: missing", "0.5.24/memory.json: missing",
-        "0.5.24/where.json: missing",
+        "0.5.24/manifest.json: missing", "0.5.24/attention-backends.json: missing", "0.5.24/flags.json: missing",
+        "0.5.24/memory.json: missing", "0.5.24/sampling.json: missing", "0.5.24/where.json: missing",
         "0.5.24/notes.txt: not in releasedata/manifest.json",
-        "flagdata/flag-history.json: no entry for 0.5.24",
-        "flagdata/attention-backends.json: the entry for 0.5.24 is an unverified skeleton",
-        "flagdata/sampling-params.json: the entry for 0.5.24 is an unverified skeleton"]
+        "flagdata/flag-history.json: no entry for 0.5.24"]
+    states = release.copy_previous("0.5.24", "0.5.23", root)
+    assert set(states) == {"attention-backends.json", "sampling.json"}
+    assert states["attention-backends.json"].startswith("a copy of 0.5.23's: check it against 0.5.24's source")
+    assert states["sampling.json"].startswith("a copy of 0.5.23's: re-run tools/release.py add 0.5.24 with the wheel")
+    new, old = (json.loads((root / f"h3doctor/sglang/releasedata/{v}/attention-backends.json").read_text(encoding="utf-8"))
+                for v in ("0.5.24", "0.5.23"))
+    assert new["sglang_version"] == "0.5.24" and new["where"] == old["where"]
+    assert release.copy_previous("0.5.24", "0.5.23", root) == {}  # a file the release holds is never overwritten
     assert release.main(["--root", str(root), "check"]) == 1
 
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Extract the H3 sampling-parameter facts of one sglang release into
-`h3doctor/sglang/flagdata/sampling-params.json` (merged, keyed by release).
+`h3doctor/sglang/releasedata/<release>/sampling.json` (one file per release).
 
 Maintainer tool, like `extract.py` beside it; the package only reads the JSON. It reads the
 release's **source** with `ast` (no import, so every release works without its venv):
@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
-OUTPUT = REPO / "h3doctor" / "sglang" / "flagdata" / "sampling-params.json"
+RELEASEDATA = REPO / "h3doctor" / "sglang" / "releasedata"
 FORMAT_VERSION = 1
 
 SAMPLE_DIR = "multimodal_gen/configs/sample"
@@ -219,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--source", help="the unpacked `sglang` package directory of the release")
     ap.add_argument("--wheel", help="the release's wheel (unpacked into a temporary directory)")
     ap.add_argument("--sglang-version", help="default: the source's sglang/version.py")
-    ap.add_argument("--output", default=str(OUTPUT), help="JSON file to merge the release into")
+    ap.add_argument("--output", help="the JSON file to write (default: releasedata/<release>/sampling.json)")
     args = ap.parse_args(argv)
     if bool(args.source) == bool(args.wheel):
         ap.error("give exactly one of --source and --wheel")
@@ -234,14 +234,9 @@ def main(argv: list[str] | None = None) -> int:
         if not version:
             ap.error("cannot tell the release: give --sglang-version")
         data = extract(root)
-    out = Path(args.output)
-    merged = json.loads(out.read_text(encoding="utf-8")) if out.exists() else {}
-    merged.setdefault("format_version", FORMAT_VERSION)
-    merged.setdefault("generator", "tools/flagtable/sampling.py")
-    releases = merged.setdefault("releases", {})
-    releases[version] = data
-    merged["releases"] = dict(sorted(releases.items(), key=lambda kv: tuple(int(x) for x in kv[0].split("."))))
-    out.write_text(json.dumps(merged, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    out = Path(args.output) if args.output else RELEASEDATA / version / "sampling.json"
+    whole = {"format_version": FORMAT_VERSION, "generator": "tools/flagtable/sampling.py", "sglang_version": version, **data}
+    out.write_text(json.dumps(whole, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     print(f"[sampling] {version}: {', '.join(sorted(data['families']))} -> {out}", file=sys.stderr)
     return 0
 

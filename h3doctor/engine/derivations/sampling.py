@@ -66,7 +66,7 @@ def _number(value: Any) -> bool:
 
 def _target_problem(target: dict[str, Any], task: str, limits: dict[str, Any]) -> str | None:
     """The first thing `_validate_target` (request_validation.py) refuses in a target object, in
-    its order; `limits` is the release's (sampling-params.json `request`)."""
+    its order; `limits` is the release's (its sampling.json `request`)."""
     short_edge = target.get("short_edge")
     if not is_int(short_edge):
         return "short_edge_type"
