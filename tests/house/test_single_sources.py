@@ -77,3 +77,33 @@ def test_the_memory_verdict_rules_are_the_rules_reading_a_gpu_memory_verdict(rul
     for rule in rules:
         reads = json.dumps(rule.when)
         assert rule.judges_gpu_memory == any(v in reads for v in GPU_MEMORY_VERDICTS), rule.id
+
+
+def _field_rows(text: str) -> dict[str, str]:
+    """The rule-authoring guide's field table: field name -> its meaning."""
+    return {m.group(1): m.group(2) for m in re.finditer(r"^\| `([\w.<>]+)` \| (.*) \|$", text, re.MULTILINE)}
+
+
+def test_the_rule_authoring_guide_describes_every_required_rule_field_and_no_optional_one_as_required():
+    schema = json.loads((package_dir("h3doctor.schema") / "rule.schema.json").read_text(encoding="utf-8"))
+    rows = _field_rows((DOCS / "rule-authoring.md").read_text(encoding="utf-8"))
+    described = {f: [m for r, m in rows.items() if r == f or r.startswith(f + ".")] for f in schema["required"]}
+    assert [f for f, meanings in described.items() if not meanings] == []  # `sglang`: its `sglang.*` rows
+    assert [f for f, meanings in described.items() if f in rows and rows[f].startswith("optional")] == []
+    assert not [f for f, meaning in rows.items() if meaning.startswith("required") and f not in schema["required"]]
+
+
+def test_the_rule_authoring_guide_names_every_event_the_adjust_phase_records():
+    from h3doctor.sglang.resolve import EVENTS
+
+    row = _field_rows((DOCS / "rule-authoring.md").read_text(encoding="utf-8"))["events.<name>"]
+    assert {name for name in EVENTS if not re.search(rf"\b{name}\b", row)} == set()
+
+
+def test_the_architecture_page_names_every_derivation_module():
+    text = (DOCS / "architecture.md").read_text(encoding="utf-8")
+    listed = re.search(r"The modules of `engine/derivations/` are\s+named for what they compute \((.*?)\); importing",
+                       text, re.DOTALL)
+    assert listed, "the derivation modules' sentence moved: update this test"
+    modules = {p.stem for p in (package_dir("h3doctor.engine.derivations")).glob("*.py")} - {"__init__", "registry", "common"}
+    assert {m for m in modules if f"`{m}`" not in listed.group(1)} == set()
