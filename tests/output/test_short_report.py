@@ -9,6 +9,8 @@ import pytest
 
 from h3doctor.engine.check import check
 from h3doctor.engine.idle_gpus import all_gpus_argv
+from h3doctor.engine.judge import Judge
+from h3doctor.engine.target import Target
 from h3doctor.host.profiles import load_profile
 from h3doctor.output.formats import terminal_width
 from h3doctor.output.json_report import build
@@ -56,12 +58,16 @@ def test_a_launch_that_is_not_h3_is_not_said_to_start(rules, table):
 
 def test_idle_gpus_are_offered_only_when_that_launch_checks_clean(rules, table):
     hw = load_profile("2xRTX4090")
-    clean = check(shlex.split(MODEL), hw, rules, table, {})
-    assert all_gpus_argv(clean, shlex.split(MODEL), 2, lambda words: check(words, hw, rules, table, {})) == [
-        *shlex.split(MODEL), "--num-gpus", "2"]
-    failing = check(shlex.split(f"{MODEL} --num-gpus 2 --ring-degree 2 --attention-backend torch_sdpa"), hw, rules,
-                    table, {})
-    assert all_gpus_argv(clean, shlex.split(MODEL), 2, lambda words: failing) is None
+    judge, target = Judge(rules), Target.of(hw, table)  # the profile's 2 GPUs
+    clean = judge.check(shlex.split(MODEL), target)
+    assert all_gpus_argv(clean, shlex.split(MODEL), judge, target) == [*shlex.split(MODEL), "--num-gpus", "2"]
+    failing = judge.check(shlex.split(f"{MODEL} --num-gpus 2 --ring-degree 2 --attention-backend torch_sdpa"), target)
+
+    class FailingJudge:  # its check of the launch using both GPUs fails
+        def check(self, words, on):
+            return failing
+
+    assert all_gpus_argv(clean, shlex.split(MODEL), FailingJudge(), target) is None
 
 
 def test_idle_gpus_are_not_offered_over_the_users_own_number(rules, table):
@@ -69,7 +75,7 @@ def test_idle_gpus_are_not_offered_over_the_users_own_number(rules, table):
     given = shlex.split(f"{MODEL} --num-gpus=1")
     result = check(given, hw, rules, table, {})
     assert build(result)["summary"]["gpus_used"] == 1
-    assert all_gpus_argv(result, given, 2, lambda words: check(words, hw, rules, table, {})) is None
+    assert all_gpus_argv(result, given, Judge(rules), Target.of(hw, table)) is None
 
 
 @pytest.mark.parametrize("columns,expected", [("100", 100), ("", None), ("²", None), ("-1", None), ("0", None),
