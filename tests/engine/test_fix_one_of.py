@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from h3doctor.engine.check import _passes
+from h3doctor.engine.judge import _passes
 from h3doctor.engine.fixes import FixContext, apply_edits
 from h3doctor.sglang.argv import parse_command
 from h3doctor.sglang.flagtable import load_flag_table
