@@ -14,6 +14,7 @@ from collections.abc import Callable
 from h3doctor.engine.conditions import evaluate
 from h3doctor.sglang.argv import Occurrence, ParsedCommand
 from h3doctor.sglang.flagtable import FlagTable
+from h3doctor.unresolved import UNRESOLVED
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
 if TYPE_CHECKING:
@@ -196,6 +197,14 @@ class FixContext:
         if "set_env" in op:
             return self.op_set_env(op["set_env"]["name"], op["set_env"]["value"])
         if "strategy" in op:
+            from h3doctor.engine.strategy_reads import STRATEGY_READS
+
+            if any(self.context.get(path) is UNRESOLVED for path in STRATEGY_READS.get(op["strategy"], ())):
+                # a strategy weighs the launch's values together (a layout, a memory fit): with one
+                # the shell gives only when the launch runs, it has nothing certain to weigh
+                self.gives_up.append(f"no automatic {op['strategy']} fix: it depends on "
+                                     f"{self.context.get('unresolved.words')}, known only when the launch runs")
+                return []
             return self.strategies[op["strategy"]](self)
         raise ValueError(f"unknown fix operation {op}")
 

@@ -106,7 +106,8 @@ class Judge:
                 # the fix does not apply to this command (e.g. an unreadable --config file), or it
                 # would set what the command already says: no fix here, never a change that repeats it
                 unfixable.append(failing.rule.id)
-                gives_up.append(f"{failing.rule.id} has no automatic fix here: {failing.fix_note or 'no flag change fixes this'}")
+                why = fx.gives_up[0] if fx.gives_up else failing.fix_note or "no flag change fixes this"
+                gives_up.append(f"{failing.rule.id} has no automatic fix here: {why}")
                 continue
             if failing.rule.gives_up and failing.rule.gives_up not in gives_up:
                 gives_up.append(failing.rule.gives_up)

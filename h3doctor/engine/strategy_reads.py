@@ -5,7 +5,10 @@ derivations they come from. Its own module so that rule loading does not import 
 
 STRATEGY_READS: dict[str, tuple[str, ...]] = {
     "memory_fit": ("derived.memory.fix_ops", "derived.memory.fix_why"),
-    "parallel_layout": ("derived.fa_really_runs",),  # engine/layout.py
+    # engine/layout.py: the parallel degrees it weighs together, and whether FA runs
+    "parallel_layout": ("derived.fa_really_runs", "args.num_gpus", "args.tp_size", "args.dp_size", "args.pp_size",
+                        "args.ulysses_degree", "args.ring_degree", "args.sp_degree", "args.cfg_parallel_degree",
+                        "args.enable_cfg_parallel", "args.kv_gather_degree"),
     "config_false_on_command_line": ("derived.config_string_false_keys",),
     "drop_layerwise_unsupported": ("derived.layerwise_unsupported_components",),
 }

@@ -101,8 +101,10 @@ def tries(dest: str, table: FlagTable) -> list[str]:
     # sglang picks the value itself — and a value no release knows. Anything the rules read from it
     # then differs between the two and is UNRESOLVED ("cannot verify"); one stand-in alone would
     # be judged as if it were the launch's value (`KeyError: 'H3DOCTOR-UNRESOLVED'`, a false block)
+    # (the first try keeps the launch's shape: the evaluation's parse is the first try's, and the
+    # fix loop edits the launch's own words at its positions)
     default = table.default_of(dest)
-    return [str(default) if default not in (None, "") else ABSENT, "h3doctor-unresolved"]
+    return [str(default), "h3doctor-unresolved"] if default not in (None, "") else ["h3doctor-unresolved", ABSENT]
 
 
 ABSENT = object()  # a try that leaves the flag and its value out of the launch

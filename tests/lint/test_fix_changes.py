@@ -87,21 +87,38 @@ services:
     ("compose.yaml", COMPOSE, "${BACKEND}"),
 ])
 def test_a_value_the_deployment_gives_is_never_replaced_by_a_literal(tmp_path, name, text, word):
+    """The deployment's `--attention-backend` is any value: ring attention on it cannot be verified
+    (never fixed to `fa`); the launch's other fix is made and the word stays as written."""
     path = write(tmp_path / name, text)
     code, out, err = run("lint", "--no-config", "--target", "4xH200", "--fix", str(path), cwd=tmp_path)
     after = path.read_text()
-    # the other fix is made; the deployment's word stays as written, and a note names it
     assert "--bogus-flag" not in after and word in after and "--attention-backend fa" not in after, (out, err)
-    assert f"would write over `{word.strip(chr(34))}`, a value the deployment gives" in out
-    assert code == 1  # the finding it is about still fails: no automatic fix for it
 
 
-def test_a_launch_whose_only_fix_would_overwrite_a_deployment_value_is_left_as_it_is(tmp_path):
-    text = f'#!/bin/sh\nexec sglang serve {RING} --attention-backend "$BACKEND"\n'
-    path = write(tmp_path / "serve.sh", text)
-    code, out, _ = run("lint", "--no-config", "--target", "4xH200", "--fix", str(path), cwd=tmp_path)
-    assert path.read_text() == text and code == 1
-    assert "serve.sh: not fixed: the fix of " in out and "would write over `$BACKEND`" in out
+def _replacing(rule_id: str, word: str) -> FixStep:
+    from h3doctor.unresolved import marked
+
+    rule = type("R", (), {"id": rule_id})()
+    return FixStep(rule, "", (Change(("--attention-backend", marked(word)), ("--attention-backend", "fa")),),
+                   False, (), None)
+
+
+def test_a_fix_step_over_a_deployment_value_is_named_and_held_back():
+    """Any fix step whose change replaces or drops a marked word is the deployment's to decide:
+    `overwritten` names its rule and the word as the file writes it (lint/fix.correct then holds
+    that rule back and searches again). Fails when the marked word is not looked for."""
+    from h3doctor.engine.results import CheckResult
+    from h3doctor.lint.deployment_values import notes, overwritten
+
+    result = CheckResult(None, None, "fixed", [], [], fix_steps=[_replacing("H3D116", "$BACKEND")])
+    given = overwritten(result)
+    assert given == {"H3D116": "$BACKEND"}
+    assert notes(given) == ["the fix of H3D116 would write over `$BACKEND`, a value the deployment gives, not the "
+                            "file; change it where the deployment sets it"]
+    plain = CheckResult(None, None, "fixed", [], [], fix_steps=[FixStep(
+        type("R", (), {"id": "H3D116"})(), "", (Change(("--attention-backend", "torch_sdpa"), ("--attention-backend", "fa")),),
+        False, (), None)])
+    assert overwritten(plain) == {}
 
 
 # --- SARIF: each finding's fix, located; the word's extent ------------------------------------

@@ -55,6 +55,17 @@ def test_a_free_form_value_is_any_value_not_its_stand_in(engine, word):
     assert ring["H3D228"].severity == "error" and not ring["H3D228"].cannot_verify
 
 
+def test_a_strategy_fix_never_weighs_a_value_known_only_when_the_launch_runs(engine):
+    """A layout or memory strategy weighs the launch's values together: with one left to the shell
+    it gives up and says why, rather than crash on the unknown value (a TypeError in layout.py) or
+    weigh a stand-in. The definite finding stays an error."""
+    rules, table, hw = engine
+    result = check(H3 + ["--num-gpus", "4", "--tp-size", "3", "--ulysses-degree", marked("$U")], hw, rules, table, {})
+    assert any(f.rule.id == "H3D515" and f.severity == "error" for f in result.evaluation.findings)
+    assert result.corrected_argv is None
+    assert any("parallel_layout fix: it depends on --ulysses-degree '$U'" in g for g in result.gives_up), result.gives_up
+
+
 @pytest.mark.parametrize("argv, word", [
     (H3 + [marked("$EXTRA_FLAG"), "4"], 4),
     (["sglang", "serve", "--model-path", marked("$MODEL")], 3),
