@@ -362,7 +362,8 @@ def load_rules(directory: Path | str | None = None, *, use_cache: bool = True, e
         raise RuleFileError("rules directory not found", location=str(directory)[:200])
     schema_path = package_path("h3doctor.schema", _SCHEMA_FILE)
     lines = where_files()
-    declared = "\n".join(sorted(_declared()))  # a renamed derivation re-validates
+    # a renamed derivation, or a strategy that reads another value, re-validates (a rule's reads hold both)
+    declared = "\n".join(sorted(_declared())) + "\n" + repr(sorted(STRATEGY_READS.items()))
     folder = trusted_cache_dir(os.environ) if use_cache else None
     ids = [n[:-5] for n in names]
     status = None

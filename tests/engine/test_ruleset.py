@@ -192,3 +192,18 @@ def test_every_shipped_rule_has_its_sglang_line_in_every_release_of_its_range(ru
     lined = [v for v in release_files.known() if release_files.has(v, "where")]
     silent = [(r.id, v) for r in rules for v in lined if version_in_range(v, r.versions) and v not in r.where_by_release]
     assert silent == []
+
+
+def test_a_strategy_reading_another_value_is_not_served_from_the_rules_cache(tmp_path, monkeypatch):
+    """A rule's reads hold what its fix strategy reads (strategy_reads.py): a cache written before
+    a strategy read another value would leave that value out of the check. Fails when the cache's
+    key does not hold the strategies' reads."""
+    from h3doctor.engine import ruleset
+
+    monkeypatch.setenv("H3DOCTOR_CACHE_DIR", str(tmp_path))
+    before = {r.id: r.reads for r in load_rules(None, examples=False)}
+    assert any("args.tp_size" in reads for reads in before.values())
+    more = {**ruleset.STRATEGY_READS, "parallel_layout": (*ruleset.STRATEGY_READS["parallel_layout"], "args.port")}
+    monkeypatch.setattr(ruleset, "STRATEGY_READS", more)
+    after = {r.id: r.reads for r in load_rules(None, examples=False)}
+    assert any("args.port" in after[rid] and "args.port" not in reads for rid, reads in before.items())
