@@ -145,3 +145,20 @@ def test_through_the_real_bash_hook_a_misspelt_option_launches_anyway(tmp_path):
                           cwd=tmp_path, stdin=subprocess.DEVNULL)
     assert proc.returncode == 7 and [c["argv"] for c in stub.calls()] == [LAUNCH[1:]]
     assert "did you mean --profile?" in proc.stderr and "h3doctor failed (exit 2); launching sglang anyway" in proc.stderr
+
+
+@pytest.mark.parametrize("args, said", [
+    (["--profile", "m3max"], "no such hardware profile 'm3max'; did you mean 'm3-max'?"),
+    (["--profile", "2xRTX409"], "no GPU 'RTX409' in the catalog; did you mean 'RTX4090'?"),
+    (["--recipe", "{recipe}"], "{recipe}:2:1: at (top level): unknown key 'comand' (did you mean 'command'?)"),
+])
+def test_a_near_miss_is_named_with_what_was_meant(tmp_path, args, said):
+    """A profile name, a GPU name or a recipe key one slip away says which one was meant (and a
+    recipe's key where it is written), never only the list or the schema's raw words."""
+    recipe = tmp_path / "r.yaml"
+    recipe.write_text("profile: 4xH200\ncomand: sglang serve MiniMaxAI/MiniMax-H3\n")
+    argv = [a.replace("{recipe}", str(recipe)) for a in args]
+    launch = [] if "--recipe" in args else ["--", "sglang", "serve", "MiniMaxAI/MiniMax-H3"]
+    proc = subprocess.run([sys.executable, "-m", "h3doctor", "check", *argv, *launch], capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 2 and said.replace("{recipe}", str(recipe)) in proc.stderr, proc.stderr

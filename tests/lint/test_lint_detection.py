@@ -108,7 +108,7 @@ def test_a_misspelt_recipe_key_is_an_error_at_its_line(tmp_path):
     code, report = lint_json("--no-config", str(recipe), cwd=tmp_path)
     [f] = active(report)
     assert code == 1 and f["rule"] == "H3DL003" and (f["line"], f["col"]) == (3, 1)
-    assert "'envv' was unexpected" in f["message"]
+    assert "unknown key 'envv' (did you mean 'env'?)" in f["message"]
 
 
 def test_check_recipe_points_at_the_misspelt_key(tmp_path):
