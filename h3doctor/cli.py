@@ -12,6 +12,7 @@ from typing import Annotated, List, Optional
 import typer
 
 from h3doctor.check_args import OPTIONS_HINT
+from h3doctor.cli_help import GroupedHelp
 from h3doctor.cli_output import check_report, short, write_file, write_report
 from h3doctor.errors import ExitCode, H3DoctorError, UsageError
 from h3doctor.output.formats import names as format_names
@@ -20,6 +21,7 @@ from h3doctor.output.streams import Output, OutputError
 from h3doctor.verified import NEWEST_VERIFIED
 
 app = typer.Typer(
+    cls=GroupedHelp,  # --help lists the commands by what a user comes for, each whole (cli_help.py)
     context_settings={"help_option_names": ["-h", "--help"]},  # every command's too (click inherits it)
     add_completion=True,  # --install-completion / --show-completion for bash, zsh, fish (Typer's own)
     no_args_is_help=False,  # bare `h3doctor` is the machine's doctor (_root); `--help` is help
@@ -242,7 +244,7 @@ def _hook_judge_the_readable_words(request, unreadable: UsageError, fail_on: str
     raise typer.Exit(int(ExitCode.FINDINGS))
 
 
-@app.command("init", help="Print the shell hook that checks every `sglang serve` and `sglang generate` before it "
+@app.command("init", short_help="Print the shell hook that checks every sglang launch first.", help="Print the shell hook that checks every `sglang serve` and `sglang generate` before it "
                           "starts: eval \"$(h3doctor init bash)\" in ~/.bashrc, eval \"$(h3doctor init zsh)\" in "
                           "~/.zshrc, h3doctor init fish | source in config.fish.")
 def init_cmd(shell: Annotated[Shell, typer.Argument(help="bash, zsh or fish.")],
@@ -318,7 +320,7 @@ def rule_cmd(
             out.write(f"         corrected: {ex['fixed']}\n")
 
 
-@app.command("coverage", help="Print the catalog coverage table (catalog ID -> rule IDs or reason).")
+@app.command("coverage", short_help="Print which rules cover each catalog constraint.", help="Print the catalog coverage table (catalog ID -> rule IDs or reason).")
 def coverage_cmd(
     write: Annotated[Optional[str], typer.Option("--write", help="Write the table to this file instead of printing it.")] = None,
 ) -> None:
@@ -332,7 +334,7 @@ def coverage_cmd(
         sys.stdout.write(text)
 
 
-@app.command("probe", help="Probe this host as sglang would see it: one line per hardware fact, with its source.")
+@app.command("probe", short_help="Probe this host as sglang would see it.", help="Probe this host as sglang would see it: one line per hardware fact, with its source.")
 def probe_cmd(
     format: Annotated[Format, typer.Option("--format", help="Report format (json: see README, Live probe).")] = Format.text,
     refresh: Annotated[bool, typer.Option("--refresh", help="Probe afresh and update the cache.")] = False,
@@ -357,7 +359,7 @@ def probe_cmd(
             sys.stdout.write(f"\nprofile written to {save_profile} (use: h3doctor check --profile {save_profile} ...)\n")
 
 
-@app.command("doctor", help="This machine for MiniMax-H3, one line per fact (✓ fine, ✗ stops H3 from serving "
+@app.command("doctor", short_help="Show this machine for MiniMax-H3, one fact a line.", help="This machine for MiniMax-H3, one line per fact (✓ fine, ✗ stops H3 from serving "
              "here, ! cannot verify): the sglang release installed, GPUs, memory, cgroup cap, /dev/shm, disk, ffmpeg "
              "and its encoders, FlashAttention, and a summary. Bare `h3doctor` runs it. Exit 0, or 1 when a fact stops "
              "H3 from serving here.")
@@ -377,7 +379,7 @@ def doctor_cmd(
     raise typer.Exit(data["summary"]["exit_code"])
 
 
-@app.command("profiles", help="List the built-in hardware profiles and the GPU catalog (<N>x<GPU> for any count).")
+@app.command("profiles", short_help="List the built-in hardware profiles and the GPU catalog.", help="List the built-in hardware profiles and the GPU catalog (<N>x<GPU> for any count).")
 def profiles_cmd(
     format: Annotated[Format, typer.Option("--format")] = Format.text,
 ) -> None:
@@ -404,7 +406,7 @@ def profiles_cmd(
 # --- lint, schemas ---------------------------------------------------------------------------
 
 
-@app.command("lint", help="Lint launch files: h3doctor recipes, sglang --config files, Kubernetes manifests, compose "
+@app.command("lint", short_help="Lint launch files (recipes, manifests, compose, scripts, docs).", help="Lint launch files: h3doctor recipes, sglang --config files, Kubernetes manifests, compose "
                           "files and shell scripts (files, directories, globs; .gitignore respected), each launch on "
                           "every target. Exit 1 on a finding at or above --fail-on.")
 def lint_cmd(
@@ -451,7 +453,7 @@ def lint_cmd(
     raise typer.Exit(code)
 
 
-@app.command("admission", help="Serve a Kubernetes validating admission webhook over HTTPS (POST /validate, GET "
+@app.command("admission", short_help="Serve a Kubernetes validating admission webhook.", help="Serve a Kubernetes validating admission webhook over HTTPS (POST /validate, GET "
                                "/healthz): each pod template's sglang launches judged as lint judges them, on the GPU "
                                "its node labels name. Warns (allowed, with warnings) unless --deny. docs/kubernetes.md.")
 def admission_cmd(
@@ -490,7 +492,7 @@ def export_vap_cmd(
         sys.stdout.write(text)
 
 
-@app.command("schema", help="Print a JSON Schema: recipe, config (.h3doctor.yaml), report (check --format json), lint-report, rule, explain.")
+@app.command("schema", short_help="Print a JSON Schema of an input or a report.", help="Print a JSON Schema: recipe, config (.h3doctor.yaml), report (check --format json), lint-report, rule, explain.")
 def schema_cmd(
     name: Annotated[str, typer.Argument(help="recipe | config | report | lint-report | rule | explain")],
 ) -> None:
@@ -506,6 +508,7 @@ def schema_cmd(
 
 @app.command(
     "explain",
+    short_help="Explain an error sglang printed, or a whole crash log.",
     context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
     help="Explain an error sglang printed, or a whole crash log: the rule it is, why, and — with the launch "
     "after `--` or found in the log — the corrected command. h3doctor explain \"KeyError: 'SDPA'\"; "
@@ -558,7 +561,7 @@ class Prefer(str, Enum):
     balanced = "balanced"
 
 
-@app.command("suggest", help="Search the launch space for the best MiniMax-H3 launch on this hardware, with the "
+@app.command("suggest", short_help="Search for the best MiniMax-H3 launch on this hardware.", help="Search the launch space for the best MiniMax-H3 launch on this hardware, with the "
              "rules and memory model of `check`: the best command with why, and the runner-ups. "
              "h3doctor suggest --profile 4xH200 --prefer speed")
 def suggest_cmd(

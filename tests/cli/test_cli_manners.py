@@ -162,3 +162,25 @@ def test_a_near_miss_is_named_with_what_was_meant(tmp_path, args, said):
     proc = subprocess.run([sys.executable, "-m", "h3doctor", "check", *argv, *launch], capture_output=True,
                           text=True, timeout=60)
     assert proc.returncode == 2 and said.replace("{recipe}", str(recipe)) in proc.stderr, proc.stderr
+
+
+def test_help_lists_every_command_once_whole_and_grouped():
+    """`h3doctor --help` at 80 columns: the commands in the groups of cli_help.GROUPS, in that
+    order, every visible command on exactly one line of its own, none cut with `...`. Fails when a
+    command is dropped from the listing or the grouping is removed."""
+    import typer
+
+    from h3doctor.cli import app
+    from h3doctor.cli_help import GROUPS
+
+    proc = subprocess.run([sys.executable, "-m", "h3doctor", "--help"], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "COLUMNS": "80"})
+    assert proc.returncode == 0
+    lines = proc.stdout.splitlines()
+    headings = [line for line in lines if line.endswith(" commands:")]
+    assert headings[:3] == [f"{title} commands:" for title, _ in GROUPS]
+    group = typer.main.get_command(app)
+    visible = [name for name, cmd in group.commands.items() if not cmd.hidden]
+    rows = [line for line in lines[lines.index(headings[0]):] if line.startswith("  ") and line.split()]
+    assert sorted(row.split()[0] for row in rows) == sorted(visible)
+    assert not any(row.rstrip().endswith("...") for row in rows), proc.stdout
