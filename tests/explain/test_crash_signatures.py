@@ -2,7 +2,7 @@
 real launcher, kernel, torch, NCCL, Hugging Face and ffmpeg print, names its rule or its cause
 (with the probe check and the fix), and nothing else. Each line is quoted from the source named
 beside it (sglang's own code: the 0.5.22 and 0.5.23 wheels; the rest: the issues cited in
-/work/shared/reference/field-evidence.md, or the library's own format string)."""
+the project's field-evidence reference (shared/reference/field-evidence.md), or the library's own format string)."""
 
 from __future__ import annotations
 
