@@ -1,7 +1,7 @@
 """Vendor the Kubernetes JSON Schemas the tests validate generated manifests against.
 
-    pip download --no-deps kubernetes-validate==1.37.0 -d /tmp/kv
-    python tools/k8s_schema.py /tmp/kv/kubernetes_validate-1.37.0-py3-none-any.whl
+    pip download --no-deps kubernetes-validate==1.37.0 -d wheels
+    python tools/k8s_schema.py wheels/kubernetes_validate-1.37.0-py3-none-any.whl
 
 writes tests/fixtures/k8s-schema/v1.34.0-strict.json: the kinds below (Kubernetes 1.34's OpenAPI as
 kubernetes-validate converts it, Apache-2.0, in its "strict" form: unknown fields refused) and only
