@@ -2,12 +2,11 @@
 (hook_decide.sh, hook.fish). Every byte goes on to h3doctor's own stderr (the terminal) as it
 comes, unchanged; the last TAIL_BYTES are kept in memory. The hook writes `\\0h3doctor-exit N\\n`
 after the server has exited; when N is not 0 (and not an interrupt the user typed), the tail is
-written to a temporary file (mkstemp: O_EXCL, mode 0600), explained (h3doctor explain, the rules'
-messages in sglang's words), removed, and explain's answer is said in one line. The relay exits
+explained from memory (h3doctor explain, the rules' messages in sglang's words; it is never
+written to disk), and explain's answer is said in one line. The relay exits
 with N, so `$?` is the server's status; with no marker (the server's side was interrupted) it
 exits 130 and explains nothing. SIGINT and SIGQUIT are ignored: Ctrl-C reaches the server, and
-the relay reads on to the end, so nothing of the server's last words is lost and the file, which
-only exists while explain reads it, is always removed.
+the relay reads on to the end, so nothing of the server's last words is lost.
 """
 
 from __future__ import annotations
@@ -62,20 +61,10 @@ def _write(sink: int, data: bytes) -> int:
 
 def summary(tail: bytes, status: int, program: str) -> str:
     """explain's answer for the tail, in one line."""
-    import tempfile
-
     from h3doctor.explain import source
     from h3doctor.explain.report import ExplainRequest, run
 
-    fd, path = tempfile.mkstemp(prefix="h3doctor-stderr.")  # O_CREAT|O_EXCL, mode 0600
-    try:
-        written = _write(fd, tail)  # h3doctor's own file, written once and read back by explain's reader
-        os.close(fd)
-        if written < 0:
-            raise OSError("the tail could not be written")
-        report = run(ExplainRequest(source.from_file(path)))
-    finally:
-        os.unlink(path)
+    report = run(ExplainRequest(source.from_bytes(tail, f"{program}'s stderr")))  # read from memory: never on disk
     said = f"h3doctor: {program} exited with status {status}"
     if not report.matches:
         return (f"{said}; no rule of h3doctor's matches the end of its stderr "

@@ -39,10 +39,10 @@ def schema_message(err: Any) -> str:
         allowed = sorted(err.schema.get("properties", {}))
         extra = sorted((str(k) for k in err.instance if k not in allowed), key=str)
         shown = ", ".join(repr(excerpt(k, 40)) for k in extra[:5]) + (f" and {len(extra) - 5} more" if len(extra) > 5 else "")
-        import difflib
+        from h3doctor.spelling import nearest
 
-        close = difflib.get_close_matches(extra[0][:100], allowed, n=1, cutoff=0.6) if extra else []
-        mean = f" (did you mean {close[0]!r}?)" if close else ""
+        close = nearest(extra[0], allowed) if extra else None
+        mean = f" (did you mean {close!r}?)" if close else ""
         return f"unknown key{'s' if len(extra) > 1 else ''} {shown}{mean}; allowed here: {', '.join(allowed)}"
     if err.validator in ("type", "pattern", "enum", "minLength", "minimum", "oneOf", "const"):
         what = {"type": f"is not of type {err.validator_value!r}", "pattern": f"does not match {err.validator_value!r}",

@@ -27,10 +27,15 @@ class Text:
 
 
 def from_argument(text: str) -> Text:
-    data = text.encode("utf-8", "surrogateescape")
+    return from_bytes(text.encode("utf-8", "surrogateescape"), "argument")
+
+
+def from_bytes(data: bytes, origin: str) -> Text:
+    """Text already in memory (an argument, the hook's tail of a server's stderr), within the same
+    cap as a file: past it, its head and its tail."""
     if len(data) > MAX_BYTES:
-        return _decode(data[:HEAD_BYTES] + b"\n" + data[-(MAX_BYTES - HEAD_BYTES):], "argument", True)
-    return _decode(data, "argument", False)
+        return _decode(data[:HEAD_BYTES] + b"\n" + data[-(MAX_BYTES - HEAD_BYTES):], origin, True)
+    return _decode(data, origin, False)
 
 
 def from_stdin() -> Text:

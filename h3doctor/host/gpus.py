@@ -95,11 +95,11 @@ def catalog_profile(name: str, count: int | None = None) -> dict[str, Any] | Non
         return None
     found = find_gpu(gpu_name)
     if found is None:
-        import difflib
+        from h3doctor.spelling import nearest
 
         keys = [g.key for g in catalog()]
-        close = difflib.get_close_matches(gpu_name[:100], keys, n=1, cutoff=0.6)
-        mean = f"; did you mean {close[0]!r}?" if close else ""
+        close = nearest(gpu_name, keys)
+        mean = f"; did you mean {close!r}?" if close else ""
         raise ProfileNameError(f"no GPU {gpu_name!r} in the catalog{mean}; known: {', '.join(keys)}")
     gpu, memory = found
     if count < 1 or count > min(gpu.max_count, MAX_COUNT):

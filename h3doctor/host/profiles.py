@@ -46,11 +46,11 @@ def _read_profile_text(name_or_path: str) -> tuple[str, str]:
     if name_or_path in _builtin_names():
         return _builtin_text(name_or_path), f"builtin:{name_or_path}.json"
     if not _exists(name_or_path):
-        import difflib
+        from h3doctor.spelling import nearest
 
         builtin = list(builtin_profile_names())
-        close = difflib.get_close_matches(name_or_path[:100], builtin, n=1, cutoff=0.6)
-        mean = f"; did you mean {close[0]!r}?" if close else ""
+        close = nearest(name_or_path, builtin)
+        mean = f"; did you mean {close!r}?" if close else ""
         raise UsageError(f"no such hardware profile {excerpt(name_or_path, 120)!r}{mean}; built-in profiles: "
                          f"{', '.join(builtin)}; or <N>x<GPU> for any GPU that `h3doctor profiles` lists (e.g. 4xH100)")
     return read_bounded(name_or_path, max_bytes=MAX_PROFILE_BYTES, what="profile"), name_or_path

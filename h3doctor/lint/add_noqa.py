@@ -74,23 +74,25 @@ def add_noqa(run: LintRun, session: LintSession, roots: tuple[str, ...], *, writ
             notes.append(f"{f.path}: no suppression added: a {f.kind or 'file of this kind'} does not take a "
                          "comment after a launch; add an `ignore:` to .h3doctor.yaml for it")
             continue
-        # each launch's comment on its own first, then together: one that would land inside a
-        # string is left out (and said), the others are added
-        kept = {}
-        for line, rules in ids.items():
-            why = _reads_back(session, f, with_noqa(f.text, {line: rules}), {line: rules})
+        after = with_noqa(f.text, ids)
+        if _reads_back(session, f, after, ids):
+            # not all together: each launch's comment on its own, then the good ones together; one
+            # that would land inside a string is left out (and said), the others are added
+            kept = {}
+            for line, rules in ids.items():
+                why = _reads_back(session, f, with_noqa(f.text, {line: rules}), {line: rules})
+                if why:
+                    notes.append(f"{f.path}:{line}: no suppression added: {why}; add it by hand")
+                else:
+                    kept[line] = rules
+            if not kept:
+                continue
+            after = with_noqa(f.text, kept)
+            why = _reads_back(session, f, after, kept)
             if why:
-                notes.append(f"{f.path}:{line}: no suppression added: {why}; add it by hand")
-            else:
-                kept[line] = rules
-        if not kept:
-            continue
-        after = with_noqa(f.text, kept)
-        why = _reads_back(session, f, after, kept)
-        if why:
-            notes.append(f"{f.path}: no suppression added: {why}")
-            continue
-        ids = kept
+                notes.append(f"{f.path}: no suppression added: {why}")
+                continue
+            ids = kept
         if write:
             refused = write_within(f.path, after, roots, read=f.text, identity=f.identity)
             if refused:

@@ -182,11 +182,10 @@ def _validate(data: Any, origin: str, doc: Any) -> None:
         extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
         where = path + (extra[0],) if extra else path
         known = ", ".join(sorted(err.schema.get("properties", {})))
-        import difflib
+        from h3doctor.spelling import nearest
 
-        close = difflib.get_close_matches(str(extra[0])[:100], sorted(err.schema.get("properties", {})), n=1, cutoff=0.6) \
-            if extra else []
-        mean = f" (did you mean {close[0]!r}?)" if close else ""
+        close = nearest(extra[0], sorted(err.schema.get("properties", {}))) if extra else None
+        mean = f" (did you mean {close!r}?)" if close else ""
         message = f"unknown key {'/'.join(str(p) for p in where)!r}{mean}; known here: {known}"
         path = where
     else:

@@ -11,6 +11,7 @@ a launch with no correction, or one `--fix` would not write (a notebook, a refus
 from __future__ import annotations
 
 import bisect
+import os
 
 from h3doctor.lint.fix import Refused, edited_text, launch_corrections
 from h3doctor.lint.session import LintRun, LintSession
@@ -22,14 +23,9 @@ def changed_span(before: str, after: str) -> tuple[int, int, str] | None:
     """(start, end, text): `before[start:end]` replaced by `text` gives `after`; None when equal."""
     if before == after:
         return None
-    start = 0
-    limit = min(len(before), len(after))
-    while start < limit and before[start] == after[start]:
-        start += 1
-    end_b, end_a = len(before), len(after)
-    while end_b > start and end_a > start and before[end_b - 1] == after[end_a - 1]:
-        end_b, end_a = end_b - 1, end_a - 1
-    return start, end_b, after[start:end_a]
+    start = len(os.path.commonprefix([before, after]))  # compared in C, not a character at a time
+    same_end = len(os.path.commonprefix([before[start:][::-1], after[start:][::-1]]))  # past the start only
+    return start, len(before) - same_end, after[start:len(after) - same_end]
 
 
 def _line_col(starts: list[int], offset: int) -> tuple[int, int]:
