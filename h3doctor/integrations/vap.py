@@ -19,7 +19,10 @@ import json
 import re
 from typing import Any
 
+from h3doctor.engine.ruleset import load_rules
 from h3doctor.errors import UsageError
+from h3doctor.integrations.vap_rules import Untranslatable, applies_somewhere, translate
+from h3doctor.integrations.vap_values import Values
 from h3doctor.sglang import release_files
 from h3doctor.sglang.argv import DYNAMIC_MAPS
 from h3doctor.sglang.flagtable import load_flag_table
@@ -115,8 +118,7 @@ class _Release:
         options = table.options_for("serve")
         self.version = version
         self.flags = sorted(options)
-        serve = _raw_serve(version)
-        self.models = sorted(m for m, v in (serve.get("model_extra") or {}).items() if "H3" in v.get("pipeline", ""))
+        self.models = self.models_of(version)
         one = {o: a for o, a in options.items() if a.action == "store" and a.nargs is None}
         self.choices = {o: [str(c) for c in a.choices] for o, a in one.items()
                         if a.choices and a.type in (None, "str")}
@@ -124,6 +126,12 @@ class _Release:
         self.no_value = sorted(o for o, a in options.items() if a.action in ("store_true", "store_false"))
         self.strs = sorted(o for o, a in one.items() if a.type in (None, "str") and not a.choices)
         self.others = sorted(every - set(options))  # flags only other releases have (rule H3D012)
+        self.values = Values(version, self.models)
+
+    @staticmethod
+    def models_of(version: str) -> list[str]:
+        serve = _raw_serve(version)
+        return sorted(m for m, v in (serve.get("model_extra") or {}).items() if "H3" in v.get("pipeline", ""))
 
     def variables(self) -> list[dict[str, str]]:
         v = self.version
@@ -139,8 +147,11 @@ class _Release:
         # each set once, as a variable (a literal inside a comprehension is built again for every
         # word), and as a map: `in` on a map is a lookup, on a list a scan
         sets = {k: dict.fromkeys(x, True) if isinstance(x, list) else x for k, x in lists.items()}
-        return [{"name": _var(v, k).split(".")[1], "expression": _lit(x)} for k, x in sets.items()] + [
-            {"name": _var(v, "launches").split(".")[1], "expression": launches}]
+        values = self.values.expression(_var(v, "launches"), _var(v, "flags"))  # fills self.values.constants
+        constants = [{"name": k, "expression": x} for k, x in self.values.constants.items()]
+        return [{"name": _var(v, k).split(".")[1], "expression": _lit(x)} for k, x in sets.items()] + constants + [
+            {"name": _var(v, "launches").split(".")[1], "expression": launches},
+            {"name": _var(v, "values").split(".")[1], "expression": values}]
 
 
 def _raw_serve(version: str) -> dict[str, Any]:
@@ -201,6 +212,36 @@ def _checks(r: _Release) -> list[tuple[str, str, str, str]]:
     ]
 
 
+def _rule_checks(r: _Release, rules: Any) -> list[tuple[str, str, str, str]]:
+    """(rule, severity, CEL over `l`: it fires, CEL: its message) for every rule the policy can
+    judge on the launch's values in this release (vap_rules.py)."""
+    out = []
+    for rule in rules:
+        try:
+            fires, message = translate(rule, r.values)
+        except Untranslatable:
+            continue
+        out.append((rule.id, rule.severity, fires, message))
+    return out
+
+
+def _findings(r: _Release, checks: list[tuple[str, str, str, str]]) -> dict[str, str]:
+    """The variable of each launch's findings: one message per check, '' where it does not fire.
+    Each condition is written once, and evaluated once per launch whichever policy reads it."""
+    messages = ", ".join(f"({fires}) ? ({message}) : ''" for _r, _s, fires, message in checks)
+    return {"name": _var(r.version, "findings").split(".")[1],
+            "expression": f"{_var(r.version, 'values')}.map(l, [{messages}])"}
+
+
+def _value_validation(r: _Release, rule: str, index: int) -> dict[str, str]:
+    found = _var(r.version, "findings")
+    return {
+        "expression": f"{found}.all(f, f[{index}] == '')",
+        "messageExpression": f"'h3doctor {rule}: ' + {found}.filter(f, f[{index}] != '')[0][{index}]",
+        "reason": "Invalid",
+    }
+
+
 def _validation(r: _Release, rule: str, breaks: str, subject: str) -> dict[str, str]:
     launches = _var(r.version, "launches")
     first = f"{launches}.filter(ws, ws.exists(w, {breaks})).map(ws, ws.filter(w, {breaks})[0])[0]"
@@ -220,12 +261,17 @@ def policies(*, deny: bool = False, name: str = "h3doctor") -> list[dict[str, An
     releases = release_files.known()
     every = {o for v in releases for o in load_flag_table(v).options_for("serve")}
     facts = [_Release(v, every) for v in releases]
+    rules = load_rules()
     variables = [{"name": "containers", "expression": _containers()}]
     by_severity: dict[str, list[dict[str, str]]] = {"error": [], "warning": []}
     for r in facts:
         variables += r.variables()
         for rule, severity, breaks, subject in _checks(r):
             by_severity[severity].append(_validation(r, rule, breaks, subject))
+        checks = [c for c in _rule_checks(r, rules) if c[1] in by_severity]
+        variables.append(_findings(r, checks))
+        for index, (rule, severity, _fires, _message) in enumerate(checks):
+            by_severity[severity].append(_value_validation(r, rule, index))
     documents = []
     for severity, validations in by_severity.items():
         policy = f"{name}-{'errors' if severity == 'error' else 'warnings'}"
@@ -252,6 +298,32 @@ def render(documents: list[dict[str, Any]]) -> str:
     return header + yaml.safe_dump_all(documents, sort_keys=False, width=1 << 20)
 
 
-# The rules the policy judges (docs/kubernetes.md says which it cannot).
+# The rules the policy judges on the launch's words (docs/kubernetes.md says which it cannot);
+# `covered()` adds those judged on the launch's values (vap_rules.py).
 COVERED = ("H3D010", "H3D012", "H3D020", "H3D021")
-__all__ = ["COVERED", "policies", "render"]
+
+
+def coverage() -> dict[str, dict[str, str]]:
+    """rule ID -> release -> '' where the policy judges it there, else why not; for every rule that
+    applies to a MiniMax-H3 model in some release with a flag table."""
+    rules = load_rules()
+    out: dict[str, dict[str, str]] = {}
+    for version in release_files.known():
+        values = Values(version, _Release.models_of(version))
+        for rule in rules:
+            if rule.id in COVERED or not applies_somewhere(rule, version):
+                continue
+            try:
+                translate(rule, values)
+                out.setdefault(rule.id, {})[version] = ""
+            except Untranslatable as exc:
+                out.setdefault(rule.id, {})[version] = str(exc)
+    return out
+
+
+def covered() -> set[str]:
+    """Every rule the policy judges in some release."""
+    return set(COVERED) | {r for r, by in coverage().items() if "" in by.values()}
+
+
+__all__ = ["COVERED", "coverage", "covered", "policies", "render"]
