@@ -92,6 +92,10 @@ def _compare(op: str, left: str, right: str, path: str) -> str:
 
 def _value(path: str, v: Values) -> tuple[str, str]:
     if path not in v.exprs:
+        if path.startswith("hw."):
+            raise Untranslatable(f"reads the hardware ({path}), which a pod's words do not give")
+        if path.startswith("given."):
+            raise Untranslatable(f"reads whether {path[6:]} was given, which the policy does not read")
         raise Untranslatable(f"reads {path}, which the policy does not compute")
     return v.exprs[path], v.kinds[path]
 

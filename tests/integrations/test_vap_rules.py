@@ -171,3 +171,44 @@ def test_the_model_names_its_config_class_as_sglang_does():
     for model, name in zip(values.models, values.classes):
         cmd = parse_command(["sglang", "serve", model], table)
         assert family_of(cmd, server_args(cmd, config_for(cmd, table), table)[0]).family.config_class == name
+
+
+def test_the_coverage_page_is_the_generators():
+    from repo_paths import REPO
+
+    page = (REPO / "docs/integrations/vap-coverage.md").read_text(encoding="utf-8")
+    assert page == vap.coverage_markdown(), "regenerate with: python tools/vap_coverage.py"
+
+
+def test_the_policies_name_what_they_judge_and_leave_out():
+    for doc in vap.policies():
+        if doc["kind"] != "ValidatingAdmissionPolicy":
+            continue
+        notes = doc["metadata"]["annotations"]
+        assert set(notes["h3doctor/judged"].split()) == vap.covered()
+        assert "docs/integrations/vap-coverage.md" in notes["h3doctor/left-out"]
+
+
+def _bad(words_after_model: list[str], containers: int = 1) -> dict:
+    pod = _pod("big", ["sglang", "serve", H3, "--num-gpus", "4", "--ulysses-degree", "2", *words_after_model], "0.5.23")
+    pod["spec"]["containers"] = [dict(pod["spec"]["containers"][0], name=f"c{i}") for i in range(containers)]
+    return pod
+
+
+def test_an_object_past_the_policys_bounds_gets_no_verdict(errors_policy):
+    """The bounds that keep a hostile object inside Kubernetes' CEL budgets: past them the policy
+    says nothing (H3D228 is certain in each, and found within the bounds)."""
+    assert "H3D228" in errors_policy(_bad([], containers=vap.MAX_CONTAINERS))
+    filler = ["--seed", "1"] * ((vap.MAX_WORDS - 7) // 2)
+    assert "H3D228" in errors_policy(_bad(filler))
+    assert errors_policy(_bad([], containers=vap.MAX_CONTAINERS + 1)) == {}
+    assert errors_policy(_bad(filler + ["--seed", "1"])) == {}
+    assert errors_policy(_bad(["--served-model-name", "x" * (vap.MAX_WORD + 1)])) == {}
+
+
+def test_each_policy_object_stays_far_below_etcds_request_limit():
+    """etcd takes a request of at most 1.5 MiB; each object is kept under a third of that."""
+    import json
+
+    for doc in vap.policies():
+        assert len(json.dumps(doc)) < 512 * 1024, doc["metadata"]["name"]
