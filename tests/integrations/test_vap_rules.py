@@ -212,3 +212,4 @@ def test_each_policy_object_stays_far_below_etcds_request_limit():
 
     for doc in vap.policies():
         assert len(json.dumps(doc)) < 512 * 1024, doc["metadata"]["name"]
+
