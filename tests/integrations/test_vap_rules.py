@@ -127,11 +127,11 @@ def test_every_rule_judged_on_values_is_met_and_agrees_with_lint(errors_policy, 
 
 UNCERTAIN = [  # words CEL cannot read for certain: the policy says nothing of the value rules
     ["--num-gpus", "4", "--ulysses-degree", "2", "--config", "c.yaml"],  # the file may set any of them
-    ["--num-gpus", "4", "--ulysses-degree=2"],  # argparse reads it; the policy does not
+    ["--num-gpus", "4", "--ulysses-degree", "2", "--ring-degree=2"],  # argparse reads it (4 = 2 x 2: clean); the policy does not
     ["--num-gpus", "4", "--ulysses", "2"],  # an abbreviation sglang drops (H3D021's)
     ["--num-gpus", "4", "--dp", "3", "--dp-size", "1"],  # aliases: which one wins is argparse's
     ["--num-gpus", "4", "--ulysses-degree", "2", "--ulysses-degree", "4"],  # given twice
-    ["--num-gpus", "1234567"],  # more than six digits: a product could leave int64
+    ["--num-gpus", "1234567", "--ulysses-degree", "2"],  # more than six digits: a product could leave int64
     ["--num-gpus", "+4", "--ulysses-degree", "2"],  # an int Python reads, not plain digits
     ["--num-gpus", "4", "--ulysses-degree", "2", "--enable-cfg-parallel", "yes"],  # not a boolean sglang takes
 ]
@@ -213,3 +213,25 @@ def test_each_policy_object_stays_far_below_etcds_request_limit():
     for doc in vap.policies():
         assert len(json.dumps(doc)) < 512 * 1024, doc["metadata"]["name"]
 
+
+
+OPS = ["eq", "ne", "gt", "ge", "lt", "le", "truthy", "falsy", "is_null", "not_null", "multiple_of", "not_multiple_of"]
+
+
+def test_each_translated_operator_answers_as_the_engines_on_ints_and_none():
+    """vap_rules._compare over the policy's ints (None as vap_values.NONE) against the engine's own
+    conditions._compare: None compares false, a zero or None divisor divides nothing."""
+    import celpy
+    from celpy import celtypes
+
+    from h3doctor.engine.conditions import _compare as engine
+    from h3doctor.integrations.vap_rules import _compare as translated
+
+    env = celpy.Environment()
+    for op in OPS:
+        program = env.program(env.compile(translated(op, "l[0]", "l[1]", "x")))
+        for left in (None, -3, 0, 1, 2, 4):
+            for right in (None, 0, 1, 2):
+                ints = [vap_values.NONE if v is None else v for v in (left, right)]
+                got = program.evaluate({"l": celtypes.ListType([celtypes.IntType(i) for i in ints])})
+                assert bool(got) == engine(op, left, right), (op, left, right)
