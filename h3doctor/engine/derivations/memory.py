@@ -226,8 +226,8 @@ def _bounded(r: Any, hw: Any, model: MemoryModel, residency: dict[str, str], int
     free = [c for c in COMPONENTS if c not in verified]
     knobs = {**a, **_LEAST_KNOBS} if free else a
     options = [_PLACEMENTS if c != "audio_vae" else _PLACEMENTS[:2] for c in free]
-    trials = [budget(knobs, {**residency, **dict(zip(free, modes))}, family, hw, r.env, entry, intent, release,
-                     lower_bound=True) for modes in itertools.product(*options)]
+    placements = [{**residency, **dict(zip(free, modes))} for modes in itertools.product(*options)]
+    trials = [budget(knobs, placed, family, hw, r.env, entry, intent, release, lower_bound=True) for placed in placements]
     least_load = min(trials, key=lambda b: b.load_gib)
     least_peak = min(trials, key=lambda b: (b.peak_live_gib if b.peak_live_gib is not None else b.load_gib))
     cap = least_load.capacity_gib
@@ -263,7 +263,7 @@ def _bounded(r: Any, hw: Any, model: MemoryModel, residency: dict[str, str], int
         "derived.memory.host_layerwise_gib": None,
         "derived.memory.host_spendable_gib": _round(least_load.host_spendable_gib),
         "derived.memory.host_short": None,
-        **_pinned(_least_pinned(r, hw, residency, free, intent, entry, release), hw, release),
+        **_pinned(_least_pinned(r, hw, placements, trials, entry, intent, release), hw, release),
         "derived.memory.unmodelled": None,
         **_unverified(bound, cap, load_over, warm_over, replaced),
     }
@@ -289,21 +289,22 @@ def _pinned(need: float | None, hw: Any, release: str) -> dict[str, Any]:
             "derived.memory.unpinned_stay_mapped": constants(release)["pinning"]["budget"]["value"] != "none"}
 
 
-def _least_pinned(r: Any, hw: Any, residency: dict[str, str], free: list[str], intent: dict[str, Any],
-                  entry: str | None, release: str) -> float | None:
+def _least_pinned(r: Any, hw: Any, placements: list[dict[str, str]], trials: list[Budget], entry: str | None,
+                  intent: dict[str, Any], release: str) -> float | None:
     """The least pinned host need of any placement this release's tuner could give the components
-    whose placement is not verified, among those whose GPU lower bound fits (a placement that
-    does not fit the GPU dies there first: H3D540 says so). None where no placement is known to
+    whose placement is not verified (`placements`, with the GPU's lower bound of each in `trials`),
+    among those that could fit the GPU (a placement that cannot dies on the GPU first: H3D540 says
+    so). Each is weighed with the launch's own layerwise knobs. None where no placement is known to
     fit the GPU or the host memory a budget plans against is unknown."""
-    a, family = r.args, r.family.key
     needs = []
-    options = [_PLACEMENTS if c != "audio_vae" else _PLACEMENTS[:2] for c in free]
-    for modes in itertools.product(*options):
-        b = budget(a, {**residency, **dict(zip(free, modes))}, family, hw, r.env, entry, intent, release, lower_bound=True)
+    for placed, gpu in zip(placements, trials):
         # the weights of its largest stage, without activations: what any request needs at least
-        if b.capacity_gib is None or b.peak_weights_gib > b.capacity_gib:
+        if gpu.capacity_gib is None or gpu.peak_weights_gib > gpu.capacity_gib:
             continue
-        needs.append(pinned_need_gib(b, release, _pins(a), hw.host_memory_gib))
+        if "layerwise-offload" not in placed.values():
+            return 0.0  # no layer streamed from the host: nothing pinned, the least there is
+        b = budget(r.args, placed, r.family.key, hw, r.env, entry, intent, release, lower_bound=True)
+        needs.append(pinned_need_gib(b, release, _pins(r.args), hw.host_memory_gib))
     if not needs or None in needs:
         return None
     return min(needs)
