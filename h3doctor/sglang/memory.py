@@ -168,7 +168,7 @@ class Budget:
     fails_open: bool = False
     # each layerwise component's layer stores on one rank, in the order sglang offers its pin budget
     # (DiT first): (component, stores, GiB per store); every rank of the host holds its own
-    host_stores: tuple = ()
+    host_stores: tuple[tuple[str, int, float], ...] = ()
     ranks: int = 1
 
     def as_dict(self) -> dict[str, Any]:
