@@ -41,7 +41,8 @@ def _is_fact(path: str) -> bool:
     # hardware facts, the memory model's verdicts (None where the model cannot tell) and what is
     # worked out from the host's disks and caches (`derived.host.*`, what the launch downloads):
     # all "cannot verify" when unknown, never a pass
-    return path.startswith(("hw.", "derived.memory.", "derived.host.", "derived.download_"))
+    # and whether a manifest's probes leave the launch time to load (`derived.probe.`)
+    return path.startswith(("hw.", "derived.memory.", "derived.host.", "derived.download_", "derived.probe."))
 
 
 def _compare(op: str, left: Any, right: Any) -> bool:

@@ -95,7 +95,7 @@ def _resolved(launch: LaunchWords, target: Target, rules: RuleSet) -> tuple[tupl
     key = family.family.key if family.family else None
 
     reads = rules.reads(key, hw.platform, cmd.entry, table.sglang_version)  # what the applicable rules read
-    ctx = build_context(cmd, config, family, hw, env, resolver, target.intent, target.release, reads)
+    ctx = build_context(cmd, config, family, hw, env, resolver, target.intent, target.release, reads, target.deployment)
     return (cmd, config, family, hw, env, resolver, args, key), ctx
 
 
@@ -123,7 +123,12 @@ def unknown_why(unknown: list[str], ctx: dict[str, Any]) -> str:
     if host:  # worked out from the disks and caches of the machine the launch runs on (derivations/download.py)
         why = ctx.get("derived.host_unknown") or {}
         words.append(f"not known of the machine it runs on: {'; '.join(why.get(h, h) for h in host)}")
-    others = [u for u in unknown if not u.startswith(("hw.", "derived.memory.", "derived.host.")) and u not in unresolved]
+    probe = [u.removeprefix("derived.probe.") for u in unknown if u.startswith("derived.probe.")]
+    if probe:  # a manifest's probes against the launch's start-up (derivations/probes.py)
+        why = ctx.get("derived.probe_unknown") or {}
+        words.append(f"not known: {'; '.join(why.get(p, p) for p in probe)}")
+    others = [u for u in unknown if not u.startswith(("hw.", "derived.memory.", "derived.host.", "derived.probe."))
+              and u not in unresolved]
     if others:
         words.append(f"not known: {', '.join(others)}")
     return "; ".join(words)

@@ -143,6 +143,9 @@ class Locator:
     def locate(self, finding: Finding, ev: Evaluation, launch, result: CheckResult | None = None) -> Pos:
         if launch.image_pos is not None and self.about_image(finding.rule):
             return launch.image_pos  # a manifest's `image:` (or `docker run`'s IMAGE): a suppression there holds
+        probe = _probe_about(finding.rule, ev, launch)
+        if probe is not None:
+            return probe.pos  # the manifest's probe the finding is about: a suppression there holds
         step = None
         if result is not None and not launch.key_pos:  # the first round's step: the tokens its fix changed
             # (not for an sglang --config file, whose launch words are made up: its keys are located)
@@ -161,6 +164,19 @@ class Locator:
                 if dest in launch.key_pos:
                     return launch.key_pos[dest]
         return launch.pos
+
+
+def _probe_about(rule: Rule, ev: Evaluation, launch):
+    """The container probe (inputs/probes.py) a finding is about: the one whose `deployment.<role>.*`
+    the rule reads, or for the start-up budget the probe that would kill the pod (`derived.probe.killer`)."""
+    probes = getattr(launch, "probes", None)
+    if not probes:
+        return None
+    paths = paths_of(rule.when)
+    if any(p.startswith("derived.probe.") for p in paths):
+        return probes.get(ev.context.get("derived.probe.killer"))
+    roles = [p.split(".")[1] for p in paths if p.startswith("deployment.") and p.count(".") == 2]
+    return next((probes[r] for r in roles if r in probes), None)
 
 
 def _flag_dests(ops, options, into: list[str], skip=()) -> list[str]:

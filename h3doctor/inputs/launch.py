@@ -74,6 +74,8 @@ class Launch:
     mounts: dict[str, tuple[str, str]] = field(default_factory=dict)
     # the GPU types its pod's node labels allow (inputs/gpu_labels.py GpuChoice): its target's GPU
     gpu_choices: list[Any] = field(default_factory=list)
+    # its container's Kubernetes probes (inputs/probes.py Probe by role); None: no manifest read for them
+    probes: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)

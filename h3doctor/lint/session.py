@@ -27,6 +27,7 @@ from h3doctor.facts import HardwareFacts
 from h3doctor.host.gpus import ProfileNameError, catalog_profile, find_gpu
 from h3doctor.host.profiles import load_profile
 from h3doctor.inputs.launch import Launch, rule_matches
+from h3doctor.inputs.probes import deployment_facts
 from h3doctor.inputs.read import InputFile, read_input
 from h3doctor.lint.config import LintConfig
 from h3doctor.engine.locate import Locator
@@ -152,7 +153,7 @@ class LintSession:
         release = self.release_for(launch)
         directory = self.naming_dir(launch)
         files = tuple(sorted(launch.mounts.items()))  # a --config mounted from the repository (a ConfigMap's key)
-        key = (tuple(launch.tokens), target, launch.gpu_count, tuple(sorted(launch.env.items())),
+        key = (tuple(launch.tokens), target, launch.gpu_count, tuple(sorted(launch.env.items())), _probe_key(launch),
                tuple(sorted((k, v) for k, v in launch.intent.items() if v is not None)), release, hold, directory, files)
         result = self._memo.get(key)
         if result is None:
@@ -171,7 +172,8 @@ class LintSession:
         return judge
 
     def target(self, launch: Launch, hw: HardwareFacts, release: releases.Release) -> Target:
-        return Target.of(hw, self.table_for(release.table_version), launch.env, launch.intent, release)
+        return Target.of(hw, self.table_for(release.table_version), launch.env, launch.intent, release,
+                         deployment_facts(launch.probes) if launch.probes is not None else None)
 
     def naming_dir(self, launch: Launch) -> str:
         """What a relative path the launch names (--config, --env-file) is relative to: the directory
@@ -442,3 +444,8 @@ def _split_location(location: str) -> tuple[str, Pos]:
     if len(parts) == 2 and is_digits(parts[1]):
         return parts[0], Pos(int(parts[1]), 1)
     return location, Pos(1, 1)
+
+
+def _probe_key(launch: Launch) -> tuple | None:
+    """What the launch's probes add to a memo key (the same words under other probes judge differently)."""
+    return None if launch.probes is None else tuple(sorted(deployment_facts(launch.probes).items()))

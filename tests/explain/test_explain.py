@@ -154,7 +154,7 @@ def example_messages(rule, example, tmp_path) -> tuple[list[str], list[str]]:
     release = releases.target(example.get("sglang_version"), None)
     hw = replace(load_profile(example["profile"]), **example.get("hw", {}))
     result = check(shlex.split(argv), hw, RULES, load_flag_table(release.table_version), example.get("env", {}),
-                   example.get("intent", {}), release=release)
+                   example.get("intent", {}), release=release, deployment=example.get("deployment"))
     messages = [f.message for f in result.evaluation.findings if f.rule.id == rule.id and not f.cannot_verify]
     return shlex.split(argv), messages
 
