@@ -26,7 +26,7 @@ from typing import Any
 from h3doctor.digits import is_digits
 from h3doctor.inputs.argvparts import Context, launches_from_parts
 from h3doctor.inputs.configmaps import ConfigMaps, repository_configmaps
-from h3doctor.inputs.gpu_labels import gpu_choices
+from h3doctor.inputs.gpu_labels import gpu_choices, labelled_count
 from h3doctor.inputs.launch import Launch, Note
 from h3doctor.inputs.podtemplates import mentions_a_launch, pod_specs
 from h3doctor.inputs.probes import container_probes
@@ -127,6 +127,8 @@ def _read_object(doc: Document, obj: dict[str, Any], base: tuple, launches: list
             for launch in found:
                 launch.gpu_choices = list(choices)
                 launch.probes = dict(probes)
+                if launch.gpu_count is None:  # no nvidia.com/gpu limit: NFD's node count, where its labels say one
+                    launch.gpu_count = labelled_count(choices)
             launches.extend(found)
 
 
