@@ -168,11 +168,14 @@ class Locator:
 
 def _probe_about(rule: Rule, ev: Evaluation, launch):
     """The container probe (inputs/probes.py) a finding is about: the one whose `deployment.<role>.*`
-    the rule reads, or for the start-up budget the probe that would kill the pod (`derived.probe.killer`)."""
+    the rule reads, the readinessProbe for readiness, or for the start-up budget the probe that would kill
+    the pod (`derived.probe.killer`)."""
     probes = getattr(launch, "probes", None)
     if not probes:
         return None
     paths = paths_of(rule.when)
+    if "derived.probe.readiness_on_health" in paths:
+        return probes.get("readiness")  # none: the finding is the launch's
     if any(p.startswith("derived.probe.") for p in paths):
         return probes.get(ev.context.get("derived.probe.killer"))
     roles = [p.split(".")[1] for p in paths if p.startswith("deployment.") and p.count(".") == 2]

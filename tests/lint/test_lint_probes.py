@@ -68,8 +68,21 @@ def test_no_readiness_probe_on_health_is_a_warning_at_the_launch(tmp_path):
     obj = yaml.safe_load((REPO / "deploy/k8s/liveness-health.yaml").read_text())
     del obj["spec"]["template"]["spec"]["containers"][0]["readinessProbe"]
     (tmp_path / "m.yaml").write_text(yaml.safe_dump(obj))
-    found = _probe_findings(_lint(["m.yaml"], tmp_path))
+    report = _lint(["m.yaml"], tmp_path)
+    found = _probe_findings(report)
     assert sorted((rule, severity) for _f, _l, rule, severity, *_ in found) == [("H3D420", "error"), ("H3D422", "warning")]
+    (launch,) = [launch for f in report["files"] for launch in f["launches"]]
+    assert [line for _f, line, rule, *_ in found if rule == "H3D422"] == [launch["line"]]  # no probe of its own: the launch
+
+
+def test_a_readiness_probe_elsewhere_is_a_warning_at_that_probe(tmp_path):
+    obj = yaml.safe_load((REPO / "deploy/k8s/liveness-health.yaml").read_text())
+    obj["spec"]["template"]["spec"]["containers"][0]["readinessProbe"] = {"tcpSocket": {"port": "http"}}
+    text = yaml.safe_dump(obj, sort_keys=False)
+    (tmp_path / "m.yaml").write_text(text)
+    found = [f for f in _probe_findings(_lint(["m.yaml"], tmp_path)) if f[2] == "H3D422"]
+    line = next(i for i, ln in enumerate(text.splitlines(), 1) if ln.strip() == "readinessProbe:")
+    assert [at for _f, at, *_ in found] == [line]
 
 
 def test_a_budget_between_floor_and_ceiling_cannot_verify_never_passes(tmp_path):

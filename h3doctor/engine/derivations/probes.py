@@ -29,16 +29,21 @@ _UP_AFTER_LOAD = ("/liveness",)  # answers as soon as the HTTP server is up (fro
 
 
 @derives("probe.killer", "probe.budget_s", "probe.short_s", "probe.floor_s", "probe.ceiling_s", "probe.failure_threshold",
-         "probe_unknown", reads=("deployment.probes_read", "deployment.startup.handler", "deployment.startup.path",
+         "probe.readiness_on_health", "probe_unknown",
+         reads=("deployment.probes_read", "deployment.startup.handler", "deployment.startup.path",
+                "deployment.readiness.handler", "deployment.readiness.path",
                                  "deployment.startup.budget_s", "deployment.liveness.handler",
                                  "deployment.liveness.path", "deployment.liveness.budget_s",
                                  "derived.model_variant_subfolder", "release.version"))
 def probe_budget(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"derived.probe.killer": None, "derived.probe.budget_s": None, "derived.probe.short_s": -1.0, "derived.probe.floor_s": None,
                            "derived.probe.ceiling_s": None, "derived.probe.failure_threshold": None,
-                           "derived.probe_unknown": {}}
+                           "derived.probe.readiness_on_health": None, "derived.probe_unknown": {}}
     if not ctx.get("deployment.probes_read"):
         return out
+    out["derived.probe.readiness_on_health"] = _asks_health(ctx)
+    if out["derived.probe.readiness_on_health"] is None:
+        out["derived.probe_unknown"] = {"readiness_on_health": "what the readinessProbe's command (exec or grpc) asks"}
     role = next((k for k in _ROLES if ctx.get(f"deployment.{k}.handler")), None)
     if role is None:  # nothing restarts the container: a slow start is only not ready yet
         return out
@@ -51,7 +56,7 @@ def probe_budget(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     waits_for_warmup = _waits_for_warmup(handler, path, version)
     if facts is None or size is None or waits_for_warmup is None or budget is None:
         out["derived.probe.short_s"] = None
-        out["derived.probe_unknown"] = {"short_s": _unknown_why(facts, size, waits_for_warmup, budget, role)}
+        out["derived.probe_unknown"]["short_s"] = _unknown_why(facts, size, waits_for_warmup, budget, role)
         return out
     floor = size / facts["load_floor_bytes_per_s"] + (facts["warmup_floor_s"] if waits_for_warmup else 0)
     ceiling = size / facts["load_ceiling_bytes_per_s"] + (facts["warmup_allowance_s"] if waits_for_warmup else 0)
@@ -61,12 +66,20 @@ def probe_budget(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
         out["derived.probe.short_s"] = round(floor - budget)
     elif budget < ceiling:  # it may load in time, or not: the disk decides
         out["derived.probe.short_s"] = None
-        out["derived.probe_unknown"] = {"short_s": (
+        out["derived.probe_unknown"]["short_s"] = (
             f"whether the load{' and warmup' if waits_for_warmup else ''} ends within the {role} probe's {budget} s: "
-            f"at least {round(floor)} s, up to {math.ceil(ceiling)} s, as fast as the disk reads the weights")}
+            f"at least {round(floor)} s, up to {math.ceil(ceiling)} s, as fast as the disk reads the weights")
     else:
         out["derived.probe.short_s"] = round(floor - budget)
     return out
+
+
+def _asks_health(ctx: dict[str, Any]) -> bool | None:
+    """Whether the readinessProbe asks /health (None: an exec or grpc probe, which may, or may not)."""
+    handler = ctx.get("deployment.readiness.handler")
+    if handler in ("exec", "grpc", "unknown"):
+        return None
+    return handler == "httpGet" and (ctx.get("deployment.readiness.path") or "").split("?")[0] == "/health"
 
 
 def _partition_bytes(r: Any, ctx: dict[str, Any], version: str) -> int | None:
