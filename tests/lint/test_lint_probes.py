@@ -19,7 +19,7 @@ from h3doctor.output.formats import render
 from repo_paths import TESTS
 
 REPO = TESTS / "fixtures" / "repo"
-PROBE_RULES = ("H3D420", "H3D421", "H3D422", "H3D423")
+PROBE_RULES = ("H3D420", "H3D421", "H3D422", "H3D423", "H3D424")
 
 
 def _lint(paths: list[str], cwd: Path) -> dict:
@@ -99,3 +99,39 @@ def test_the_admission_webhook_reviews_the_same_probes():
     assert any(w.startswith("h3doctor H3D420 ") for w in verdict.warnings), verdict.warnings
     obj["spec"]["template"]["spec"]["containers"][0]["livenessProbe"]["httpGet"]["path"] = "/liveness"
     assert not any(" H3D42" in w for w in Judge().judge(obj).warnings)
+
+
+LWS = """\
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata: {name: h3}
+spec:
+  leaderWorkerTemplate:
+    size: 2
+    leaderTemplate:
+      spec:
+        containers:
+          - name: leader
+            image: lmsysorg/sglang:v0.5.23
+            command: [sglang, serve, --model-path, MiniMaxAI/MiniMax-H3, --num-gpus, "16", --ulysses-degree, "16",
+                      --nnodes, "2", --node-rank, "0", --dist-init-addr, "h3-0.h3:5000"]
+            startupProbe: {httpGet: {path: /liveness, port: 30000}, failureThreshold: 120}
+            readinessProbe: {httpGet: {path: /health, port: 30000}}
+            resources: {limits: {nvidia.com/gpu: 8}}
+    workerTemplate:
+      spec:
+        containers:
+          - name: worker
+            image: lmsysorg/sglang:v0.5.23
+            command: [sglang, serve, --model-path, MiniMaxAI/MiniMax-H3, --num-gpus, "16", --ulysses-degree, "16",
+                      --nnodes, "2", --node-rank, $(LWS_WORKER_INDEX), --dist-init-addr, "h3-0.h3:5000"]
+            startupProbe: {httpGet: {path: /liveness, port: 30000}, failureThreshold: 120}
+            readinessProbe: {httpGet: {path: /health, port: 30000}}
+            resources: {limits: {nvidia.com/gpu: 8}}
+"""
+
+
+def test_a_worker_node_runs_no_http_server_so_its_probes_are_an_error(tmp_path):
+    (tmp_path / "lws.yaml").write_text(LWS)
+    found = _probe_findings(_lint(["lws.yaml"], tmp_path))
+    assert [(line, rule, severity) for _f, line, rule, severity, *_ in found] == [(24, "H3D424", "error")]  # the worker's startupProbe
