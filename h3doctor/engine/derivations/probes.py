@@ -31,14 +31,15 @@ _UP_AFTER_LOAD = ("/liveness",)  # answers as soon as the HTTP server is up (fro
 @derives("probe.killer", "probe.budget_s", "probe.short_s", "probe.floor_s", "probe.ceiling_s", "probe.failure_threshold",
          "probe.readiness_on_health", "probe_unknown",
          reads=("deployment.probes_read", "deployment.startup.handler", "deployment.startup.path",
-                "deployment.readiness.handler", "deployment.readiness.path",
-                                 "deployment.startup.budget_s", "deployment.liveness.handler",
-                                 "deployment.liveness.path", "deployment.liveness.budget_s",
-                                 "derived.model_variant_subfolder", "release.version"))
+                "deployment.startup.budget_s", "deployment.liveness.handler", "deployment.liveness.path",
+                "deployment.liveness.budget_s", "deployment.readiness.handler", "deployment.readiness.path",
+                "derived.model_variant_subfolder", "release.version"))
 def probe_budget(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {"derived.probe.killer": None, "derived.probe.budget_s": None, "derived.probe.short_s": -1.0, "derived.probe.floor_s": None,
-                           "derived.probe.ceiling_s": None, "derived.probe.failure_threshold": None,
-                           "derived.probe.readiness_on_health": None, "derived.probe_unknown": {}}
+    # nothing restarts the container (short_s -1): the values of a launch with no probe that kills
+    out: dict[str, Any] = {"derived.probe.killer": None, "derived.probe.budget_s": None, "derived.probe.short_s": -1.0,
+                           "derived.probe.floor_s": None, "derived.probe.ceiling_s": None,
+                           "derived.probe.failure_threshold": None, "derived.probe.readiness_on_health": None,
+                           "derived.probe_unknown": {}}
     if not ctx.get("deployment.probes_read"):
         return out
     out["derived.probe.readiness_on_health"] = _asks_health(ctx)
