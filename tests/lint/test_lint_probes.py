@@ -64,11 +64,17 @@ def test_a_suppression_at_the_probe_holds(tmp_path):
     assert [f[-1] for f in _probe_findings(_lint(["m.yaml"], tmp_path))] == [True]
 
 
+def _edited(tmp_path: Path, fixture: str, edit) -> tuple[str, dict]:
+    """A fixture manifest with its container edited (`edit(container)`), written and linted."""
+    obj = yaml.safe_load((REPO / fixture).read_text())
+    edit(obj["spec"]["template"]["spec"]["containers"][0])
+    text = yaml.safe_dump(obj, sort_keys=False)
+    (tmp_path / "m.yaml").write_text(text)
+    return text, _lint(["m.yaml"], tmp_path)
+
+
 def test_no_readiness_probe_on_health_is_a_warning_at_the_launch(tmp_path):
-    obj = yaml.safe_load((REPO / "deploy/k8s/liveness-health.yaml").read_text())
-    del obj["spec"]["template"]["spec"]["containers"][0]["readinessProbe"]
-    (tmp_path / "m.yaml").write_text(yaml.safe_dump(obj))
-    report = _lint(["m.yaml"], tmp_path)
+    _text, report = _edited(tmp_path, "deploy/k8s/liveness-health.yaml", lambda c: c.pop("readinessProbe"))
     found = _probe_findings(report)
     assert sorted((rule, severity) for _f, _l, rule, severity, *_ in found) == [("H3D420", "error"), ("H3D422", "warning")]
     (launch,) = [launch for f in report["files"] for launch in f["launches"]]
@@ -76,20 +82,17 @@ def test_no_readiness_probe_on_health_is_a_warning_at_the_launch(tmp_path):
 
 
 def test_a_readiness_probe_elsewhere_is_a_warning_at_that_probe(tmp_path):
-    obj = yaml.safe_load((REPO / "deploy/k8s/liveness-health.yaml").read_text())
-    obj["spec"]["template"]["spec"]["containers"][0]["readinessProbe"] = {"tcpSocket": {"port": "http"}}
-    text = yaml.safe_dump(obj, sort_keys=False)
-    (tmp_path / "m.yaml").write_text(text)
-    found = [f for f in _probe_findings(_lint(["m.yaml"], tmp_path)) if f[2] == "H3D422"]
+    text, report = _edited(tmp_path, "deploy/k8s/liveness-health.yaml",
+                           lambda c: c.update(readinessProbe={"tcpSocket": {"port": "http"}}))
+    found = [f for f in _probe_findings(report) if f[2] == "H3D422"]
     line = next(i for i, ln in enumerate(text.splitlines(), 1) if ln.strip() == "readinessProbe:")
     assert [at for _f, at, *_ in found] == [line]
 
 
 def test_a_budget_between_floor_and_ceiling_cannot_verify_never_passes(tmp_path):
-    obj = yaml.safe_load((REPO / "deploy/k8s/statefulset.yaml").read_text())
-    obj["spec"]["template"]["spec"]["containers"][0]["livenessProbe"]["failureThreshold"] = 20  # 105 s
-    (tmp_path / "m.yaml").write_text(yaml.safe_dump(obj))
-    found = _probe_findings(_lint(["m.yaml"], tmp_path))
+    _text, report = _edited(tmp_path, "deploy/k8s/statefulset.yaml",
+                            lambda c: c["livenessProbe"].update(failureThreshold=20))  # 5 + 20 x 5 = 105 s
+    found = _probe_findings(report)
     assert [(rule, severity, unknown) for _f, _l, rule, severity, unknown, _s in found] == [("H3D423", "warning", True)]
 
 
