@@ -123,7 +123,12 @@ def unknown_why(unknown: list[str], ctx: dict[str, Any]) -> str:
     if host:  # worked out from the disks and caches of the machine the launch runs on (derivations/download.py)
         why = ctx.get("derived.host_unknown") or {}
         words.append(f"not known of the machine it runs on: {'; '.join(why.get(h, h) for h in host)}")
-    others = [u for u in unknown if not u.startswith(("hw.", "derived.memory.", "derived.host.")) and u not in unresolved]
+    cuda = [u.removeprefix("derived.cuda.") for u in unknown if u.startswith("derived.cuda.")]
+    if cuda:  # the driver and kernels of the machine it runs on (derivations/kernels.py)
+        why = ctx.get("derived.cuda_unknown") or {}
+        words.append(f"not known of the machine it runs on: {'; '.join(why.get(c, c) for c in cuda)}")
+    others = [u for u in unknown if not u.startswith(("hw.", "derived.memory.", "derived.host.", "derived.cuda."))
+              and u not in unresolved]
     if others:
         words.append(f"not known: {', '.join(others)}")
     return "; ".join(words)
