@@ -146,12 +146,23 @@ def test_an_elf_without_a_fatbin_carries_no_gpu_code(tmp_path):
     ("truncated-section", elf(container(entry(2, 90)))[:70]),
     ("section-past-the-end", elf(container(entry(2, 90)), section_size=1 << 40)),
     ("no-magic", elf(b"\x01" * 64)),
-    ("entry-too-short", elf(container(entry(2, 90, header_size=0)))),  # would never advance
+    ("entry-too-short", elf(container(entry(2, 90, payload=b"", header_size=0) + b"\0" * 32))),  # would never advance
     ("entry-past-container", elf(struct.pack("<IHHQ", fatbin.MAGIC, 1, 16, 1 << 30) + entry(2, 90))),
 ])
 def test_a_broken_library_is_unknown_with_a_reason(tmp_path, name, data):
     found, why = fatbin.targets(write(tmp_path / f"{name}.so", data))
     assert found is None and why
+
+
+def test_an_entry_header_that_would_not_advance_is_refused_at_once(tmp_path):
+    data = elf(container(entry(2, 90, payload=b"", header_size=0) + b"\0" * 32))
+    assert "too short" in fatbin.targets(write(tmp_path / "x.so", data))[1]
+
+
+def test_a_section_table_past_the_cap_is_refused_before_it_is_read(tmp_path):
+    data = bytearray(elf(container(entry(2, 90))))
+    struct.pack_into("<HH", data, 60, 65535, 0)  # e_shnum 65,535 (4 MiB of headers), e_shstrndx 0
+    assert "sections" in fatbin.targets(write(tmp_path / "x.so", bytes(data)))[1]
 
 
 def test_a_section_of_zeros_is_walked_within_the_budget(tmp_path):
@@ -181,6 +192,8 @@ def test_a_library_that_is_no_file_is_unknown_without_waiting(tmp_path, make):
         path.mkdir()
     found, why = fatbin.targets(str(path))
     assert found is None and why
+    if make == "fifo":  # refused for what it is, not for a read that happened to fail
+        assert "not a regular file" in why
 
 
 # -- the kernel wheels in a fake site-packages -----------------------------------------------------
@@ -198,7 +211,8 @@ def site(tmp_path):
     site = tmp_path / "site-packages"
     dist(site, "sglang-0.5.23.dist-info", "Metadata-Version: 2.1\nName: sglang\nVersion: 0.5.23\n"
          "Requires-Dist: torch==2.14.1\nRequires-Dist: sglang-kernel==0.4.10\n\ndescription: torch==1.0.0\n")
-    dist(site, "sglang_kernel-0.4.10.dist-info", "Name: sglang-kernel\nVersion: 0.4.10\n")
+    # its description quotes a pin (after the headers' blank line): text, not metadata
+    dist(site, "sglang_kernel-0.4.10.dist-info", "Name: sglang-kernel\nVersion: 0.4.10\n\nRequires-Dist: torch==1.0.0\n")
     write(site / "sgl_kernel" / "sm90" / "common_ops.abi3.so", elf(container(entry(2, 90))))
     write(site / "sgl_kernel" / "sm100" / "common_ops.abi3.so", elf(container(entry(2, 100), entry(2, 120))))
     dist(site, "flash_attn-2.8.3.dist-info", "Name: flash_attn\nVersion: 2.8.3\n",
@@ -325,3 +339,30 @@ def test_sgl_kernel_missing_on_cuda_is_a_problem_and_sage_missing_is_not(tmp_pat
     result = probed({}, host)
     assert result.line("sgl_kernel_sm").status == "problem"
     assert result.line("sage_sm").status == "n/a" and result.facts.sage_sm is None
+
+
+# -- the probe child's NVML reading, end to end, and a check on the facts ------------------------
+
+from tests.host.test_probe import H200, env, fake_probe  # noqa: E402,F401 - the probe tests' fakes and fixture
+
+
+def test_the_probe_child_asks_nvml_for_the_drivers_cuda_and_the_check_judges_it(tmp_path, env):  # noqa: F811
+    from h3doctor.engine.check import check
+    from h3doctor.engine.ruleset import load_rules
+    from h3doctor.sglang import releases
+    from h3doctor.sglang.flagtable import load_flag_table
+
+    r = fake_probe(tmp_path, env, torch={"cuda": "13.0", "devices": H200}, nvml={"devices": H200, "cuda_driver": 12040})
+    assert (r.facts.driver_cuda, r.facts.torch_cuda) == ("12.4", "13.0")
+    assert r.line("driver_cuda").status == "problem"
+    release = releases.target(None, None)
+    result = check(["sglang", "serve", "MiniMaxAI/MiniMax-H3", "--num-gpus", "4"], r.facts, load_rules(),
+                   load_flag_table(release.table_version), {}, {}, release=release)
+    [finding] = [f for f in result.evaluation.findings if f.rule.id == "H3D614"]
+    assert not finding.cannot_verify and "(found version 12040)" in finding.message
+
+
+def test_nvidia_ml_py_without_the_cuda_version_call_keeps_the_devices(tmp_path, env):  # noqa: F811
+    r = fake_probe(tmp_path, env, nvml={"devices": H200, "old_bindings": True})
+    assert (r.facts.platform, r.facts.gpu_count) == ("cuda", 4)
+    assert r.facts.driver_cuda is None or r.line("driver_cuda").source.startswith("/proc")
