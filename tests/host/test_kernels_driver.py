@@ -366,3 +366,37 @@ def test_nvidia_ml_py_without_the_cuda_version_call_keeps_the_devices(tmp_path, 
     r = fake_probe(tmp_path, env, nvml={"devices": H200, "old_bindings": True})
     assert (r.facts.platform, r.facts.gpu_count) == ("cuda", 4)
     assert r.facts.driver_cuda is None or r.line("driver_cuda").source.startswith("/proc")
+
+
+def test_doctor_shows_each_new_fact_and_a_too_old_driver_fails_the_machine(site):
+    from h3doctor.host.doctor import report
+
+    host = cuda_stack.observe({"PATH": ""}, root="/nonexistent", paths=[str(site)])
+    data = report(probed({"nvml": {"cuda_driver": 12040}}, host))
+    status = {c["fact"]: c["status"] for c in data["checks"]}
+    assert {k: status[k] for k in ("driver_cuda", "torch_cuda", "sgl_kernel_sm", "sgl_kernel_torch", "flash_attn_sm",
+                                   "flash_attn_torch", "sage_sm", "ffprobe_version")} == {
+        "driver_cuda": "problem", "torch_cuda": "ok", "sgl_kernel_sm": "ok", "sgl_kernel_torch": "ok",
+        "flash_attn_sm": "ok", "flash_attn_torch": "problem", "sage_sm": "n/a", "ffprobe_version": "n/a"}
+    assert data["summary"]["exit_code"] == 1 and "driver CUDA" in data["summary"]["text"]
+
+
+def test_a_saved_profile_keeps_the_kernel_facts(site):
+    import yaml
+
+    from h3doctor.facts import facts_from_mapping
+    from h3doctor.host.probe import profile_text
+
+    host = cuda_stack.observe({"PATH": ""}, root="/nonexistent", paths=[str(site)])
+    result = probed({"nvml": {"cuda_driver": 13000}}, host)
+    again = facts_from_mapping(yaml.safe_load(profile_text(result)), "here.yaml")
+    assert (again.driver_cuda, again.sgl_kernel_sm, again.flash_attn_torch) == ("13.0", ("sm_90",), "2.6")
+
+
+@pytest.mark.parametrize("bad", [["sm90"], ["sm_x"], [90], "sm_90"])
+def test_a_profiles_targets_must_be_targets(bad):
+    from h3doctor.errors import UsageError
+    from h3doctor.facts import facts_from_mapping
+
+    with pytest.raises(UsageError):
+        facts_from_mapping({"platform": "cuda", "sgl_kernel_sm": bad}, "p.yaml")
