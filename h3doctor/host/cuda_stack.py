@@ -18,12 +18,12 @@ def site_dirs(paths: list[str] | None = None) -> list[str]:
 
 
 def observe(env: dict[str, str], root: str = "/", paths: list[str] | None = None) -> dict[str, object]:
-    sites = site_dirs(paths)
+    index = kernel_wheels.dist_index(site_dirs(paths))
     driver, driver_cuda, driver_why = cuda_driver.from_proc(root)
-    torch_version, torch_cuda, torch_where = kernel_wheels.installed_torch(sites)
+    torch_version, torch_cuda, torch_where = kernel_wheels.installed_torch(index)
     # sgl_kernel loads sm90/ on a cc 9.0 GPU and sm100/ on any other: both are read, the probe's
     # builder picks by the capability the child reports
-    kernels = {90: kernel_wheels.kernel_facts(sites, 90), None: kernel_wheels.kernel_facts(sites, None, ("sgl_kernel",))}
+    kernels = {90: kernel_wheels.kernel_facts(index, 90), None: kernel_wheels.kernel_facts(index, None, ("sgl_kernel",))}
     probe_version, probe_exe, probe_why = ffmpeg.ffprobe_version(env)
     return {"driver_proc": driver, "driver_proc_cuda": driver_cuda, "driver_proc_why": driver_why,
             "torch_file_version": torch_version, "torch_file_cuda": torch_cuda, "torch_file_where": torch_where,

@@ -57,16 +57,21 @@ def _listing(folder: str) -> list[str]:
         return []
 
 
-def find_dist(paths: list[str], names: tuple[str, ...]) -> tuple[str, str, str] | None:
-    """(the site folder, its `.dist-info` folder, the version) of the first of `names` installed."""
-    wanted = {_norm(n) for n in names}
+def dist_index(paths: list[str]) -> dict[str, tuple[str, str, str]]:
+    """Each installed distribution's (site folder, `.dist-info` folder, version), the first on the
+    path winning as for an import: every site folder listed once per probe."""
+    index: dict[str, tuple[str, str, str]] = {}
     for site in paths:
         for entry in _listing(site):
             if entry.endswith(".dist-info"):
                 name, _, version = entry[: -len(".dist-info")].partition("-")
-                if _norm(name) in wanted:
-                    return site, os.path.join(site, entry), version
-    return None
+                index.setdefault(_norm(name), (site, os.path.join(site, entry), version))
+    return index
+
+
+def find_dist(index: dict[str, tuple[str, str, str]], names: tuple[str, ...]) -> tuple[str, str, str] | None:
+    """(the site folder, its `.dist-info` folder, the version) of the first of `names` installed."""
+    return next((index[_norm(n)] for n in names if _norm(n) in index), None)
 
 
 def _metadata(dist_info: str) -> tuple[str | None, list[str]]:
@@ -148,16 +153,17 @@ def _libraries(site: str, prefix: str, cc_int: int | None) -> list[str]:
     return [os.path.join(folder, n) for n in _listing(folder) if n.endswith(".so")]
 
 
-def kernel_facts(paths: list[str], cc_int: int | None, only: tuple[str, ...] = tuple(KERNELS)) -> dict[str, object]:
+def kernel_facts(index: dict[str, tuple[str, str, str]], cc_int: int | None,
+                 only: tuple[str, ...] = tuple(KERNELS)) -> dict[str, object]:
     """For each kernel: `<prefix>_sm` (its targets, or None), `<prefix>_torch` (the torch it was
     built for, or None), and `<prefix>_why` (where each was read, or why unknown)."""
-    sglang = find_dist(paths, ("sglang",))
+    sglang = find_dist(index, ("sglang",))
     sglang_requires = _metadata(sglang[1])[1] if sglang else []
     out: dict[str, object] = {}
     for prefix, (dists, _package) in KERNELS.items():
         if prefix not in only:
             continue
-        found = find_dist(paths, dists)
+        found = find_dist(index, dists)
         if found is None:
             out.update({f"{prefix}_sm": None, f"{prefix}_torch": None, f"{prefix}_why": "not installed"})
             continue
@@ -183,11 +189,11 @@ def kernel_facts(paths: list[str], cc_int: int | None, only: tuple[str, ...] = t
     return out
 
 
-def installed_torch(paths: list[str]) -> tuple[str | None, str | None, str]:
+def installed_torch(index: dict[str, tuple[str, str, str]]) -> tuple[str | None, str | None, str]:
     """(torch's version, the CUDA it was built for, where read) from its dist-info and the
     `torch/version.py` its build wrote (`cuda = '12.8'`, None for a CPU or ROCm build), without
     importing it."""
-    found = find_dist(paths, ("torch",))
+    found = find_dist(index, ("torch",))
     if found is None:
         return None, None, "torch is not installed"
     version = _metadata(found[1])[0] or found[2]

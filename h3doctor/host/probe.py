@@ -423,6 +423,8 @@ def render_text(result: ProbeResult, console: Any) -> None:
 
 
 def _show(value: Any) -> str:
+    if isinstance(value, (tuple, list)):  # a kernel's targets
+        return ", ".join(map(str, value)) or "none"
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float):

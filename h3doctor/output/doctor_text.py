@@ -26,6 +26,8 @@ def _value(check: dict[str, Any]) -> str:
     value = check["value"]
     if value is None:
         return "unknown" if check["status"] == "unknown" else "—"
+    if isinstance(value, (tuple, list)):  # a kernel's targets
+        return ", ".join(map(str, value)) or "none"
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float):

@@ -225,8 +225,8 @@ def site(tmp_path):
 
 
 def test_sgl_kernel_is_read_where_its_loader_looks(site):
-    on_h100 = kernel_wheels.kernel_facts([str(site)], 90)
-    on_b200 = kernel_wheels.kernel_facts([str(site)], 100)
+    on_h100 = kernel_wheels.kernel_facts(kernel_wheels.dist_index([str(site)]), 90)
+    on_b200 = kernel_wheels.kernel_facts(kernel_wheels.dist_index([str(site)]), 100)
     assert on_h100["sgl_kernel_sm"] == ("sm_90",)
     assert on_b200["sgl_kernel_sm"] == ("sm_100", "sm_120")  # sm100/ for every GPU but a 9.0 one
     # no pin of its own: the installed sglang pins torch 2.14.1 beside this very sglang-kernel
@@ -234,33 +234,33 @@ def test_sgl_kernel_is_read_where_its_loader_looks(site):
 
 
 def test_flash_attns_torch_is_its_wheels_local_version(site):
-    facts = kernel_wheels.kernel_facts([str(site)], 90)
+    facts = kernel_wheels.kernel_facts(kernel_wheels.dist_index([str(site)]), 90)
     assert facts["flash_attn_sm"] == ("sm_80", "sm_90") and facts["flash_attn_torch"] == "2.6"
     assert (facts["sage_sm"], facts["sage_why"]) == (None, "not installed")
 
 
 def test_a_kernel_of_another_version_than_sglang_pins_has_no_torch(site):
     os.rename(site / "sglang_kernel-0.4.10.dist-info", site / "sglang_kernel-0.3.1.dist-info")
-    assert kernel_wheels.kernel_facts([str(site)], 90)["sgl_kernel_torch"] is None
+    assert kernel_wheels.kernel_facts(kernel_wheels.dist_index([str(site)]), 90)["sgl_kernel_torch"] is None
 
 
 def test_an_exact_torch_pin_in_the_wheels_metadata_is_read(tmp_path):
     site = tmp_path / "site"
     dist(site, "sageattention-2.2.0.dist-info", "Name: sageattention\nVersion: 2.2.0\nRequires-Dist: torch==2.9.1\n")
     write(site / "sageattention" / "_qattn_sm90.cpython-312-x86_64-linux-gnu.so", elf(container(entry(2, 90))))
-    facts = kernel_wheels.kernel_facts([str(site)], 90)
+    facts = kernel_wheels.kernel_facts(kernel_wheels.dist_index([str(site)]), 90)
     assert (facts["sage_sm"], facts["sage_torch"]) == (("sm_90",), "2.9")
 
 
 def test_torchs_version_and_cuda_are_read_from_its_files(site):
-    assert kernel_wheels.installed_torch([str(site)])[:2] == ("2.14.1", "13.0")
+    assert kernel_wheels.installed_torch(kernel_wheels.dist_index([str(site)]))[:2] == ("2.14.1", "13.0")
 
 
 def test_one_unreadable_library_makes_the_kernel_unknown(site):
     target = site / "sgl_kernel" / "sm90" / "common_ops.abi3.so"
     target.unlink()
     os.mkfifo(target)
-    facts = kernel_wheels.kernel_facts([str(site)], 90)
+    facts = kernel_wheels.kernel_facts(kernel_wheels.dist_index([str(site)]), 90)
     assert facts["sgl_kernel_sm"] is None and "not a regular file" in facts["sgl_kernel_why"]
 
 
