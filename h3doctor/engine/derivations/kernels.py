@@ -46,7 +46,8 @@ def _loaded(backend: Any) -> list[tuple[str, str]]:
 def cuda_stack(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     too_old = driver_older(hw.driver_cuda, hw.torch_cuda)
     mm = major_minor(hw.driver_cuda)
-    found = None if mm is None or too_old is None else mm[0] * 1000 + mm[1] * 10  # cudaDriverGetVersion's int
+    # cudaDriverGetVersion's int, as torch prints it; words where the message is a "cannot verify"
+    found = "unknown" if mm is None or too_old is None else mm[0] * 1000 + mm[1] * 10
     loaded = _loaded(ctx.get("derived.dit_backend"))
     cc = hw.cc_int
     image = [(label, getattr(hw, f"{prefix}_sm")) for label, prefix in loaded]
