@@ -5,11 +5,13 @@ runtime, and whether a library's GPU code runs on a GPU. Ground floor: the probe
 
 from __future__ import annotations
 
+from h3doctor.digits import is_digits
+
 
 def major_minor(version: str | None) -> tuple[int, int] | None:
     """ "12.4" -> (12, 4); "13.0+" -> (13, 0); "2.14.1" -> (2, 14); None or other text -> None."""
     parts = (version or "").rstrip("+").split(".")
-    if len(parts) < 2 or not all(p.isdigit() and len(p) <= 6 for p in parts[:2]):
+    if len(parts) < 2 or not all(is_digits(p) and len(p) <= 6 for p in parts[:2]):
         return None
     return int(parts[0]), int(parts[1])
 
@@ -32,7 +34,7 @@ def covers(targets: tuple[str, ...], cc_int: int) -> bool | None:
     its own cubin, or PTX of this or a lower architecture (the driver JIT-compiles it). A cubin of
     a lower minor of the same major would run unless it is arch-specific (`sm_120a` does not run
     on 12.1), which the fatbin headers read do not tell: cannot verify."""
-    arches = {t: int(t.rsplit("_", 1)[1]) for t in targets if t.rsplit("_", 1)[-1].isdigit()}
+    arches = {t: int(t.rsplit("_", 1)[1]) for t in targets if is_digits(t.rsplit("_", 1)[-1])}
     if f"sm_{cc_int}" in arches or any(t.startswith("compute_") and a <= cc_int for t, a in arches.items()):
         return True
     if any(t.startswith("sm_") and a // 10 == cc_int // 10 and a < cc_int for t, a in arches.items()):

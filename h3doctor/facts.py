@@ -134,6 +134,8 @@ class HardwareFacts:
         data = {name: getattr(self, name) for name in fields_of(self)}
         data["sources"] = dict(self.sources)
         data["probe_env_not_applied"] = list(self.probe_env_not_applied)
+        for name in _TARGET_LISTS:  # JSON's lists, as the CLI writes them
+            data[name] = None if data[name] is None else list(data[name])
         data["cc_major"] = self.cc_major
         data["cc_int"] = self.cc_int
         return data
@@ -232,7 +234,7 @@ def with_overrides(hw: HardwareFacts, sizes: dict[str, float]) -> HardwareFacts:
 def assumed(hw: HardwareFacts) -> dict[str, Any]:
     """The host facts a check stands on (ASSUMED_FACTS), None for each one unknown."""
     names = ASSUMED_FACTS + (CUDA_ASSUMED if hw.platform == "cuda" else ())
-    return {name: getattr(hw, name) for name in names}
+    return {name: list(value) if isinstance(value := getattr(hw, name), tuple) else value for name in names}
 
 
 # the report header's words for each host fact: sizes with their unit, then what is there (or not)

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import json
 import os
+from importlib import resources
 
 from h3doctor.digits import is_digits
 from h3doctor.host.system import read_small
 
 PROC_VERSION = "proc/driver/nvidia/version"
-_TABLE = os.path.join(os.path.dirname(__file__), "driver-cuda.json")
 
 
 def _numbers(text: str) -> tuple[int, ...] | None:
@@ -27,8 +27,8 @@ def _numbers(text: str) -> tuple[int, ...] | None:
 
 
 def table() -> dict[str, str]:
-    with open(_TABLE, encoding="utf-8") as fh:
-        return json.load(fh)["minimum_driver"]
+    return json.loads(resources.files("h3doctor.host").joinpath("driver-cuda.json").read_text(encoding="utf-8"))[
+        "minimum_driver"]
 
 
 def cuda_of_nvml(value: object) -> str | None:

@@ -19,8 +19,10 @@ loop, not a 64-bit little-endian ELF, a truncated or lying header, too many sect
 from __future__ import annotations
 
 import os
-import stat
 import struct
+
+from h3doctor.errors import H3DoctorError
+from h3doctor.safeload import open_regular
 
 MAGIC = 0xBA55ED50
 KINDS = {1: "compute", 2: "sm"}  # PTX (JIT-compiled by the driver) / cubin (SASS)
@@ -41,16 +43,13 @@ def targets(path: str) -> tuple[tuple[str, ...] | None, str]:
     """(the sorted targets, e.g. ("compute_90", "sm_80", "sm_90"), or None; why). An ELF file
     without a `.nv_fatbin` section carries no GPU code: an empty tuple."""
     try:
-        st = os.stat(path)  # follows links; a loop is ELOOP, an OSError
-        if not stat.S_ISREG(st.st_mode):
-            raise Unreadable("not a regular file")
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped between the stat and the open
-                raise Unreadable("not a regular file")
-            found = _read(fd, os.fstat(fd).st_size)
-        finally:
-            os.close(fd)
+        # the one reader's open: non-blocking, a regular file by fstat of the descriptor (a FIFO or
+        # a directory refused at once); a symlink loop is ELOOP, an OSError
+        fh, size = open_regular(path, what="a kernel library")
+        with fh:
+            found = _read(fh.fileno(), size)
+    except H3DoctorError as exc:
+        return None, f"{path}: {exc.message}"
     except Unreadable as exc:
         return None, f"{path}: {exc}"
     except (OSError, ValueError) as exc:

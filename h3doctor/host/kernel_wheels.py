@@ -26,6 +26,7 @@ import json
 import os
 import re
 
+from h3doctor.digits import is_digits
 from h3doctor.host import fatbin
 from h3doctor.host.system import read_small
 
@@ -93,7 +94,7 @@ def torch_pin(requires: list[str]) -> str | None:
     """"X.Y" of an exact `Requires-Dist: torch==X.Y.Z` pin."""
     pinned = exact_pin(requires, "torch")
     parts = (pinned or "").split(".")
-    return f"{parts[0]}.{parts[1]}" if len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit() else None
+    return f"{parts[0]}.{parts[1]}" if len(parts) >= 2 and is_digits(parts[0]) and is_digits(parts[1]) else None
 
 
 def exact_pin(requires: list[str], dist: str) -> str | None:

@@ -5,6 +5,7 @@ torch.version.cuda) and from host/cuda_stack.py, faked in the tests."""
 
 from __future__ import annotations
 
+from h3doctor.digits import is_digits
 from h3doctor.cuda_compat import covers, driver_older, major_minor
 from h3doctor.host.cuda_driver import cuda_of_nvml
 
@@ -24,7 +25,7 @@ def stack_lines(b: Any) -> None:
     cuda = b.platform == "cuda"
     _driver_lines(b, cuda)
     cc = (b.values.get("compute_capability") or "").replace(".", "")
-    cc_int = int(cc) if cc.isdigit() else None
+    cc_int = int(cc) if is_digits(cc) else None
     kernels = dict(b.host.get("kernels_cc90") or {})
     if cc_int != 90:  # sgl_kernel loads sm100/ on every GPU but a cc 9.0 one
         kernels.update(b.host.get("kernels_other") or {})
@@ -32,7 +33,7 @@ def stack_lines(b: Any) -> None:
         _kernel_lines(b, cuda, cc_int, prefix, label, when, kernels)
     version, exe = b.host.get("ffprobe_version"), b.host.get("ffprobe_exe")
     b.add("ffprobe_version", "ffprobe version", version, "ok" if version else "unknown" if exe else "n/a",
-          f"{exe}; sglang needs no minimum (0.5.23 falls back for ffprobe before 6.0, material_io.py:302)" if version
+          f"{exe}; sglang needs no minimum (it falls back for an ffprobe before 6.0, material_io.py:302)" if version
           else (b.host.get("ffprobe_why") or "not read") + ("" if exe else " (the ffmpeg + ffprobe line says what that stops)"),
           "ffprobe -version (PATH, no shell, bounded)")
 

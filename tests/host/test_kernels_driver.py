@@ -331,7 +331,7 @@ def test_the_kernel_sglang_loads_for_this_gpu_is_judged(site):
     assert gb10.line("sgl_kernel_sm").status == "unknown"  # sm_120 or sm_120a: cannot tell
     a100 = probed({}, host, cc=(8, 0))
     assert a100.line("sgl_kernel_sm").status == "problem" and "H3D615" in a100.line("sgl_kernel_sm").reason
-    assert a100.facts.as_dict()["sgl_kernel_sm"] == ("sm_100", "sm_120")
+    assert a100.facts.as_dict()["sgl_kernel_sm"] == ["sm_100", "sm_120"]  # JSON's list
 
 
 def test_sgl_kernel_missing_on_cuda_is_a_problem_and_sage_missing_is_not(tmp_path):
