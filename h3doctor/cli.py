@@ -13,7 +13,7 @@ import typer
 
 from h3doctor.check_args import OPTIONS_HINT
 from h3doctor.cli_choices import near_choices
-from h3doctor.cli_help import GroupedHelp
+from h3doctor.cli_help import GroupedHelp, PanelledHelp
 from h3doctor.cli_output import check_report, short, write_file, write_report
 from h3doctor.errors import ExitCode, H3DoctorError, UsageError
 from h3doctor.output.formats import names as format_names
@@ -172,6 +172,8 @@ def _typer_parameter(opt):
     """One row of the option table as the keyword Typer reads: `Annotated[type, typer.Option(...)]`."""
     import inspect
 
+    from h3doctor.options import PANELS
+
     if opt.kind == "flag":
         kind, default = bool, opt.default
     elif opt.kind == "choice":
@@ -185,7 +187,8 @@ def _typer_parameter(opt):
     if default is None:
         kind = Optional[kind]
     option = typer.Option(*opt.flags, help=opt.help, hidden=opt.hidden, envvar=opt.envvar,
-                          autocompletion=COMPLETERS[opt.complete] if opt.complete else None)
+                          autocompletion=COMPLETERS[opt.complete] if opt.complete else None,
+                          rich_help_panel=PANELS.get(opt.panel))  # none: "Other options"
     return inspect.Parameter(opt.name, inspect.Parameter.KEYWORD_ONLY, default=default,
                              annotation=Annotated[kind, option])
 
@@ -212,6 +215,7 @@ CHECK_SETTINGS = {"allow_extra_args": True, "ignore_unknown_options": True, "all
 
 app.command(
     "check",
+    cls=PanelledHelp,  # its options in the option table's panels (cli_help.py)
     context_settings=CHECK_SETTINGS,
     help="Check a proposed launch. Give sglang's flags directly, or the whole command after `--`: "
     "h3doctor check --profile 4xH200 -- sglang serve MiniMaxAI/MiniMax-H3 --num-gpus 4",
