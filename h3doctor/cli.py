@@ -12,7 +12,6 @@ from typing import Annotated, List, Optional
 import typer
 
 from h3doctor.check_args import OPTIONS_HINT
-from h3doctor.cli_choices import near_choices
 from h3doctor.cli_help import GroupedHelp, PanelledHelp
 from h3doctor.cli_output import check_report, short, write_file, write_report
 from h3doctor.errors import ExitCode, H3DoctorError, UsageError
@@ -621,8 +620,7 @@ def main() -> None:
     sys.stdout, sys.stderr = Output(sys.stdout, "stdout"), Output(sys.stderr, "stderr")
     try:
         code = _named_completion(sys.argv[1:])
-        # Typer's app() is get_command(app)(...); its choices name the nearest on a near miss (cli_choices.py)
-        code = near_choices(typer.main.get_command(app))(standalone_mode=False) if code is None else code
+        code = app(standalone_mode=False) if code is None else code
         code = code if isinstance(code, int) else 0
     except H3DoctorError as exc:
         blamed = _in_hook_args(exc, exc.hint == OPTIONS_HINT)

@@ -4,8 +4,9 @@
 Typer turns every option or argument typed as an Enum (or Literal) into a `TyperChoice`, whose
 refusal lists the choices only. `near_choices` swaps each such type in the built click command,
 every subcommand included, for `NearChoice`, which says the same with the nearest choice
-(`spelling.nearest`, bounded) — one pass over the command tree, so a command or option added later
-needs no wiring of its own (tests/cli/test_cli_choices.py walks every choice of every command).
+(`spelling.nearest`, bounded) — one pass over the command tree when the app's group is built
+(cli_help.GroupedHelp), so a command or option added later needs no wiring of its own
+(tests/cli/test_cli_choices.py walks every choice of every command).
 The fast path (entry.py) reads no value it would refuse: a choice it does not know goes to the CLI,
 which says this."""
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import typer.core
 
+from h3doctor.cli_choices import near_choices
+
 GROUPS = (
     ("Everyday", ("check", "doctor", "explain", "suggest", "init", "probe", "profiles")),
     ("CI and fleets", ("lint", "export", "admission", "schema")),
@@ -18,7 +20,13 @@ GROUPS = (
 
 
 class GroupedHelp(typer.core.TyperGroup):
-    """Typer's group with the command listing in GROUPS' sections."""
+    """Typer's group with the command listing in GROUPS' sections, and every choice of its commands
+    naming the nearest on a near miss (cli_choices.py: Typer builds the subcommands first, so the
+    whole tree is here)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        near_choices(self)
 
     def format_commands(self, ctx, formatter) -> None:
         visible = {name: cmd for name in self.list_commands(ctx)
