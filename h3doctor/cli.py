@@ -364,9 +364,9 @@ def probe_cmd(
 
 
 @app.command("doctor", short_help="Show this machine for MiniMax-H3, one fact a line.", help="This machine for MiniMax-H3, one line per fact (✓ fine, ✗ stops H3 from serving "
-             "here, ! cannot verify): the sglang release installed, GPUs, memory, cgroup cap, /dev/shm, disk, ffmpeg "
-             "and its encoders, FlashAttention, and a summary. Bare `h3doctor` runs it. Exit 0, or 1 when a fact stops "
-             "H3 from serving here.")
+             "here, ! sglang will warn, ? cannot verify, - does not apply here): the sglang release installed, "
+             "GPUs, memory, cgroup cap, /dev/shm, disk, ffmpeg and its encoders, FlashAttention, and a summary. "
+             "Bare `h3doctor` runs it. Exit 0, or 1 when a fact stops H3 from serving here.")
 def doctor_cmd(
     format: Annotated[DoctorFormat, typer.Option("--format", help="Report format (json: README, `h3doctor doctor`).")] = DoctorFormat.text,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Probe afresh; neither read nor write the probe cache.")] = False,
