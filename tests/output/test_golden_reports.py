@@ -160,3 +160,24 @@ def test_the_doctors_made_up_machine_warns_of_the_cgroup_and_nothing_else():
     _, data = golden.render_doctor(80, colour=False)
     assert [c["fact"] for c in data["checks"] if c["status"] != "ok"] == ["cgroup_memory_unlimited"]
     assert (data["summary"]["status"], data["summary"]["exit_code"]) == ("warning", 0)
+
+
+# -- NO_COLOR on a terminal (issue 31's "colour and NO_COLOR"): the same text, no colour ---------
+
+_COLOUR_SGR = {*range(30, 50), *range(90, 98), *range(100, 108)}  # foreground, background, bright
+
+
+def _colours(text: str) -> list[str]:
+    return [code for code in ANSI.findall(text)
+            if any(p.isdigit() and int(p) in _COLOUR_SGR for p in code[2:-1].split(";"))]
+
+
+@pytest.mark.parametrize("name", [*IN_PROCESS, "doctor"])
+def test_no_color_on_a_terminal_is_the_plain_text_without_a_colour(name, monkeypatch):
+    """A terminal (Rich styling on) with NO_COLOR set: not one colour code, only the styles NO_COLOR
+    leaves (bold, dim), and the text is the golden's. Fails when the styled console ignores NO_COLOR."""
+    monkeypatch.setattr(golden, "_environment", lambda env=golden._environment: {**env(), "NO_COLOR": "1"})
+    styled = golden.render_doctor(80, colour=True)[0] if name == "doctor" else golden.render(name, 80, colour=True)[0]
+    plain = golden.render_doctor(80, colour=False)[0] if name == "doctor" else golden.render(name, 80, colour=False)[0]
+    assert not _colours(styled), _colours(styled)[:5]
+    assert ANSI.sub("", styled) == plain
