@@ -43,6 +43,11 @@ CASES: dict[str, tuple[list[str], list[str], bool]] = {
     "two-errors": (["--profile", "2xRTX4090"],
                    ["sglang", "serve", "--model-path", "MiniMaxAI/MiniMax-H3", "--num-gpus", "2", "--ring-degree", "2",
                     "--attention-backend", "torch_sdpa"], False),
+    # the README's other check examples: "Using it" (Apple MPS), "Memory fit" at a request, alternatives
+    "readme-mps": (["--profile", "m3-max"], [*MODEL, "--enable-torch-compile"], False),
+    "readme-request": (["--profile", "1xH200", "--request-resolution", "1344x768", "--request-seconds", "12"],
+                       list(MODEL), False),
+    "readme-alternatives": (["--profile", "4xH200"], [*MODEL, "--num-gpus", "4", "--model-variant", "hybrid"], False),
     # the README's launch as typed in a shell with the hook (h3doctor init): one error, one screen
     "hook-blocked": (["--profile", "4xH200"],
                      [*MODEL, "--num-gpus", "4", "--ulysses-degree", "2", "--ring-degree", "2",
