@@ -27,12 +27,12 @@ from __future__ import annotations
 import functools
 import os
 import re
-import shlex
 
 from h3doctor.digits import is_digits
 from h3doctor.errors import UsageError
 from h3doctor.record import field, record
 from h3doctor.safeload import excerpt, read_bounded, refuse_outside, resolve_named
+from h3doctor.shellsplit import script_tokens
 
 RUNTIMES = ("docker", "podman", "nerdctl")
 ENV_FILE_MAX_BYTES = 1 << 20
@@ -404,10 +404,7 @@ def script_commands(script: str) -> list[tuple[str, ...]]:
     for form, word in (('"$@"', ARGS_WORD), ('"${@}"', ARGS_WORD), ('"$*"', ARGS_JOINED), ('"${*}"', ARGS_JOINED),
                        ("${@}", ARGS_SPLIT), ("$@", ARGS_SPLIT), ("${*}", ARGS_SPLIT), ("$*", ARGS_SPLIT)):
         text = text.replace(form, f" {word} ")
-    lexer = shlex.shlex(text.replace("\n", ";"),
-                        posix=True, punctuation_chars=";&|()<>")
-    lexer.whitespace_split = True
-    lexer.commenters = "#"
+    lexer = script_tokens(text.replace("\n", ";"))
     commands: list[tuple[str, ...]] = []
     current: list[str] = []
     redirect = False
