@@ -358,6 +358,8 @@ class LaunchWords:
     tokens: tuple[str, ...]
     form: LaunchForm | None
     error: UsageError | None = None
+    # (flag table, ParsedCommand): the flags parsed already by whoever read the words (argv.parsed_once)
+    parsed: tuple | None = None
 
     @classmethod
     def read(cls, tokens: list[str] | tuple[str, ...] | LaunchWords) -> LaunchWords:
