@@ -17,7 +17,7 @@ import shlex
 import sys
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from h3doctor import shellsplit
@@ -25,7 +25,8 @@ from h3doctor.errors import UsageError
 from repo_paths import REPO, TESTS
 
 SETTINGS = settings(max_examples=int(os.environ.get("H3DOCTOR_PROPERTY_EXAMPLES", "300")), deadline=None,
-                    derandomize="H3DOCTOR_PROPERTY_EXAMPLES" not in os.environ)
+                    derandomize="H3DOCTOR_PROPERTY_EXAMPLES" not in os.environ,
+                    suppress_health_check=[HealthCheck.too_slow])  # a shared, loaded machine
 
 
 def _old_split(text: str) -> list[str] | type[ValueError]:
