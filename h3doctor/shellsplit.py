@@ -14,7 +14,8 @@ Two engines, each where it is right:
 * `shell_commands` (words with their offsets, split into simple commands) is hand-written,
   because shlex gives no offsets (lint locates and edits each word in its file), does not split
   commands at `&&`/`|`/newlines with redirections dropped, and cannot leave an expansion in its
-  word as written (h3doctor/unresolved.py) or give a variable its value.
+  word as written (h3doctor/unresolved.py) or give a variable its value. With `ansi_c` it reads
+  bash's and zsh's `$'…'` (the command-line hook's typed line), which shlex does not know.
 * `script_tokens` is shlex's own lexer with shell punctuation (`;`, `&&`, `|`, `(`, `<`, `>`) as
   tokens and `#` comments, for the `-c` script of a container's shell (sglang/container_run.py).
 
@@ -54,8 +55,8 @@ Word = tuple[str, int, int]  # the word as the shell reads it, and its [start, e
 SCRIPT_ARGS = marked("$@")  # the word `"$@"` (the script's own arguments), with script_args=True
 
 
-def shell_commands(text: str, *, script_args: bool = False,
-                   variables: Mapping[str, str | None] | None = None, keep_expansions: bool = False) -> list[list[Word]]:
+def shell_commands(text: str, *, script_args: bool = False, variables: Mapping[str, str | None] | None = None,
+                   keep_expansions: bool = False, ansi_c: bool = False) -> list[list[Word]]:
     """The simple commands of a shell text (split at unquoted newlines, `|`, `&&`, `;`, ...), each
     as its words with offsets. A redirection (`> log`, `2>&1`) ends the words of its command.
 
@@ -70,6 +71,9 @@ def shell_commands(text: str, *, script_args: bool = False,
     a name `variables` lacks) is no error: it is kept in its word as written, marked
     (h3doctor/unresolved.py); whether it matters is decided by where it stands in the launch, not
     here (lint's scripts, the command-line hook's typed line).
+    With `ansi_c`, `$'…'` is bash's and zsh's ANSI-C quoting (`$'\\e'`, `$'\\x41'`): the line a user
+    typed in either shell, and what `shellwords.quote` writes for a word a terminal cannot show. A
+    script of any POSIX shell is read without it (dash before 0.5.12 reads `$'a'` as `$` and `'a'`).
     """
     _bounded(text)
     commands: list[list[Word]] = []
@@ -77,12 +81,12 @@ def shell_commands(text: str, *, script_args: bool = False,
     if keep_expansions:
         variables = _Marking(variables or {})
     while i <= len(text):
-        words, stop = _scan(text, i, script_args, variables)
+        words, stop = _scan(text, i, script_args, variables, ansi_c)
         if words:
             commands.append(words)
         if stop >= len(text):
             break
-        i = _skip_redirection(text, stop, words)
+        i = _skip_redirection(text, stop, words, ansi_c)
     return commands
 
 
@@ -92,7 +96,7 @@ def shell_words(text: str) -> list[Word]:
     return commands[0] if commands else []
 
 
-def _skip_redirection(text: str, stop: int, words: list[Word]) -> int:
+def _skip_redirection(text: str, stop: int, words: list[Word], ansi_c: bool = False) -> int:
     """Past the operator at `stop`; past a redirection's target too, dropping its fd number."""
     op = text[stop]
     if op not in "<>":
@@ -107,7 +111,7 @@ def _skip_redirection(text: str, stop: int, words: list[Word]) -> int:
     while j < len(text) and text[j] not in " \t\n;|&":  # the target word
         j += 1
     # the rest of the line stays with this command's redirections, not a new command
-    rest, _ = _scan(text, j, True)
+    rest, _ = _scan(text, j, True, ansi_c=ansi_c)
     return j if not rest else _end_of(text, j)
 
 
@@ -170,8 +174,8 @@ def _variable(text: str, i: int, variables: Mapping[str, str | None] | None, quo
     return value, m.end()
 
 
-def _scan(text: str, i: int, script_args: bool = False,
-          variables: Mapping[str, str | None] | None = None) -> tuple[list[Word], int]:
+def _scan(text: str, i: int, script_args: bool = False, variables: Mapping[str, str | None] | None = None,
+          ansi_c: bool = False) -> tuple[list[Word], int]:
     if _PLAIN_TEXT.fullmatch(text, i):
         return [(m.group(), m.start(), m.end()) for m in _NON_BLANK.finditer(text, i)], len(text)
     words: list[Word] = []
@@ -229,6 +233,9 @@ def _scan(text: str, i: int, script_args: bool = False,
                 if j >= end:
                     raise Unsupported("unterminated double quote")
                 i = j + 1
+            elif ansi_c and c == "$" and text.startswith("'", i + 1):
+                value, i = _ansi_c(text, i + 2, end)
+                buf.append(value)
             elif (c == "$" and variables is not None) or (c == "`" and isinstance(variables, _Marking)):
                 value, i = _variable(text, i, variables, quoted=False)
                 buf.append(value)
@@ -240,6 +247,55 @@ def _scan(text: str, i: int, script_args: bool = False,
                 i = run.end()
         words.append(("".join(buf), word_start, i))
     return words, i
+
+
+# bash's ANSI-C escapes (bash's manual, "ANSI-C Quoting"); \cX, a control character, is read too
+_ANSI_NAMED = {"a": 7, "b": 8, "e": 27, "E": 27, "f": 12, "n": 10, "r": 13, "t": 9, "v": 11,
+               "\\": 92, "'": 39, '"': 34, "?": 63}
+_ANSI_NUMERIC = re.compile(r"[0-7]{1,3}|x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}")
+
+
+def _ansi_c(text: str, i: int, end: int) -> tuple[str, int]:
+    """The word part of `$'…'` whose text starts at `text[i]`, and the offset after its closing
+    quote. Bytes as bash makes them (`\\xff` is the byte 0xff: undecodable bytes are kept as
+    surrogateescape's, as every other input is read), characters as their UTF-8 bytes."""
+    out = bytearray()
+    while i < end and text[i] != "'":
+        c = text[i]
+        if c != "\\" or i + 1 >= end:
+            out += _utf8(c)
+            i += 1
+            continue
+        nxt = text[i + 1]
+        m = _ANSI_NUMERIC.match(text, i + 1, end)
+        if nxt in _ANSI_NAMED:
+            out.append(_ANSI_NAMED[nxt])
+            i += 2
+        elif nxt == "c" and i + 2 < end:
+            out.append(ord(text[i + 2]) & 0x1F)
+            i += 3
+        elif m:
+            digits = m.group()
+            value = int(digits, 8) if digits[0] in "01234567" else int(digits[1:], 16)
+            if digits[0] in "uU":
+                out += chr(min(value, 0x10FFFF)).encode("utf-8", "surrogatepass")
+            else:
+                out.append(value & 0xFF)
+            i = m.end()
+        else:  # an escape bash does not know stays as written, backslash and all
+            out += c.encode()
+            i += 1
+    if i >= end:
+        raise Unsupported("unterminated $'...' quote")
+    # a C string ends at its first NUL: bash drops the rest of the quote (`$'a\\0b'` is `a`)
+    return bytes(out).split(b"\0", 1)[0].decode("utf-8", "surrogateescape"), i + 1
+
+
+def _utf8(ch: str) -> bytes:
+    try:
+        return ch.encode("utf-8", "surrogateescape")  # an undecodable byte read from argv is that byte
+    except UnicodeEncodeError:  # a lone surrogate no byte stands for: kept, never a crash
+        return ch.encode("utf-8", "surrogatepass")
 
 
 def _bounded(text: str) -> None:

@@ -192,3 +192,44 @@ def test_the_bound_is_above_every_text_a_reader_accepts():
     from h3doctor.located import MAX_INPUT_BYTES
 
     assert shellsplit.MAX_CHARS >= max(LOG, MAX_RENDERED_BYTES, MAX_INPUT_BYTES)
+
+
+# --- $'…' (ANSI-C quoting), for the line a user typed in bash or zsh ----------------------------
+
+_WORDS = st.lists(st.text(alphabet=st.characters(blacklist_characters="\0", blacklist_categories=("Cs",))
+                          | st.sampled_from(["\udc80", "\udcff", "\x1b", "\r", "\n", "'", "\\", "$", "é"]),
+                          max_size=12), min_size=1, max_size=6)
+
+
+@SETTINGS
+@given(words=_WORDS)
+def test_words_quoted_for_a_shell_read_back_as_themselves(words):
+    from h3doctor.shellwords import join
+
+    line = join(words)
+    assert [w for w, _s, _e in shellsplit.shell_commands(line, ansi_c=True)[0]] == words
+
+
+_ANSI_CASES = ["$'\\x41\\101\\u00e9\\U0001F600'", "$'\\e[2K\\r'x", "$'a\\0b'c", "$'\\cA\\z\\q'", "$'it\\'s'",
+               "a$'b'\"c\"'d'", "$'\\xff\\xfe'", "$'\\t\\n\\v\\f\\a\\b\\\\\\\"\\?'", "$'\\1234'", "$'\\xg'"]
+
+
+@pytest.mark.skipif(not os.path.exists("/bin/bash"), reason="bash is the reference here")
+def test_ansi_c_words_are_the_ones_bash_makes():
+    import subprocess
+
+    for line in _ANSI_CASES:
+        out = subprocess.run(["/bin/bash", "--norc", "--noprofile", "-c", f"printf '%s\\0' {line}"],
+                             capture_output=True, check=True, env={"LC_ALL": "C.UTF-8"}).stdout  # a UTF-8 terminal
+        bash_words = [w.decode("utf-8", "surrogateescape") for w in out.split(b"\0")[:-1]]
+        ours = [w for w, _s, _e in shellsplit.shell_commands(line, ansi_c=True)[0]]
+        assert ours == bash_words, line
+
+
+def test_without_ansi_c_a_dollar_quote_is_not_read():
+    """A script of any POSIX shell is read without it (dash before 0.5.12 has no `$'…'`): the
+    text is not understood (lint notes it, H3DL002), never read as bash would."""
+    with pytest.raises(shellsplit.Unsupported):
+        shellsplit.shell_commands("x $'a'", keep_expansions=True)
+    with pytest.raises(shellsplit.Unsupported):
+        shellsplit.shell_commands("x $'a", ansi_c=True)  # an open one is no word either way
