@@ -134,7 +134,9 @@ def _expansion_end(text: str, i: int) -> int:
     command, `$1`, `$?`); nested parentheses and braces counted, quotes inside not read."""
     if text[i] == "`":
         close = text.find("`", i + 1)
-        return len(text) if close < 0 else close + 1
+        if close < 0:  # the shell refuses the text (unexpected end of file): not a word of any value
+            raise Unsupported(f"unterminated command substitution {text[i:i + 8]!r}")
+        return close + 1
     m = _VARIABLE.match(text, i)
     if m:
         return m.end()
@@ -147,7 +149,7 @@ def _expansion_end(text: str, i: int) -> int:
             j += 1
             if depth == 0:
                 return j
-        return len(text)
+        raise Unsupported(f"unterminated {text[i:i + 2]!r} in {text[i:i + 12]!r}")
     return min(i + 2, len(text))  # $1, $?, $#, $$
 
 
