@@ -153,10 +153,7 @@ def read(tokens: list[str], env: dict[str, str]) -> ScriptLine | None:
     start, caller = _shell_at(tokens, env)
     if start is None:
         return None
-    try:
-        sh = read_shell_c(list(tokens[start:]))
-    except UsageError:
-        return None  # the launch-form reader says what it cannot read
+    sh = read_shell_c(list(tokens[start:]))  # a script too long, or that shlex cannot read: its usage error
     if sh is None:
         return None
     script_at = start + sh.args_start - (2 if sh.zero else 1)
@@ -164,8 +161,11 @@ def read(tokens: list[str], env: dict[str, str]) -> ScriptLine | None:
     try:
         commands = script_commands(script, caller)
     except Unsupported as exc:
-        read_launch_form(list(tokens))  # the launch-form reader's own error, when it has one
-        raise UsageError(f"the `-c` script is not understood ({exc}): not checked", hint=_HINT) from None
+        try:
+            read_launch_form(list(tokens))  # the cookbook's form, which that reader reads on its own
+            return None
+        except UsageError:
+            raise UsageError(f"the `-c` script is not understood ({exc}): not checked", hint=_HINT) from None
     after = [_Word(t, "arg", at=k) for k, t in enumerate(tokens[script_at + 1:], script_at + 1)]
     launch = _last_launch(commands)
     if launch is None:
