@@ -80,7 +80,7 @@ class ScriptLine:
                 continue
             new = list(corrected[j1:j2])
             if i2 <= self.moved_from and i1 < self.moved_from:  # in front of the script's words
-                if i1 <= self.script_at < i2 or (tag == "insert" and i1 == self.moved_from):
+                if i1 <= self.script_at < i2:
                     raise NotWritten("the change is to the script's program, written inside the script")
                 if i1 > len(tokens):  # the `--` the judged line adds as the script's $0
                     raise NotWritten("the change is to the script's name ($0)")

@@ -116,3 +116,10 @@ def test_the_diffusion_modules_model_is_corrected_to_model_path(prefix):
     fixed = ["python3", "-m", "sglang.multimodal_gen.runtime.launch_server", "--model-path", M, "--num-gpus", "4"]
     assert result.corrected_argv == (prefix + [" ".join(fixed)] if prefix else fixed)
     assert found(check(result.corrected_argv)) == []
+
+
+def test_exec_looks_up_the_shell_a_plain_script_line_starts():
+    from h3doctor.sglang.launch_forms import program_lookup
+
+    line = ["bash", "-lc", 'exec sglang serve "$@"', "--", "--model-path", M]
+    assert program_lookup(line, {"PATH": "/opt/bin"}) == ("bash", "/opt/bin")  # not the first flag
