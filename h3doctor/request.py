@@ -155,9 +155,10 @@ def _written_back(result: CheckResult, line: Any) -> CheckResult:
 def _script_line(tokens: list[str], env: dict[str, str]) -> Any:
     """inputs/script_line.py's reading of a line with a shell given a `-c` script (None for any
     other line, without importing it: a plain check stays on the fast path's imports)."""
-    from h3doctor.sglang.container_run import SHELLS
+    from h3doctor.sglang.container_run import SHELLS, is_container_run
 
-    if not any(t.rsplit("/", 1)[-1] in SHELLS for t in tokens):
+    shells = [t for t in tokens[:1] if t.rsplit("/", 1)[-1] in SHELLS]
+    if not shells and not (is_container_run(tokens) and any(t.rsplit("/", 1)[-1] in SHELLS for t in tokens)):
         return None
     from h3doctor.inputs.script_line import read
 
