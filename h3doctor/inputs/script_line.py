@@ -150,13 +150,13 @@ def read(tokens: list[str], env: dict[str, str]) -> ScriptLine | None:
     than its program and a closing `"$@"` (flags written inside, `$1`, `"$@"` in the middle); None
     for any other line (the launch-form reader reads or refuses it as before). `env`: the
     environment the line starts in (the container's is its `-e` words)."""
-    start, caller = _shell_at(tokens, env)
-    if start is None:
+    shell, shift, caller = _shell_at(tokens, env)
+    if shell is None:
         return None
-    sh = read_shell_c(list(tokens[start:]))  # a script too long, or that shlex cannot read: its usage error
+    sh = read_shell_c(shell)  # a script too long, or that shlex cannot read: its usage error
     if sh is None:
         return None
-    script_at = start + sh.args_start - (2 if sh.zero else 1)
+    script_at = shift + sh.args_start - (2 if sh.zero else 1)
     script = tokens[script_at]
     try:
         commands = script_commands(script, caller)
@@ -212,20 +212,20 @@ def read(tokens: list[str], env: dict[str, str]) -> ScriptLine | None:
                       _COUNTED.search(script) is not None)
 
 
-def _shell_at(tokens: list[str], env: dict[str, str]) -> tuple[int | None, dict[str, str]]:
-    """Where the shell word is (a container's command, or the line's first word) and the
-    environment its script starts in."""
+def _shell_at(tokens: list[str], env: dict[str, str]) -> tuple[list[str] | None, int, dict[str, str]]:
+    """The shell's words (a container's command, or the whole line), what to add to an index of
+    them for the line's, and the environment its script starts in."""
     if is_container_run(list(tokens)):
         try:
             run = read_container_run(list(tokens))
         except UsageError:
-            return None, env
-        if run.entrypoint:  # `--entrypoint bash IMAGE -lc …`: the shell word is no word of the line
-            return None, env
-        return run.command_start, run.environment(env)
+            return None, 0, env
+        if run.entrypoint:  # `--entrypoint bash IMAGE -lc …`: the shell is the option's value
+            return [run.entrypoint, *tokens[run.command_start:]], run.command_start - 1, run.environment(env)
+        return list(tokens[run.command_start:]), run.command_start, run.environment(env)
     if tokens and os.path.basename(tokens[0]) in SHELLS:
-        return 0, env
-    return None, env
+        return list(tokens), 0, env
+    return None, 0, env
 
 
 def _last_launch(commands: list) -> tuple[int, int] | None:

@@ -40,6 +40,8 @@ def test_the_issue_line_gives_sglang_the_script_words_then_its_arguments():
     (DOCKER + [f'shift; exec sglang serve --model-path {M} "$@"', "--", "x", "--num-gpus", "4"],
      ["--model-path", M, "--num-gpus", "4"]),
     (DOCKER + [f"exec sglang serve --model-path {M} --num-gpus 4"], ["--model-path", M, "--num-gpus", "4"]),
+    (["docker", "run", "--entrypoint", "bash", "img", "-lc", f'sglang serve --model-path {M} "$@"', "--", "--num-gpus",
+      "4"], ["--model-path", M, "--num-gpus", "4"]),  # the shell is the entrypoint's value
     (["docker", "run", "-e", "NG=2", "img", "sh", "-c", f'sglang serve --model-path {M} --num-gpus "$NG"'],
      ["--model-path", M, "--num-gpus", "2"]),  # the container's -e value
 ])
