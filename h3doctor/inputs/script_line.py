@@ -167,10 +167,9 @@ def read(tokens: list[str], env: dict[str, str]) -> ScriptLine | None:
         except UsageError:
             raise UsageError(f"the `-c` script is not understood ({exc}): not checked", hint=_HINT) from None
     after = [_Word(t, "arg", at=k) for k, t in enumerate(tokens[script_at + 1:], script_at + 1)]
-    launch = _last_launch(commands)
-    if launch is None:
+    index = _last_launch(commands)
+    if index is None:
         return None
-    index, first = launch
     positional = Positional(after)
     for command in commands[:index]:
         texts = [w for w, _s, _e in command]
@@ -186,7 +185,7 @@ def read(tokens: list[str], env: dict[str, str]) -> ScriptLine | None:
                 bind_positional(word, args, after[0].text if after else None)
     command = commands[index]
     words: list[_Word] = []
-    for w, s, e in command[first:]:
+    for w, s, e in command:
         words.extend(_bound(script, w, s, e, positional))
     program = _program_length(words)
     if program is None:
@@ -195,7 +194,7 @@ def read(tokens: list[str], env: dict[str, str]) -> ScriptLine | None:
     if len(moved) == len(positional.args) and all(m.where == "arg" for m in moved) and _ends_in_args(script, command):
         return None  # the cookbook's form: the reader reads it as it is
     # the program's words are script words, one per word of the command
-    prefix_end = command[first + program][1] if first + program < len(command) else command[-1][2]
+    prefix_end = command[program][1] if program < len(command) else command[-1][2]
     rest = len(positional.args)
     shift = f"shift {rest}; " if rest else ""
     launch_at = command[0][1]
@@ -228,20 +227,14 @@ def _shell_at(tokens: list[str], env: dict[str, str]) -> tuple[list[str] | None,
     return None, 0, env
 
 
-def _last_launch(commands: list) -> tuple[int, int] | None:
-    """(index, program word) of the script's last sglang launch."""
+def _last_launch(commands: list) -> int | None:
+    """The index of the script's last command that runs sglang (its words in front of the program,
+    `exec`, `env X=1`, are the program's: the launch-form reader reads them)."""
     found = None
     for k, command in enumerate(commands):
-        start = launch_start([w for w, _s, _e in command])
-        if start is not None:
-            found = (k, start[0])
-    if found is None:
-        return None
-    k, start = found
-    command = [w for w, _s, _e in commands[k]]
-    while start > 0 and (command[start - 1] in ("exec", "nohup", "env", "setsid", "time") or is_assignment(command[start - 1])):
-        start -= 1  # the words in front of the program stay the program's (exec, env X=1)
-    return k, start
+        if launch_start([w for w, _s, _e in command]) is not None:
+            found = k
+    return found
 
 
 def _bound(script: str, text: str, s: int, e: int, positional: Positional) -> list[_Word]:
