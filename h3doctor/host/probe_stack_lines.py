@@ -85,7 +85,7 @@ def _kernel_lines(b: Any, cuda: bool, cc_int: int | None, prefix: str, label: st
     status = {True: "ok", False: bad, None: "unknown"}[fits]
     reason = (f"{when}; " + ("carries code for this GPU" if fits else "no code for this GPU: 'no kernel image is "
               "available for execution on the device' (rule H3D615)" if fits is False else
-              "whether it runs on this GPU cannot be told") + f" [{why}]")
+              "whether it runs on this GPU cannot be told") + (f" [{why}]" if why else ""))
     b.add(f"{prefix}_sm", f"{label} targets", shown, status, reason, "the .so's .nv_fatbin headers (no import)")
     torch = major_minor(b.values.get("torch_version"))
     mm = major_minor(built)
