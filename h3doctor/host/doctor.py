@@ -42,6 +42,8 @@ def said(fact: str, value: Any, status: str) -> str:
         return WORDS.get(fact, {}).get(value, "yes" if value else "no")
     if isinstance(value, float):
         return f"{value:g} GiB"
+    if isinstance(value, (tuple, list)):  # a kernel's targets
+        return ", ".join(map(str, value)) or "none"
     return str(value)
 
 
