@@ -158,7 +158,7 @@ def test_the_doctors_made_up_machine_warns_of_the_cgroup_and_nothing_else():
     """The golden's machine as data: a GB10 sharing host memory, no cgroup limit: one '!' line, the
     summary a warning, exit 0."""
     _, data = golden.render_doctor(80, colour=False)
-    assert [c["fact"] for c in data["checks"] if c["status"] != "ok"] == ["cgroup_memory_unlimited"]
+    assert [c["fact"] for c in data["checks"] if c["status"] not in ("ok", "n/a")] == ["cgroup_memory_unlimited"]
     assert (data["summary"]["status"], data["summary"]["exit_code"]) == ("warning", 0)
 
 
