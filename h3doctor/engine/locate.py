@@ -3,7 +3,8 @@
 In order: the rule's `position` (the parse error's token); the token of the parse problem its
 condition reads (an unrecognized or abbreviated flag); the first flag its fix names and the user
 typed; the first token its fix changed (a strategy's change, mapped back to the user's command);
-the first `args.*` its condition reads, or flag its alternatives set, that the user typed; for an
+the first `args.*` its condition reads, or flag its alternatives set, that the user typed; for a
+recipe's planned request (`intent.*`), the key of its `request:` the condition reads; for an
 sglang `--config` file, the key of the file the finding is about; else the start of the launch.
 A finding met only while fixing is located the same way in the command the fix loop had then,
 and mapped back to the word of the user's command it came from.
@@ -45,6 +46,7 @@ class Locator:
         self._dests: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
         self._parse_kinds: dict[str, frozenset[str]] = {}
         self._about_image: dict[str, bool] = {}
+        self._request_keys: dict[str, tuple[str, ...]] = {}
 
     def about_image(self, rule: Rule) -> bool:
         """Whether the rule is about the container image's tag (its condition reads what the tag
@@ -74,6 +76,14 @@ class Locator:
                 read = _flag_dests(alt.get("fix") or (), options, read, skip=fixed)
             self._dests[rule.id] = (tuple(fixed), tuple(read))
         return self._dests[rule.id]
+
+    def request_keys(self, rule: Rule) -> tuple[str, ...]:
+        """The planned request's values the rule's condition reads (`intent.quality` -> "quality"): a
+        recipe's finding about one points at that key of its `request:` (`quality: hihg`)."""
+        if rule.id not in self._request_keys:
+            self._request_keys[rule.id] = tuple(dict.fromkeys(
+                p.split(".")[1] for p in paths_of(rule.when) if p.startswith("intent.") and p.count(".") == 1))
+        return self._request_keys[rule.id]
 
     def parse_kinds(self, rule: Rule) -> frozenset[str]:
         """The parse-problem kinds (`parse.<kind>`) the rule's condition reads."""
@@ -155,6 +165,10 @@ class Locator:
         fixed, read = self.dests(finding.rule)
         if index is not None and 0 <= index < len(launch.token_pos):
             return launch.token_pos[index]
+        if launch.kind == "recipe" and launch.doc is not None:  # a recipe's request: the key of the value read
+            for key in self.request_keys(finding.rule):
+                if ("request", key) in launch.doc.keys:
+                    return launch.doc.key_pos(("request", key))
         if launch.key_pos:  # an sglang --config file: the key the finding is about
             for name in read:
                 for key in ev.context.get(name) or () if name in _KEY_LISTS else ():
