@@ -82,7 +82,7 @@ def test_every_printed_corrected_command_passes_its_own_check(profile, rules, ta
                                      [f.message for f in again.evaluation.findings])
 
 
-# 60 GB of RAM: the RTX 5090 desktop sglang PR #39021 saw killed by the kernel (H3D418, host-7)
+# 60 GB of RAM: the RTX 5090 desktop sglang PR #39021 saw killed by the kernel (H3D418, host-10)
 SMALL_HOST_GIB = 55.9
 
 

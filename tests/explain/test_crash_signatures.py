@@ -65,15 +65,15 @@ REAL_LINES = [
      "https://huggingface.co/api/models/MiniMaxAI/MiniMax-H3/revision/main", "requests via huggingface_hub", "hub-access"),
     ("OSError: [Errno 28] No space left on device", "diffusers#4957", "disk-full"),
     ("RuntimeError: CUDA error: no kernel image is available for execution on the device",
-     "torch's CUDA check (MEDS_EIC_AR#163)", "no-kernel-image"),
+     "torch's CUDA check (MEDS_EIC_AR#163)", "H3D615"),
     ("RuntimeError: The NVIDIA driver on your system is too old (found version 12040). Please update your GPU "
      "driver by downloading and installing a new version from the URL: http://www.nvidia.com/Download/index.aspx "
      "Alternatively, go to: https://pytorch.org to install a PyTorch version that has been compiled with your "
-     "version of the CUDA driver.", "sglang#11395", "driver-too-old"),
+     "version of the CUDA driver.", "sglang#11395", "H3D614"),
     ("RuntimeError: CUDA error: CUDA driver version is insufficient for CUDA runtime version",
-     "the CUDA runtime's cudaErrorInsufficientDriver", "driver-too-old"),
+     "the CUDA runtime's cudaErrorInsufficientDriver", "H3D614"),
     ("ImportError: /usr/local/lib/python3.12/dist-packages/sgl_kernel/sm100/common_ops.abi3.so: undefined symbol: "
-     "_ZN3c104cuda29c10_cuda_check_implementationEiPKcS2_ib", "sglang#29317", "kernel-abi"),
+     "_ZN3c104cuda29c10_cuda_check_implementationEiPKcS2_ib", "sglang#29317", "H3D616"),
 ]
 
 

@@ -1,4 +1,4 @@
-"""The host memory a launch's pinned layer stores lock, per release (docs/host-facts.md host-7).
+"""The host memory a launch's pinned layer stores lock, per release (docs/host-facts.md host-10).
 
 `pinned_need_gib` reads how each release pins from `releasedata/X.Y.Z/memory.json` `pinning`:
 torch's power-of-two blocks with no budget (0.5.17, 0.5.18), the same blocks under a budget that
