@@ -42,7 +42,8 @@ def _loaded(backend: Any) -> list[tuple[str, str]]:
 
 
 @derives("cuda.driver_too_old", "driver_found_version", "cuda.kernels_without_image", "kernel_image_text",
-         "cuda.kernels_other_torch", "kernel_torch_text", "cuda_unknown", reads=("derived.dit_backend",))
+         "cuda.kernels_other_torch", "kernel_torch_text", "cuda_unknown", reads=("derived.dit_backend",),
+         per_hardware=True)
 def cuda_stack(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     too_old = driver_older(hw.driver_cuda, hw.torch_cuda)
     mm = major_minor(hw.driver_cuda)
