@@ -121,3 +121,43 @@ def test_a_key_that_cannot_be_hashed_is_made_every_time():
     for _ in range(2):
         assert table.get(hw, ("x", ["unhashable"]), lambda: made.append(1) or {"v": [1]}) == {"v": [1]}
     assert len(made) == 2 and len(table) == 0
+
+
+def test_a_hit_and_an_eviction_in_two_threads_do_not_collide():
+    """Thread A finds its entry; before A marks it recently used, thread B stores another and
+    evicts A's (a table of one). Under the table's lock B waits for A (A's pause ends unanswered,
+    a bounded wait) and both get their values; without it A's mark fails (KeyError)."""
+    from collections import OrderedDict
+
+    table, first, second = PerHardware(1), object(), object()
+    found, evicted = threading.Event(), threading.Event()
+
+    class Pausing(OrderedDict):
+        def get(self, key, default=None):
+            value = super().get(key, default)
+            if value is not None and threading.current_thread().name == "A":
+                found.set()
+                evicted.wait(0.5)  # B evicts now, unless the lock holds it back
+            return value
+
+    table._entries = Pausing()
+    table.get(first, "k", lambda: {"v": 1})
+    answers: dict[str, object] = {}
+
+    def hit() -> None:
+        try:
+            answers["A"] = table.get(first, "k", lambda: {"v": 1})
+        except Exception as exc:  # noqa: BLE001 - the collision this test is about
+            answers["A"] = exc
+
+    def store() -> None:
+        found.wait(5)
+        answers["B"] = table.get(second, "k", lambda: {"v": 2})
+        evicted.set()
+
+    threads = [threading.Thread(target=hit, name="A"), threading.Thread(target=store, name="B")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert answers == {"A": {"v": 1}, "B": {"v": 2}} and len(table) == 1
