@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 def fresh(value: Any) -> Any:
     """`value` with every list, dict and set in it copied (the rest is immutable: str, numbers,
-    None, tuples of those)."""
+    None, tuples of those); a subclass of one is deep-copied, keeping its class."""
     kind = type(value)
     if kind is dict:
         return {k: fresh(v) for k, v in value.items()}
@@ -31,6 +31,10 @@ def fresh(value: Any) -> Any:
         return [fresh(v) for v in value]
     if kind is set:
         return set(value)
+    if isinstance(value, (dict, list, set, bytearray)):  # a subclass (defaultdict ...): copied as it is
+        import copy
+
+        return copy.deepcopy(value)
     return value
 
 

@@ -161,3 +161,17 @@ def test_a_hit_and_an_eviction_in_two_threads_do_not_collide():
     for t in threads:
         t.join()
     assert answers == {"A": {"v": 1}, "B": {"v": 2}} and len(table) == 1
+
+
+def test_kept_containers_are_handed_out_as_copies_of_their_own_class():
+    from collections import defaultdict
+
+    from h3doctor.engine.memo import fresh
+
+    kept = {"a": [1, {"b": {2}}], "c": defaultdict(list, {"d": [3]}), "e": (4, "f")}
+    out = fresh(kept)
+    assert out == kept and type(out["c"]) is defaultdict
+    out["a"][1]["b"].add(5)
+    out["a"].append(6)
+    out["c"]["d"].append(7)
+    assert kept == {"a": [1, {"b": {2}}], "c": {"d": [3]}, "e": (4, "f")}
