@@ -68,7 +68,7 @@ def test_the_api_servers_code_accepts_every_expression_and_bounds_all_but_the_ob
     except RuntimeError as exc:
         pytest.skip(f"tools/vap_cost does not build here ({exc}); CI installs no Go")
     text = _exported()
-    report = tool.measure(binary, text)
+    report = tool.measure(binary, text, tool.objects())
     assert not report["estimate_compared_at_create"]
     for policy in report["policies"]:
         for e in policy["expressions"]:
@@ -78,3 +78,20 @@ def test_the_api_servers_code_accepts_every_expression_and_bounds_all_but_the_ob
             else:
                 assert e["max"] > report["per_call_limit"], (policy["name"], e["field"])
     assert tool.summary(report, text) == json.loads(FIGURES.read_text(encoding="utf-8")), REMEASURE
+
+
+def test_an_ordinary_launch_costs_the_api_server_a_small_part_of_its_budgets():
+    """Measured with the API server's validator (the recorded runs): on every fixture manifest no
+    expression is stopped and one evaluation of a policy costs under a hundredth of its runtime
+    budget (RuntimeCELCostBudget), a fortieth of one expression's limit (PerCallLimit). At the bounds, hostile objects may be stopped: then failurePolicy Ignore admits them
+    unjudged (lint and the webhook judge them), never a verdict of clean."""
+    figures = json.loads(FIGURES.read_text(encoding="utf-8"))
+    ordinary = figures["runtime_on_the_fixture_manifests"]
+    assert set(ordinary) == set(figures["policies"])
+    for name, runs in ordinary.items():
+        assert runs["objects"] >= 8 and runs["stopped"] == [], name
+        assert 0 < runs["largest_cost"] < figures["runtime_cel_cost_budget"] // 100, name
+        assert runs["largest_cost"] < figures["per_call_limit"] // 40, name
+    for doc in vap.policies():
+        if doc["kind"] == "ValidatingAdmissionPolicy":
+            assert doc["spec"]["failurePolicy"] == "Ignore"

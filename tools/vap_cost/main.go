@@ -16,12 +16,18 @@
 // activation.go). The figures here follow that: an expression's own estimate, and with the
 // variables it reads (each once, transitively).
 //
-// Usage: vap_cost [FILE]   (YAML or JSON, several documents; standard input without FILE)
+// With -objects FILE it also runs each policy on each object of FILE as the API server's validator
+// does (policy/validating/validator.go: the validations under celconfig.RuntimeCELCostBudget, then
+// every message expression under what is left) and prints the cost spent and the messages.
+//
+// Usage: vap_cost [-objects FILE] [POLICIES]   (YAML or JSON, several documents; standard input
+// without POLICIES)
 package main
 
 import (
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -112,26 +118,34 @@ type report struct {
 	// ValidatingAdmissionPolicy is created or updated (it does not, in the release built here).
 	EstimateComparedAtCreate bool            `json:"estimate_compared_at_create"`
 	Policies                 []policyFigures `json:"policies"`
+	Runs                     []run           `json:"runs,omitempty"`
 }
 
 var messageField = regexp.MustCompile(`messageExpression$`)
 
 func main() {
+	objectsFile := flag.String("objects", "", "run the policies on the objects of this file")
+	flag.Parse()
 	in := io.Reader(os.Stdin)
-	if len(os.Args) > 2 {
-		fail("usage: vap_cost [FILE]")
+	if flag.NArg() > 1 {
+		fail("usage: vap_cost [-objects FILE] [POLICIES]")
 	}
-	if len(os.Args) == 2 {
-		f, err := os.Open(os.Args[1])
-		if err != nil {
-			fail(err.Error())
-		}
-		defer f.Close()
-		in = f
+	if flag.NArg() == 1 {
+		in = open(flag.Arg(0))
 	}
-	policies, err := read(in)
-	if err != nil {
+	var documents []map[string]any
+	if err := decodeAll(in, &documents); err != nil {
 		fail(err.Error())
+	}
+	policies := []policy{}
+	for _, d := range documents {
+		if d["kind"] == "ValidatingAdmissionPolicy" {
+			var p policy
+			if err := recode(d, &p); err != nil {
+				fail(err.Error())
+			}
+			policies = append(policies, p)
+		}
 	}
 	out := report{
 		Modules:              modules(),
@@ -140,6 +154,20 @@ func main() {
 	}
 	for _, p := range policies {
 		out.Policies = append(out.Policies, judge(p))
+	}
+	if *objectsFile != "" {
+		var objects []map[string]any
+		if err := decodeAll(open(*objectsFile), &objects); err != nil {
+			fail(err.Error())
+		}
+		for _, p := range policies {
+			v := compileValidator(p)
+			for _, o := range objects {
+				if kind, _ := o["kind"].(string); resources[kind] != "" { // what the policy matches
+					out.Runs = append(out.Runs, v.evaluate(o))
+				}
+			}
+		}
 	}
 	enc := json.NewEncoder(os.Stdout)
 	enc.SetIndent("", "  ")
@@ -153,22 +181,38 @@ func fail(message string) {
 	os.Exit(2)
 }
 
-func read(in io.Reader) ([]policy, error) {
+func open(name string) io.Reader {
+	f, err := os.Open(name)
+	if err != nil {
+		fail(err.Error())
+	}
+	return f
+}
+
+// decodeAll: every document of a YAML or JSON stream (an empty document is skipped).
+func decodeAll(in io.Reader, out *[]map[string]any) error {
 	decoder := utilyaml.NewYAMLOrJSONDecoder(in, 1<<16)
-	var out []policy
 	for {
-		var p policy
-		err := decoder.Decode(&p)
+		var d map[string]any
+		err := decoder.Decode(&d)
 		if errors.Is(err, io.EOF) {
-			return out, nil
+			return nil
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if p.Kind == "ValidatingAdmissionPolicy" {
-			out = append(out, p)
+		if d != nil {
+			*out = append(*out, d)
 		}
 	}
+}
+
+func recode(from any, to any) error {
+	data, err := json.Marshal(from)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(data, to)
 }
 
 // modules: the versions of the API server's code this binary was built with.
