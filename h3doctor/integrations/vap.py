@@ -78,7 +78,7 @@ def _containers_of(spec: str) -> str:
 
 # Bounds on what the policy reads, so a hostile object cannot run it past Kubernetes' CEL budgets
 # (a PerCallLimit of 1,000,000 per expression, a RuntimeCELCostBudget of 10,000,000 per policy
-# evaluation; docs/integrations/kubernetes-vap.md "Cost and size"). An object past them gets no
+# evaluation; docs/kubernetes.md "Cost and size"). An object past them gets no
 # verdict from the policy (lint still judges it): more containers than MAX_CONTAINERS, a launch of
 # more than MAX_WORDS words or with a word longer than MAX_WORD characters.
 MAX_CONTAINERS = 8
