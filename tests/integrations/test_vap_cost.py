@@ -11,6 +11,7 @@ import importlib.util
 import json
 
 import pytest
+import yaml
 from repo_paths import REPO, TESTS
 
 from h3doctor.integrations import vap
@@ -78,6 +79,26 @@ def test_the_api_servers_code_accepts_every_expression_and_bounds_all_but_the_ob
             else:
                 assert e["max"] > report["per_call_limit"], (policy["name"], e["field"])
     assert tool.summary(report, text) == json.loads(FIGURES.read_text(encoding="utf-8")), REMEASURE
+    _the_harness_gives_the_api_servers_verdicts(tool, report)
+
+
+def _the_harness_gives_the_api_servers_verdicts(tool, report) -> None:
+    """cel-python (tests/integrations/cel_policy.py), on which every other VAP test rests, gives the
+    messages the API server's validator gives on each fixture manifest."""
+    pytest.importorskip("celpy", reason="cel-python (the test extra) is the harness compared")
+    from cel_policy import compiled
+
+    documents = vap.policies()
+    names = [d["metadata"]["name"] for d in documents if d["kind"] == "ValidatingAdmissionPolicy"]
+    harness = dict(zip(names, compiled(documents)))
+    objects = {f"{o['kind']}/{o['metadata']['name']}": o for o in yaml.safe_load_all(tool.manifests())
+               if isinstance(o, dict) and "kind" in o}
+    compared = 0
+    for run in report["runs"]:
+        if run["object"] in objects and not tool.is_hostile(run):
+            assert harness[run["policy"]].messages(objects[run["object"]]) == run["messages"], run["object"]
+            compared += 1
+    assert compared >= 16
 
 
 def test_an_ordinary_launch_costs_the_api_server_a_small_part_of_its_budgets():

@@ -239,7 +239,8 @@ func judge(p policy) policyFigures {
 	}
 	stateless := plugincel.NewCompiler(base)
 	decls := plugincel.OptionalVariableDeclarations{HasParams: len(p.Spec.ParamKind) > 0, HasAuthorizer: true, StrictCost: strictCost}
-	messageDecls := plugincel.OptionalVariableDeclarations{HasParams: false, HasAuthorizer: false, StrictCost: strictCost}
+	// validation.go validateMessageExpression: params where the policy has a paramKind, no authorizer
+	messageDecls := plugincel.OptionalVariableDeclarations{HasParams: decls.HasParams, HasAuthorizer: false, StrictCost: strictCost}
 	withVars := estimator{env: envFor(composited.CompositionEnv.EnvSet, decls)}
 	withoutVars := estimator{env: envFor(base, decls)}
 	messages := estimator{env: envFor(composited.CompositionEnv.EnvSet, messageDecls)}
