@@ -110,7 +110,8 @@ def runs(report: dict[str, Any], hostile_: bool) -> dict[str, dict[str, Any]]:
             continue
         policy = out.setdefault(r["policy"], {"largest_cost": 0, "objects": 0, "stopped": []})
         policy["objects"] += 1
-        policy["largest_cost"] = -1 if -1 in (r["cost"], policy["largest_cost"]) else max(r["cost"], policy["largest_cost"])
+        costs = (r["cost"], policy["largest_cost"])
+        policy["largest_cost"] = -1 if -1 in costs else max(costs)
         if r["errors"]:
             policy["stopped"].append(r["object"])
     return out

@@ -104,7 +104,8 @@ def _the_harness_gives_the_api_servers_verdicts(tool, report) -> None:
 def test_an_ordinary_launch_costs_the_api_server_a_small_part_of_its_budgets():
     """Measured with the API server's validator (the recorded runs): on every fixture manifest no
     expression is stopped and one evaluation of a policy costs under a hundredth of its runtime
-    budget (RuntimeCELCostBudget), a fortieth of one expression's limit (PerCallLimit). At the bounds, hostile objects may be stopped: then failurePolicy Ignore admits them
+    budget (RuntimeCELCostBudget), a fortieth of one expression's limit (PerCallLimit). At the
+    bounds, hostile objects may be stopped: then failurePolicy Ignore admits them
     unjudged (lint and the webhook judge them), never a verdict of clean."""
     figures = json.loads(FIGURES.read_text(encoding="utf-8"))
     ordinary = figures["runtime_on_the_fixture_manifests"]
