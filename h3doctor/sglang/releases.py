@@ -331,6 +331,17 @@ def host_spill(version: str) -> dict[str, Any] | None:
 
 
 @functools.lru_cache(maxsize=None)
+def kernels_loaded(version: str) -> tuple[tuple[str, str, str | None], ...]:
+    """The CUDA kernel libraries release `version` loads on a MiniMax-H3 launch, each as (label,
+    package prefix of its facts, the DiT attention backend that loads it, or None: every launch)
+    (runtime-facts.json `kernels`); () for a release it does not cover."""
+    for entry in runtime_facts()["kernels"]:
+        if in_range(version, entry["versions"]):
+            return tuple((k["label"], k["prefix"], k["backend"]) for k in entry["loaded"])
+    return ()
+
+
+@functools.lru_cache(maxsize=None)
 def quality_levels(version: str) -> tuple[str, ...]:
     """The request qualities release `version` admits (QUALITY_LEVELS, in sglang's order)."""
     for entry in runtime_facts()["quality_levels"]:
