@@ -10,14 +10,12 @@ through host/system.py's reader (a FIFO planted there is refused, never waited o
 from __future__ import annotations
 
 import os
-import stat
 
 from h3doctor.digits import is_digits
-from h3doctor.host.system import read_small
+from h3doctor.host.system import read_small, sglang_reads
 
 _MEMINFO_CAP = 64 * 1024  # /proc/meminfo is ~1.5 KiB; anything past this is not the kernel's file
 ROOT_SWAP_MAX = "sys/fs/cgroup/memory.swap.max"
-_SMALL = 4096
 
 
 def swap_total(root: str = "/") -> tuple[int | None, str, str]:
@@ -42,19 +40,7 @@ def cgroup_swap_off(root: str = "/") -> tuple[bool | None, str, str]:
     (the mount's own file, as sglang opens it) reads "0". A file that cannot be opened, or any other
     value ("max", a number), leaves the host's swap counted (sglang's `except OSError: pass`). A
     FIFO, a device or a file longer than a cgroup value is unknown: h3doctor does not wait on it."""
-    path = os.path.join(root, ROOT_SWAP_MAX)
-    source = "/" + ROOT_SWAP_MAX
-    try:
-        info = os.stat(path)
-    except (OSError, ValueError):
-        return False, source, "cannot be opened: sglang counts the host's swap"
-    if stat.S_ISDIR(info.st_mode):
-        return False, source, "a directory: sglang's open fails, and it counts the host's swap"
-    text = read_small(path, _SMALL)
-    if text is None or len(text) >= _SMALL:
-        return None, source, "not a cgroup value file h3doctor reads (not regular, unreadable or too long)"
-    value = text.strip()
-    return value == "0", source, f"reads {value[:40]!r}"
+    return sglang_reads(root, ROOT_SWAP_MAX, "0", False, "sglang counts the host's swap")
 
 
 def swap_facts(root: str = "/") -> dict[str, object]:

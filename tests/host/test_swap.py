@@ -17,15 +17,9 @@ from h3doctor.host.doctor import report
 from h3doctor.host.probe import system_facts
 from h3doctor.host.probe_facts import build
 from repo_paths import TESTS
+from tests.host.test_host_facts import _tree
 
 MEMINFO = "MemTotal:       131072000 kB\nMemFree:        1000 kB\nSwapTotal:      149946368 kB\nSwapFree:  1 kB\n"
-
-
-def _tree(root, files):
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
 
 
 def test_swap_total_is_meminfo_s_swaptotal_as_psutil_reads_it(tmp_path):
