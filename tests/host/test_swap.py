@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 
+import jsonschema
 import pytest
 
 from h3doctor.facts import assumed, facts_from_mapping
@@ -16,7 +17,7 @@ from h3doctor.host import swap
 from h3doctor.host.doctor import report
 from h3doctor.host.probe import system_facts
 from h3doctor.host.probe_facts import build
-from repo_paths import TESTS
+from repo_paths import REPO, TESTS
 from tests.host.test_host_facts import _tree
 
 MEMINFO = "MemTotal:       131072000 kB\nMemFree:        1000 kB\nSwapTotal:      149946368 kB\nSwapFree:  1 kB\n"
@@ -114,6 +115,8 @@ def test_sglangs_swap_warning_through_the_cli_in_its_words_and_what_the_report_a
     assert len(found) == 1 and found[0]["severity"] == "warning"
     assert found[0]["message"].startswith("Host and device share one memory pool and swap is enabled (143 GiB): ")
     assert report_["assumed"]["swap_gib"] == 143.4 and report_["assumed"]["cgroup_swap_off"] is False
+    schema = json.loads((REPO / "h3doctor" / "schema" / "report.schema.json").read_text(encoding="utf-8"))
+    jsonschema.validate(report_, schema)  # the report states what it assumed in its own schema
     quiet = json.loads(_check(tmp_path, {**GB10, "swap_gib": 143.4, "cgroup_swap_off": True}).stdout)
     assert "H3D419" not in [f["rule"] for f in quiet["findings"]]
 
@@ -121,3 +124,11 @@ def test_sglangs_swap_warning_through_the_cli_in_its_words_and_what_the_report_a
 def test_a_profile_s_swap_that_is_no_size_is_a_usage_error(tmp_path):
     p = _check(tmp_path, {**GB10, "swap_gib": "lots"})
     assert p.returncode == 2 and "swap_gib" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_real_swap_facts_on_this_machine():
+    # this machine's own /proc/meminfo and cgroup (CI's too): read, or said why not
+    total, _source, reason = swap.swap_total()
+    off, _source, off_reason = swap.cgroup_swap_off()
+    assert (total is None or total >= 0) and reason and off in (True, False, None) and off_reason
+
