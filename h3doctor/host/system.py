@@ -107,8 +107,8 @@ def root_memory_max_unlimited(root: str = "/") -> tuple[bool | None, str, str]:
 
 
 def sglang_reads(root: str, rel: str, wanted: str, unopened: bool, means: str) -> tuple[bool | None, str, str]:
-    """(whether the cgroup file at `rel` under `root` reads `wanted`, source, reason), as sglang's
-    `open(path).read().strip() == wanted` decides it (auto_tune.py): where its open fails (no
+    """(whether the cgroup file at `rel` under `root` reads `wanted`, source, reason), as sglang
+    decides it (auto_tune.py: the file's stripped text compared with `wanted`): where its open fails (no
     file, a directory) sglang's `except OSError` gives `unopened`, which `means` says in words. A
     file sglang would block on (a FIFO, a device) or that is longer than a cgroup value is unknown:
     h3doctor does not wait on it, so it cannot say what sglang reads."""
