@@ -91,6 +91,8 @@ class ScriptLine:
                 raise NotWritten("the change spans the script's program and its flags")
             self._moved_edit(i1 - self.moved_from, i2 - self.moved_from, new, line_edits, text_edits)
         for start, end, text in sorted(text_edits, reverse=True):
+            if not text:  # a word removed takes the blanks in front of it along
+                start = len(script[:start].rstrip(" \t")) if script[:start].strip(" \t") else start
             script = script[:start] + text + script[end:]
         tokens[self.script_at] = script
         for start, end, new in sorted(line_edits, key=lambda e: (e[0], e[1]), reverse=True):

@@ -30,6 +30,8 @@ from typing import Any
 
 from h3doctor.errors import UsageError
 from h3doctor.inputs.launch import Launch, Segment
+from h3doctor.inputs.script_launch import as_line
+from h3doctor.inputs.script_line import NotWritten
 from h3doctor.lint.applicability import unsafe_reasons, unsafe_steps
 from h3doctor.lint.deployment_values import notes as deployment_notes
 from h3doctor.lint.deployment_values import overwritten
@@ -237,6 +239,11 @@ def fix_files(run: LintRun, session: LintSession, *, write: bool, roots: tuple[s
                                  f"(apply with --unsafe-fixes): {'; '.join(fix.unsafe)}")
                     if not show_unsafe:
                         continue
+            try:  # each launch on its own first: one whose change cannot be written is refused alone
+                _apply(f.path, f.text, f.kind, [(launch, fix.argv)], session)
+            except Refused as exc:
+                notes.append(f"{f.path}:{launch.pos.line}: not fixed: {exc}")
+                continue
             edits.append((launch, fix.argv))
         if not edits:
             continue
@@ -334,6 +341,7 @@ def _keep_newlines(before: str, after: str) -> str:
 
 
 def _apply(path: str, text: str, kind: str | None, edits: list[tuple[Launch, list[str]]], session: LintSession) -> str:
+    edits = [_as_written(edit) for edit in edits]
     if kind in ("shell", "slurm", "dockerfile", "markdown", "makefile"):  # launches located by file offsets
         flat = []
         for launch, new in edits:
@@ -347,6 +355,18 @@ def _apply(path: str, text: str, kind: str | None, edits: list[tuple[Launch, lis
     if kind == "sglang-config":
         return _keeping_line_ends(text, lambda lf: _fix_config(path, lf, edits[0][0], edits[0][1], session))
     return _in_text(path, text, edits) or _keeping_line_ends(text, lambda lf: _fix_yaml(path, lf, edits))
+
+
+def _as_written(edit: tuple[Launch, list[str]]) -> tuple[Launch, list[str]]:
+    """A correction of a line whose `-c` script holds sglang's flags, written back where each of
+    its words is written (inputs/script_launch.py); Refused when a change cannot be written there."""
+    launch, new = edit
+    if launch.script_line is None:
+        return edit
+    try:
+        return as_line(launch, new)
+    except NotWritten as why:
+        raise Refused(str(why)) from None
 
 
 def _keeping_line_ends(text: str, rewrite) -> str:
