@@ -11,21 +11,12 @@ a launch with no correction, or one `--fix` would not write (a notebook, a refus
 from __future__ import annotations
 
 import bisect
-import os
 
 from h3doctor.lint.fix import Refused, edited_text, launch_corrections
 from h3doctor.lint.session import LintRun, LintSession
 from h3doctor.output.diagnostic import Diagnostic, Fix, Replacement
 from h3doctor.record import replace
-
-
-def changed_span(before: str, after: str) -> tuple[int, int, str] | None:
-    """(start, end, text): `before[start:end]` replaced by `text` gives `after`; None when equal."""
-    if before == after:
-        return None
-    start = len(os.path.commonprefix([before, after]))  # compared in C, not a character at a time
-    same_end = len(os.path.commonprefix([before[start:][::-1], after[start:][::-1]]))  # past the start only
-    return start, len(before) - same_end, after[start:len(after) - same_end]
+from h3doctor.tokendiff import changed_span
 
 
 def _line_col(starts: list[int], offset: int) -> tuple[int, int]:

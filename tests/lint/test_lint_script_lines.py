@@ -99,3 +99,18 @@ def test_a_plain_bash_lc_line_in_a_script_is_judged(tmp_path, monkeypatch):
     _code, report, _notes = _report("run.sh", targets=("4xH200",))
     [typo] = _rules(report, "run.sh")["H3D021"]
     assert _at(tmp_path, typo) == "--num-gpu" and typo["line"] == 2
+
+
+def test_the_llm_launcher_in_a_container_script_is_fixed_in_the_script_and_converges(repo):
+    """H3D040 inside a script (scripts/serve-legacy.sh): `--fix` writes `sglang serve` where the
+    script writes the program, and the re-lint has no H3D040."""
+    path = "scripts/serve-legacy.sh"
+    _code, report, _notes = _report(path)
+    assert [f["line"] for f in _rules(report, path)["H3D040"]] == [6, 11]
+    before = (repo / path).read_text()
+    _report(path, fix=True)
+    assert (repo / path).read_text() == before.replace(
+        "exec python3 -m sglang.launch_server --model ", "exec sglang serve --model-path ").replace(
+        "exec python3 -m sglang.launch_server", "exec sglang serve")
+    _code, report, _notes = _report(path)
+    assert "H3D040" not in _rules(report, path)
