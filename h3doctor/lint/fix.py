@@ -36,6 +36,8 @@ from h3doctor.lint.applicability import unsafe_reasons, unsafe_steps
 from h3doctor.lint.deployment_values import notes as deployment_notes
 from h3doctor.lint.deployment_values import overwritten
 from h3doctor.lint.discover import lint_roots
+from h3doctor.lint.probe_fixes import apply as apply_probe_edits
+from h3doctor.lint.probe_fixes import edited_rules, probe_edits
 from h3doctor.lint.session import FileResult, LintRun, LintSession
 from h3doctor.lint.textedit import LineIndex, edit_words, scalar_spans
 from h3doctor.paths import replace_file
@@ -219,11 +221,23 @@ def fix_files(run: LintRun, session: LintSession, *, write: bool, roots: tuple[s
     notes: list[str] = []
     for f in run.files:
         edits: list[tuple[Launch, list[str]]] = []
+        found = probe_edits(f, session)
+        probes = []  # each within its line: the launches' words keep their places
+        for e in found:
+            where = f"{f.path}:{e.pos.line}: {e.rule} fix: {e.what}"
+            if e.unsafe and not unsafe_fixes:
+                notes.append(f"{where}: unsafe fix {'shown, ' if show_unsafe else ''}not applied "
+                             f"(apply with --unsafe-fixes): {e.unsafe}")
+                if not show_unsafe:
+                    continue
+            else:
+                notes.append(where)
+            probes.append(e)
         if f.kind == "notebook":  # JSON whose cells' lines are strings: not rewritten
             if f.launches:
                 notes.append(f"{f.path}: not fixed: a notebook is not rewritten; fix its cells by hand")
             continue
-        for launch, fix, why in launch_corrections(f, session):
+        for launch, fix, why in launch_corrections(f, session, edited_rules(found)):
             if why:
                 notes.append(f"{f.path}: not fixed: {why}")
                 continue
@@ -245,10 +259,11 @@ def fix_files(run: LintRun, session: LintSession, *, write: bool, roots: tuple[s
                 notes.append(f"{f.path}:{launch.pos.line}: not fixed: {exc}")
                 continue
             edits.append((launch, fix.argv))
-        if not edits:
+        if not edits and not probes:
             continue
+        text = apply_probe_edits(f.text, probes)
         try:
-            after = _apply(f.path, f.text, f.kind, edits, session)
+            after = _apply(f.path, text, f.kind, edits, session) if edits else text
         except Refused as exc:
             notes.append(f"{f.path}: not fixed: {exc}")
             continue
@@ -259,16 +274,19 @@ def fix_files(run: LintRun, session: LintSession, *, write: bool, roots: tuple[s
                 if refused:
                     notes.append(f"{f.path}: not fixed: {refused}")
                     continue
-            changes.append(Change(f.path, f.text, after, f"{len(edits)} launch(es)"))
+            changes.append(Change(f.path, f.text, after, f"{len(edits)} launch(es)"
+                                  + (f", {len(probes)} probe field(s)" if probes else "")))
     return changes, notes
 
 
-def launch_corrections(f: FileResult, session: LintSession):
-    """Each judged launch of the file with its correction, or why it has none (None, None: clean)."""
+def launch_corrections(f: FileResult, session: LintSession, manifest: dict[str, frozenset[str]] | None = None):
+    """Each judged launch of the file with its correction, or why it has none (None, None: clean).
+    `manifest`: per launch label, the rules an edit of its manifest fixes (its probes): no change
+    of the command is searched for them."""
     for n, launch in enumerate(f.launches):
         if session.other_model(launch) is not None:  # not judged: H3DL020
             continue
-        hold = f.holds[n] if n < len(f.holds) else frozenset()
+        hold = (f.holds[n] if n < len(f.holds) else frozenset()) | (manifest or {}).get(launch.label, frozenset())
         try:
             yield (launch, *correct(session, launch, hold))
         except UsageError as exc:  # a target that is no profile: reported as H3DL005 already
