@@ -29,8 +29,8 @@ def _lint(path: str, **kw) -> tuple[dict, list[str]]:
     return (json.loads(render("lint", "json", report)) if not text else {}), text.splitlines()
 
 
-def _probe_rules(path: str) -> list[str]:
-    report, _ = _lint(path)
+def _probe_rules(path: str, **kw) -> list[str]:
+    report, _ = _lint(path, **kw)
     return sorted(f["rule"] for f in report["findings"] if f["rule"] in PROBE_RULES and not f["suppressed"])
 
 
@@ -112,11 +112,28 @@ def test_a_startup_probes_threshold_is_a_safe_fix(tmp_path, monkeypatch):
     (lambda t: t.replace("        failureThreshold: 2   # raised by hand before\n", "").replace(
         "periodSeconds: 5", "periodSeconds: 1"), "H3D423"),  # the default threshold: not written
     (lambda t: t.replace("      startupProbe:", "      startupProbe:  # h3doctor: ignore[H3D423] on purpose"), None),
+    # 150 s: between the load's floor and its ceiling, "cannot verify": no exact figure to write
+    (lambda t: t.replace("failureThreshold: 2 ", "failureThreshold: 30 "), "H3D423"),
+    # the path written with an escape: its text is not the value, so no exact replacement
+    (lambda t: t.replace("livenessProbe:\n        httpGet: {path: /liveness,", 'livenessProbe:\n        httpGet: {path: "/he\\x61lth",')
+     .replace("failureThreshold: 2 ", "failureThreshold: 200 "), "H3D420"),
 ])
 def test_no_edit_where_there_is_no_exact_scalar_or_the_finding_is_suppressed(tmp_path, monkeypatch, edit, rule):
     (tmp_path / "pod.yaml").write_text(edit(STARTUP))
     monkeypatch.chdir(tmp_path)
-    assert _probe_rules("pod.yaml") == ([rule] if rule else [])
+    assert _probe_rules("pod.yaml", targets=("4xH200",)) == ([rule] if rule else [])
     before = (tmp_path / "pod.yaml").read_text()
-    _lint("pod.yaml", fix=True, unsafe_fixes=True)
+    _lint("pod.yaml", fix=True, unsafe_fixes=True, targets=("4xH200",))
     assert (tmp_path / "pod.yaml").read_text() == before
+
+
+def test_a_probe_edit_and_a_command_edit_in_one_manifest_are_both_made(tmp_path, monkeypatch):
+    """The probe's scalar is replaced first, within its line, so the command's words keep their
+    lines and columns for their own edit."""
+    text = STARTUP.replace('"4"]', '"4", --ulysses_degree, "4"]')
+    (tmp_path / "pod.yaml").write_text(text)
+    monkeypatch.chdir(tmp_path)
+    _lint("pod.yaml", fix=True)
+    after = (tmp_path / "pod.yaml").read_text()
+    assert after == text.replace("--ulysses_degree", "--ulysses-degree").replace(
+        "failureThreshold: 2   #", "failureThreshold: 116   #")

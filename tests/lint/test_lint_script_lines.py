@@ -114,3 +114,15 @@ def test_the_llm_launcher_in_a_container_script_is_fixed_in_the_script_and_conve
         "exec python3 -m sglang.launch_server", "exec sglang serve")
     _code, report, _notes = _report(path)
     assert "H3D040" not in _rules(report, path)
+
+
+def test_a_fix_that_would_renumber_the_scripts_arguments_is_refused(tmp_path, monkeypatch):
+    """The script reads its first argument by number: respelling a flag among the arguments would
+    move what $1 is, so the change is not written (as check refuses it), and said."""
+    text = ("#!/bin/sh\ndocker run --gpus all lmsysorg/sglang:v0.5.23 bash -lc "
+            "'echo \"node $1\"; exec sglang serve --model-path MiniMaxAI/MiniMax-H3 \"$@\"' -- --num-gpu 4\n")
+    (tmp_path / "run.sh").write_text(text)
+    monkeypatch.chdir(tmp_path)
+    _code, report, _notes = lint(["run.sh"], LintOptions(no_config=True, targets=("4xH200",), fix=True))
+    assert (tmp_path / "run.sh").read_text() == text
+    assert any("by position" in line for line in render("lint", "text", report).splitlines())
