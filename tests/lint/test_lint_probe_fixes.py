@@ -7,12 +7,14 @@ with --unsafe-fixes."""
 from __future__ import annotations
 
 import json
+import textwrap
 from pathlib import Path
 
 import pytest
 
 from h3doctor.lint.run import LintOptions, lint
 from h3doctor.output.formats import render
+from tests.inputs.test_probes import POD  # a Pod of one sglang container, its probes and limits left to fill
 
 PATH = "deploy/k8s/probes-from-llm-chart.yaml"
 PROBE_RULES = {"H3D420", "H3D421", "H3D422", "H3D423", "H3D424"}
@@ -75,25 +77,17 @@ def test_sarif_carries_each_probe_fix_with_its_applicability(repo):
         "H3D420": "safe", "H3D422": "safe", "H3D423": "unsafe"}
 
 
-STARTUP = """apiVersion: v1
-kind: Pod
-metadata: {name: h3}
-spec:
-  containers:
-    - name: server
-      image: lmsysorg/sglang:v0.5.23
-      command: [sglang, serve, --model-path, MiniMaxAI/MiniMax-H3, --num-gpus, "4"]
-      startupProbe:
-        httpGet: {path: /liveness, port: 30000}
-        periodSeconds: 5
-        failureThreshold: 2   # raised by hand before
-      livenessProbe:
-        httpGet: {path: /liveness, port: 30000}
-      readinessProbe:
-        httpGet: {path: /health, port: 30000}
-      resources:
-        limits: {nvidia.com/gpu: 4}
-"""
+STARTUP = POD % textwrap.indent("""\
+startupProbe:
+  httpGet: {path: /liveness, port: 30000}
+  periodSeconds: 5
+  failureThreshold: 2   # raised by hand before
+livenessProbe:
+  httpGet: {path: /liveness, port: 30000}
+readinessProbe:
+  httpGet: {path: /health, port: 30000}
+resources:
+  limits: {nvidia.com/gpu: 4}""", "      ")
 
 
 def test_a_startup_probes_threshold_is_a_safe_fix(tmp_path, monkeypatch):
