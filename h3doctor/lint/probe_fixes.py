@@ -79,7 +79,7 @@ def edited_rules(edits: list[ProbeEdit]) -> dict[str, frozenset[str]]:
 
 def _larger(edit: ProbeEdit, than: ProbeEdit) -> bool:
     """H3D423 on another target needing a larger threshold (a path edit is the same on every target)."""
-    return edit.text.isdigit() and than.text.isdigit() and int(edit.text) > int(than.text)
+    return edit.rule == than.rule == "H3D423" and int(edit.text) > int(than.text)  # our own str(int)
 
 
 def apply(text: str, edits: list[ProbeEdit]) -> str:
