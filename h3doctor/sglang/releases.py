@@ -20,6 +20,7 @@ from h3doctor.paths import installed_versions, read_package_text
 from h3doctor.record import record, replace
 from h3doctor.sglang import release_files
 from h3doctor.sglang.images import image_release, sglang_repositories
+from h3doctor.unresolved import as_written, has_mark
 from h3doctor.verified import NEWEST_VERIFIED
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
@@ -240,9 +241,14 @@ def target(option: str | None, recipe: str | None, *, installed: str | None = No
 
 
 def image_target(image: str) -> Release:
-    """The release a container image runs (sglang/images.py reads its tag)."""
-    found = image_release(image)
+    """The release a container image runs (sglang/images.py reads its tag). An image the file
+    leaves to the shell or to make (`$(IMAGE)`, h3doctor/unresolved.py) names no release."""
     newest = NEWEST_VERIFIED
+    if has_mark(image):
+        return Release(newest, "default", newest, image,
+                       f"cannot verify the release: the image {as_written(image)} is known only when the launch "
+                       f"runs; judged as {newest}; give --sglang-version")
+    found = image_release(image)
     if found.kind == "release" and found.version:
         return replace(_target(found.version, "image"), image=image)
     if found.kind == "latest":
