@@ -32,6 +32,7 @@ from h3doctor.engine.derivations import (  # noqa: F401 - importing a module reg
     download,
     kernels,
     probes,
+    shared_pool,
 )
 from h3doctor.engine.derivations.registry import REGISTRY, declared_paths, needed_for, ordered, producers, run  # noqa: F401
 from h3doctor.sglang.resolve import EVENTS
