@@ -122,3 +122,51 @@ def test_records_made_from_their_fields_are_the_records_init_makes():
         assert tuple(vars(record_)) == fields, type(record_)
         again = type(record_)(**{name: getattr(record_, name) for name in fields})
         assert again == record_ and vars(again) == vars(record_)
+
+
+def _fresh_classes():
+    """A record class with every kind of field and a __post_init__, made anew (its records not yet counted)."""
+    @record(frozen=True)
+    class Made:
+        x: int
+        y: int = 0
+        tags: list[str] = field(default_factory=list)
+        note: str | None = None
+
+        def __post_init__(self) -> None:
+            object.__setattr__(self, "seen", (self.x, self.y))
+
+    return Made
+
+
+# (args, kwargs): each way to call __init__, right or wrong
+_CALLS = [((1,), {}), ((1, 2, ["a"], "n"), {}), ((), {"x": 1, "note": "n"}), ((1,), {"tags": ["t"]}),
+          ((), {}), ((), {"y": 2}), ((1,), {"z": 3}), ((1,), {"x": 2}), ((1, 2, [], None, 5), {}),
+          ((1, 2, [], None, 5, 6), {})]
+
+
+def _outcome(cls, args, kwargs):
+    try:
+        made = cls(*args, **kwargs)
+    except TypeError as exc:
+        return "TypeError", str(exc)
+    return made.x, made.y, made.tags, made.note, made.seen
+
+
+def test_a_class_made_often_gets_a_compiled_init_that_does_what_the_generic_one_does():
+    """After _COMPILE_AFTER records a class's __init__ is compiled for its fields (a long-running
+    process: the API's checks make ~35 records each); every call, right or wrong, gives the
+    record, or the error text, the generic __init__ gave."""
+    from h3doctor import record as record_module
+
+    generic, compiled = _fresh_classes(), _fresh_classes()
+    before = [_outcome(generic, a, k) for a, k in _CALLS]
+    for _ in range(record_module._COMPILE_AFTER):
+        compiled(1)
+    assert compiled.__init__.__code__.co_filename.startswith("<record ")  # compiled
+    assert not generic.__init__.__code__.co_filename.startswith("<record ")  # len(_CALLS) < _COMPILE_AFTER
+    after = [_outcome(compiled, a, k) for a, k in _CALLS]
+    assert after == before  # the two classes have one qualname: the error texts are comparable
+    assert compiled(1).tags is not compiled(1).tags  # a factory per record, still
+    with pytest.raises(FrozenInstanceError):
+        compiled(1).x = 2
