@@ -83,6 +83,10 @@ class HardwareFacts:
     # variables the launch sets (recipe `env:`, `VAR=value` words) that the live probe did not
     # run with, because they can make Python or the loader run code (host/probe.py LAUNCH_ENV_APPLIED)
     probe_env_not_applied: tuple[str, ...] = ()
+    # a container launch (sglang/container_facts.py): the GPUs its line grants (None: all of the
+    # host's, or not a container), and the runtime's refusal when the host has fewer (H3D148)
+    gpus_granted: int | None = None
+    gpu_grant_error: str | None = None
 
     @property
     def cc_major(self) -> int | None:
@@ -190,6 +194,17 @@ def assumed(hw: HardwareFacts) -> dict[str, Any]:
     return {name: getattr(hw, name) for name in ASSUMED_FACTS}
 
 
+def assumed_sources(hw: HardwareFacts) -> dict[str, str | None]:
+    """Where each of `assumed(hw)` comes from: the profile, the probe, an option, or the container
+    line (`container: --shm-size 1g`, sglang/container_facts.py); None where nothing gave it."""
+    return {name: hw.sources.get(name) for name in ASSUMED_FACTS}
+
+
+def _mark(hw: HardwareFacts, name: str) -> str:
+    """" (container)" after a fact the launch's container line gives, not the host's."""
+    return " (container)" if hw.sources.get(name, "").startswith("container: ") else ""
+
+
 # the report header's words for each host fact: sizes with their unit, then what is there (or not)
 _SIZES = {"host_memory_gib": "RAM {} GiB", "shm_gib": "/dev/shm {} GiB", "disk_free_gib": "disk {} GiB free",
           "spill_free_gib": "spill {} GiB free"}
@@ -201,10 +216,11 @@ def assumed_line(hw: HardwareFacts) -> str:
     """The report header's "assumed:" line: each size, then the things present ("has …"), absent
     ("no …") and not known ("unknown: …"), so a whole host fits the hook's screen in two lines."""
     facts = assumed(hw)
-    parts = [label.format("unknown" if facts[name] is None else f"{facts[name]:g}") for name, label in _SIZES.items()]
+    parts = [label.format("unknown" if facts[name] is None else f"{facts[name]:g}") + _mark(hw, name)
+             for name, label in _SIZES.items()]
     groups = (("has ", True), ("no ", False), ("unknown: ", None))
     for lead, state in groups:
-        named = [label for name, label in _HAS.items() if facts[name] is state]
+        named = [label + _mark(hw, name) for name, label in _HAS.items() if facts[name] is state]
         if named:
             parts.append(lead + ", ".join(named))
     return ", ".join(parts[: len(_SIZES)]) + "".join("; " + p for p in parts[len(_SIZES):])

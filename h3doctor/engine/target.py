@@ -8,6 +8,7 @@ from __future__ import annotations
 from h3doctor.errors import UsageError
 from h3doctor.facts import HardwareFacts
 from h3doctor.record import field, record, replace
+from h3doctor.sglang.container_facts import in_container
 from h3doctor.sglang.flagtable import FlagTable
 from h3doctor.sglang.launch_forms import LaunchWords
 from h3doctor.sglang.releases import Release, image_target
@@ -41,7 +42,8 @@ class Target:
 
     def in_container(self, launch: LaunchWords) -> Target:
         """A launch in a container (`docker run … IMAGE sglang …`) sees the GPUs the runtime grants
-        (at most the host's) and runs the image's sglang: its tag is the release unless the user
+        (at most the host's), has the container's /dev/shm, memory cap and the image's ffmpeg and
+        kernels (sglang/container_facts.py), and runs the image's sglang: its tag is the release unless the user
         named one (option, recipe); the host's installed sglang is never the container's. The
         image's Release comes with its own flag table."""
         try:
@@ -50,7 +52,7 @@ class Target:
             return self
         if run is None:
             return self
-        hw, table, release = self.hw, self.table, self.release
+        hw, table, release = in_container(self.hw, run, self.env), self.table, self.release
         granted = run.gpu_count(self.env)
         if granted is not None and (hw.gpu_count is None or granted < hw.gpu_count):
             hw = replace(hw, gpu_count=granted, description=f"{hw.description}; {granted} granted to the container "
