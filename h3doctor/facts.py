@@ -84,7 +84,8 @@ class HardwareFacts:
     # run with, because they can make Python or the loader run code (host/probe.py LAUNCH_ENV_APPLIED)
     probe_env_not_applied: tuple[str, ...] = ()
     # a container launch (sglang/container_facts.py): the GPUs its line grants (None: all of the
-    # host's, or not a container), and the runtime's refusal when the host has fewer (H3D148)
+    # host's, or not a container), and the runtime's refusal when the host has fewer (H3D148; ""
+    # when it has them all, None when the host's count is not known)
     gpus_granted: int | None = None
     gpu_grant_error: str | None = None
 

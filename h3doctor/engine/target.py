@@ -9,6 +9,7 @@ from h3doctor.errors import UsageError
 from h3doctor.facts import HardwareFacts
 from h3doctor.record import field, record, replace
 from h3doctor.sglang.container_facts import in_container
+from h3doctor.sglang.container_run import ContainerRun
 from h3doctor.sglang.flagtable import FlagTable
 from h3doctor.sglang.launch_forms import LaunchWords
 from h3doctor.sglang.releases import Release, image_target
@@ -25,6 +26,9 @@ class Target:
     release: Release
     env: dict[str, str] = field(default_factory=dict)
     intent: dict[str, Any] = field(default_factory=dict)
+    # the machine the container runs on, before its line's facts (in_container): a fix that edits
+    # the line (`--shm-size 16g`) is judged with the facts of the line it makes (container_hw)
+    host: HardwareFacts | None = None
 
     @classmethod
     def of(cls, hw: HardwareFacts, table: FlagTable, env: dict[str, str] | None = None,
@@ -52,14 +56,20 @@ class Target:
             return self
         if run is None:
             return self
-        hw, table, release = in_container(self.hw, run, self.env), self.table, self.release
+        hw, table, release = self.container_hw(run, self.hw), self.table, self.release
+        if release.source in ("option", "recipe"):
+            return replace(self, hw=hw, release=replace(release, image=run.image), host=self.hw)
+        release = image_target(run.image)
+        if release.table_version != table.sglang_version:
+            table = release.table
+        return replace(self, hw=hw, table=table, release=release, host=self.hw)
+
+    def container_hw(self, run: ContainerRun, host: HardwareFacts | None = None) -> HardwareFacts:
+        """The host's facts as the container of `run` sees them: its own facts (container_facts)
+        and the GPUs the runtime grants, at most the host's."""
+        hw = in_container(host or self.host or self.hw, run, self.env)
         granted = run.gpu_count(self.env)
         if granted is not None and (hw.gpu_count is None or granted < hw.gpu_count):
             hw = replace(hw, gpu_count=granted, description=f"{hw.description}; {granted} granted to the container "
                                                              f"({run.gpus.said if run.gpus else 'NVIDIA_VISIBLE_DEVICES'})")
-        if release.source in ("option", "recipe"):
-            return replace(self, hw=hw, release=replace(release, image=run.image))
-        release = image_target(run.image)
-        if release.table_version != table.sglang_version:
-            table = release.table
-        return replace(self, hw=hw, table=table, release=release)
+        return hw

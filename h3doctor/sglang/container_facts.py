@@ -150,8 +150,8 @@ def _csv(text: str) -> list[str]:
         return []
 
 
-def _grant_error(ids: list[str], how: str, host: int) -> str | None:
-    """The runtime's refusal of a grant of more GPUs than the host has (None: it has them all).
+def _grant_error(ids: list[str], how: str, host: int) -> str:
+    """The runtime's refusal of a grant of more GPUs than the host has ("": it has them all).
     An index past the host's count is the one named; a list of UUIDs longer than the host's count
     names the first one past it (which UUID is missing only the host knows)."""
     ids = list(dict.fromkeys(ids))  # a device named twice is granted once
@@ -161,7 +161,7 @@ def _grant_error(ids: list[str], how: str, host: int) -> str | None:
         return index.isdigit() and int(index) >= host
 
     if len(ids) <= host and not any(map(past, ids)):
-        return None
+        return ""
     name = next((i for i in ids if past(i)), ids[min(host, len(ids) - 1)])
     if how == "cdi":  # docker 25+ and podman resolve CDI names before the container is made
         return f"unresolvable CDI devices {name}"
@@ -213,6 +213,6 @@ def in_container(hw: HardwareFacts, run: ContainerRun, caller: dict[str, str]) -
     if requested is not None:
         ids, how = requested
         given["gpus_granted"] = len(ids)
-        if hw.gpu_count is not None:
+        if hw.gpu_count is not None:  # else not known: H3D148 cannot verify
             given["gpu_grant_error"] = _grant_error(ids, how, hw.gpu_count)
     return replace(hw, **given, sources=sources)
