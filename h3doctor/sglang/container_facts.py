@@ -118,27 +118,33 @@ def _memory(run: ContainerRun, hw: HardwareFacts) -> tuple[float | None, str | N
     return _gib(n), f"{said[0]} {excerpt(said[1])}"
 
 
-def _requested(run: ContainerRun, caller: dict[str, str]) -> tuple[list[str], str] | None:
-    """The device ids the grant names, in order, and how the runtime refuses one it does not have;
+def _requested(run: ContainerRun, caller: dict[str, str]) -> tuple[int, list[str] | None, str] | None:
+    """How many GPUs the grant asks for, the device names it lists (None: a count, which the
+    runtime reads as the indices 0..N-1), and how the runtime refuses one it does not have;
     None for `all` or no grant."""
     for opt, value in reversed(run.options):
         if opt == "--gpus":
             text = value.strip()
+            fields = [f.partition("=") for f in _csv(text)] if not text.isdigit() else []
+            count = [v for k, _, v in fields if k.strip().lower() == "count"]
+            text = count[-1] if count else text
             if text.isdigit():
-                return [str(i) for i in range(int(text))], "nvidia"
-            ids = [f.partition("=")[2] for f in _csv(text) if f.partition("=")[0].strip().lower() in ("device", "devices")]
-            count = [f.partition("=")[2] for f in _csv(text) if f.partition("=")[0].strip().lower() == "count"]
-            if count and count[-1].isdigit():
-                return [str(i) for i in range(int(count[-1]))], "nvidia"
-            return ([d.strip() for i in ids for d in i.split(",") if d.strip()], "nvidia") if ids else None
+                return int(text), None, "nvidia"
+            ids = [d.strip() for k, _, v in fields if k.strip().lower() in ("device", "devices")
+                   for d in v.split(",") if d.strip()]
+            return (len(dict.fromkeys(ids)), ids, "nvidia") if ids else None
     cdi = [v.split(":", 1)[0] for o, v in run.options if o == "--device" and "/gpu=" in v.split(":", 1)[0]]
     if cdi:
         names = [(d.split("=", 1)[0], n) for d in cdi for n in d.split("=", 1)[1].split(",") if n]
-        return (None if any(n == "all" for _, n in names) else ([f"{k}={n}" for k, n in names], "cdi"))
+        if any(n == "all" for _, n in names):
+            return None
+        ids = [f"{k}={n}" for k, n in names]
+        return len(dict.fromkeys(ids)), ids, "cdi"
     visible = run.environment(caller).get("NVIDIA_VISIBLE_DEVICES")
     if visible is None or visible.strip() in ("all", "", "none", "void"):
         return None
-    return [d.strip() for d in visible.split(",") if d.strip()], "nvidia"
+    ids = [d.strip() for d in visible.split(",") if d.strip()]
+    return len(dict.fromkeys(ids)), ids, "nvidia"
 
 
 def _csv(text: str) -> list[str]:
@@ -150,10 +156,13 @@ def _csv(text: str) -> list[str]:
         return []
 
 
-def _grant_error(ids: list[str], how: str, host: int) -> str:
-    """The runtime's refusal of a grant of more GPUs than the host has ("": it has them all).
-    An index past the host's count is the one named; a list of UUIDs longer than the host's count
-    names the first one past it (which UUID is missing only the host knows)."""
+def _grant_error(count: int, ids: list[str] | None, how: str, host: int) -> str:
+    """The runtime's refusal of a grant of more GPUs than the host has ("": it has them all). A
+    count asks for the indices 0..N-1, so the first refused is the host's count; of a list, the
+    first index past the host's; a list of UUIDs longer than the host's count names the first
+    one past it (which UUID is missing only the host knows)."""
+    if ids is None:
+        return f"nvidia-container-cli: device error: {host}: unknown device" if count > host else ""
     ids = list(dict.fromkeys(ids))  # a device named twice is granted once
 
     def past(i: str) -> bool:
@@ -211,8 +220,8 @@ def in_container(hw: HardwareFacts, run: ContainerRun, caller: dict[str, str]) -
         fact(name, getattr(hw, name) if value == "profile" else value, source)
     requested = _requested(run, caller)
     if requested is not None:
-        ids, how = requested
-        given["gpus_granted"] = len(ids)
+        count, ids, how = requested
+        given["gpus_granted"] = count
         if hw.gpu_count is not None:  # else not known: H3D148 cannot verify
-            given["gpu_grant_error"] = _grant_error(ids, how, hw.gpu_count)
+            given["gpu_grant_error"] = _grant_error(count, ids, how, hw.gpu_count)
     return replace(hw, **given, sources=sources)

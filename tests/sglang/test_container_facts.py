@@ -167,3 +167,44 @@ def test_a_runtime_option_close_to_checks_own_is_the_runtimes():
                          capture_output=True, text=True, check=False)
     assert out.returncode in (0, 1), out.stderr
     assert json.loads(out.stdout)["assumed"]["host_memory_gib"] == 48.0
+
+
+def test_a_huge_gpu_count_is_a_number_not_a_list():
+    """`--gpus 10**15` is refused at the host's count; no list of a thousand million million indices is made."""
+    hw = in_container(load_profile("4xH200"), read_container_run(f"docker run --gpus {10**15} {H3}".split()), {})
+    assert (hw.gpus_granted, hw.gpu_grant_error) == (10**15, "nvidia-container-cli: device error: 4: unknown device")
+
+
+def test_h3d148_through_check_in_docker_s_words_and_cannot_verify_on_an_unknown_count():
+    ev = check(f"docker run --gpus 8 --ipc=host {H3}")
+    found = next(f for f in ev.findings if f.rule.id == "H3D148")
+    assert (found.severity, found.message) == ("error", "nvidia-container-cli: device error: 4: unknown device")
+    unknown = check(f"docker run --gpus 8 --ipc=host {H3}", gpu_count=None)
+    assert next(f for f in unknown.findings if f.rule.id == "H3D148").cannot_verify
+    assert "H3D148" not in ids(check(f"docker run --gpus 4 --ipc=host {H3}"))
+    assert "H3D148" not in ids(check("sglang serve --model-path MiniMaxAI/MiniMax-H3 --num-gpus 4"))
+
+
+# --- H3D415's fix edits the container's line ------------------------------------------------------
+
+@pytest.mark.parametrize("line, fixed", [
+    # no --shm-size: put right after `run`, every other word kept
+    ("docker run --gpus all -p 30000:30000 -e HF_TOKEN=x {h3}", "docker run --shm-size 16g --gpus all -p 30000:30000 -e HF_TOKEN=x {h3}"),
+    ("docker container run --gpus all {h3}", "docker container run --shm-size 16g --gpus all {h3}"),
+    # a small one: its value replaced where it stands, in the form written (the runtime keeps the last)
+    ("docker run --shm-size 64m --gpus all --shm-size=512m {h3}", "docker run --shm-size 64m --gpus all --shm-size=16g {h3}"),
+    # a value that looks like the option is the label's, not the option
+    ("docker run --label --shm-size --gpus all {h3}", "docker run --shm-size 16g --label --shm-size --gpus all {h3}"),
+    ("docker run -it -l --shm-size --gpus all {h3}", "docker run --shm-size 16g -it -l --shm-size --gpus all {h3}"),
+])
+def test_the_shm_fix_edits_only_the_runtime_option(line, fixed):
+    result = run(CheckRequest(tokens=line.format(h3=H3).split(), profile="4xH200", env={})).result
+    assert result.corrected_command == fixed.format(h3=H3)
+    assert "H3D415" not in ids(check(fixed.format(h3=H3)))  # the corrected line passes its own check
+
+
+def test_the_shm_fix_leaves_a_host_launch_alone():
+    result = run(CheckRequest(tokens="sglang serve --model-path MiniMaxAI/MiniMax-H3 --num-gpus 4".split(),
+                              hardware=__import__("h3doctor.record", fromlist=["replace"]).replace(
+                                  load_profile("4xH200"), shm_gib=0.0625), env={})).result
+    assert result.corrected_command is None and "H3D415" in ids(result.evaluation)
