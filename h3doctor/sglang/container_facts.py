@@ -30,7 +30,7 @@ import re
 from h3doctor.errors import UsageError
 from h3doctor.facts import HardwareFacts
 from h3doctor.paths import read_package_text
-from h3doctor.record import replace
+from h3doctor.record import record, replace
 from h3doctor.safeload import excerpt
 from h3doctor.sglang.container_run import ContainerRun
 from h3doctor.sglang.images import image_release
@@ -61,15 +61,14 @@ def _gib(n: int) -> float:
     return round(n / _GIB, 6)
 
 
-def _shm(run: ContainerRun, hw: HardwareFacts) -> tuple[float | None, str]:
-    """The container's /dev/shm in GiB (None: not known) and where that comes from."""
+def _shm(run: ContainerRun, hw: HardwareFacts) -> tuple[float | str | None, str]:
+    """The container's /dev/shm in GiB ("host": the host's; None: not known) and where that comes from."""
     opts = run.options
     ipc = next((v for o, v in reversed(opts) if o == "--ipc"), "")
     mounted = _shm_mount(opts)
     if ipc == "host" or mounted == "host":
         said = "--ipc=host" if ipc == "host" else "a bind of the host's /dev/shm"
-        host = hw.sources.get("shm_gib", hw.source)
-        return hw.shm_gib, f"{said}: the host's /dev/shm ({host})"
+        return "host", f"{said}: the host's /dev/shm ({hw.sources.get('shm_gib', hw.source)})"
     if ipc == "none":
         return 0.0, "--ipc=none: no /dev/shm is mounted"
     if ipc.startswith(("container:", "ns:")):
@@ -197,10 +196,29 @@ def image_facts(image: str) -> dict[str, tuple[bool | str | None, str]]:
     return {name: (None, why) for name in IMAGE_FACTS}
 
 
-def in_container(hw: HardwareFacts, run: ContainerRun, caller: dict[str, str]) -> HardwareFacts:
-    """`hw` (the profile's or the probe's machine) as the container sees it: its /dev/shm, its
-    memory cap, the GPUs it is granted and its image's ffmpeg and kernels, each fact's source
-    naming the container line (`container: …`)."""
+@record(frozen=True)
+class ContainerSpec:
+    """What a container's definition says of the host facts, whatever wrote it (a `docker run`
+    line, a compose service, a pod template): /dev/shm in GiB ("host": the host's), the memory
+    cap in GiB (None: none), each with its source, and the image."""
+
+    shm_gib: float | str | None
+    shm_source: str
+    memory_gib: float | None = None
+    memory_source: str | None = None
+    image: str | None = None
+
+
+def run_spec(run: ContainerRun, hw: HardwareFacts) -> ContainerSpec:
+    shm, shm_source = _shm(run, hw)
+    memory, memory_source = _memory(run, hw)
+    return ContainerSpec(shm, shm_source, memory, memory_source, run.image)
+
+
+def with_container(hw: HardwareFacts, spec: ContainerSpec) -> HardwareFacts:
+    """`hw` (the profile's or the probe's machine) as the container of `spec` sees it: its
+    /dev/shm, its memory cap and its image's ffmpeg and kernels, each fact's source naming the
+    container (`container: …`)."""
     sources = dict(hw.sources)
     given: dict[str, object] = {}
 
@@ -208,20 +226,30 @@ def in_container(hw: HardwareFacts, run: ContainerRun, caller: dict[str, str]) -
         given[name] = value
         sources[name] = f"container: {source}"
 
-    fact("shm_gib", *_shm(run, hw))
-    cap, said = _memory(run, hw)
+    fact("shm_gib", hw.shm_gib if spec.shm_gib == "host" else spec.shm_gib, spec.shm_source)
+    cap = spec.memory_gib
     if cap is not None:
         host = hw.host_memory_gib
         fact("host_memory_gib", None if host is None else min(cap, host),
-             f"{said} caps the host's {'unknown' if host is None else f'{host:g} GiB'}")
-    fact("cgroup_memory_unlimited", cap is None,
-         f"{said} sets the container's memory.max" if cap is not None else "no --memory: the container's memory.max is max")
-    for name, (value, source) in image_facts(run.image).items():
-        fact(name, getattr(hw, name) if value == "profile" else value, source)
-    requested = _requested(run, caller)
-    if requested is not None:
-        count, ids, how = requested
-        given["gpus_granted"] = count
-        if hw.gpu_count is not None:  # else not known: H3D148 cannot verify
-            given["gpu_grant_error"] = _grant_error(count, ids, how, hw.gpu_count)
+             f"{spec.memory_source} caps the host's {'unknown' if host is None else f'{host:g} GiB'}")
+    fact("cgroup_memory_unlimited", cap is None, f"{spec.memory_source} sets the container's memory.max"
+         if cap is not None else "no memory limit: the container's memory.max is max")
+    if spec.image is not None:
+        for name, (value, source) in image_facts(spec.image).items():
+            fact(name, getattr(hw, name) if value == "profile" else value, source)
     return replace(hw, **given, sources=sources)
+
+
+def in_container(hw: HardwareFacts, run: ContainerRun, caller: dict[str, str]) -> HardwareFacts:
+    """`hw` as the container of a `docker|podman|nerdctl run` line sees it (with_container), and
+    the GPUs the line grants against the host's (H3D148)."""
+    hw = with_container(hw, run_spec(run, hw))
+    requested = _requested(run, caller)
+    if requested is None:
+        return hw
+    count, ids, how = requested
+    given: dict[str, object] = {"gpus_granted": count}
+    if hw.gpu_count is not None:  # else not known: H3D148 cannot verify
+        given["gpu_grant_error"] = _grant_error(count, ids, how, hw.gpu_count)
+    return replace(hw, **given)
+
