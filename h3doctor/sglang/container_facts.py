@@ -106,7 +106,7 @@ def _shm_mount(opts: tuple[tuple[str, str], ...]) -> str | tuple[float | None, s
     return None
 
 
-def _memory(run: ContainerRun, hw: HardwareFacts) -> tuple[float | None, str | None]:
+def _memory(run: ContainerRun) -> tuple[float | None, str | None]:
     """The container's memory cap in GiB and its source; (None, None) when the line sets none."""
     said = next(((o, v) for o, v in reversed(run.options) if o in ("-m", "--memory")), None)
     if said is None:
@@ -211,7 +211,7 @@ class ContainerSpec:
 
 def run_spec(run: ContainerRun, hw: HardwareFacts) -> ContainerSpec:
     shm, shm_source = _shm(run, hw)
-    memory, memory_source = _memory(run, hw)
+    memory, memory_source = _memory(run)
     return ContainerSpec(shm, shm_source, memory, memory_source, run.image)
 
 
