@@ -4,6 +4,7 @@ instead of what the caller's machine (its profile or probe) has.
 API (small on purpose; `engine/target.py` applies it to every container launch):
 
     in_container(hw, run, caller_env) -> HardwareFacts   # hw with the container's facts, each sourced
+    with_container(hw, spec) -> HardwareFacts            # the same from a ContainerSpec (shm, memory, image)
     runtime_size_bytes(text, option) -> int               # a size as docker/podman/nerdctl parse it
     image_facts(image) -> dict[fact, (value, source)]     # what sglang's image holds (data per release)
 
