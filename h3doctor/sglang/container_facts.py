@@ -28,6 +28,7 @@ import functools
 import json
 import re
 
+from h3doctor.digits import is_digits
 from h3doctor.errors import UsageError
 from h3doctor.facts import HardwareFacts
 from h3doctor.paths import read_package_text
@@ -125,10 +126,10 @@ def _requested(run: ContainerRun, caller: dict[str, str]) -> tuple[int, list[str
     for opt, value in reversed(run.options):
         if opt == "--gpus":
             text = value.strip()
-            fields = [f.partition("=") for f in _csv(text)] if not text.isdigit() else []
+            fields = [f.partition("=") for f in _csv(text)] if not is_digits(text) else []
             count = [v for k, _, v in fields if k.strip().lower() == "count"]
             text = count[-1] if count else text
-            if text.isdigit():
+            if is_digits(text):
                 return int(text), None, "nvidia"
             ids = [d.strip() for k, _, v in fields if k.strip().lower() in ("device", "devices")
                    for d in v.split(",") if d.strip()]
@@ -167,7 +168,7 @@ def _grant_error(count: int, ids: list[str] | None, how: str, host: int) -> str:
 
     def past(i: str) -> bool:
         index = i.rpartition("=")[2]  # CDI: vendor.com/gpu=N
-        return index.isdigit() and int(index) >= host
+        return is_digits(index) and int(index) >= host
 
     if len(ids) <= host and not any(map(past, ids)):
         return ""
