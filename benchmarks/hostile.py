@@ -181,6 +181,15 @@ def round2_cases(tmp: Path) -> dict[str, tuple[list[str], str]]:
                               "check: `--tp 1` repeated 1,000 times (an abbreviation each time)")
     out["check-port-10k"] = ([*CHECK, "--profile", "4xH200", "--", *LAUNCH, *["--port", "1"] * 10_000, "--bogus", "x"],
                              "check: 10,000 `--port 1` flags and one unknown flag")
+    docker = ["docker", "run", "--gpus", "all", "lmsysorg/sglang:v0.5.23", "bash", "-lc"]
+    inside = "exec " + " ".join(LAUNCH) + " "  # flags written inside the container's script (issue 30 item 2)
+    # no process can be given a 1 MiB argument (Linux refuses to exec it): a recipe's command can hold one
+    line = " ".join(docker) + " '" + inside + "--tp 1 " * ((MiB - 4096) // 7) + "'"
+    out["check-script-1MiB"] = ([*CHECK, "--recipe", _recipe(tmp, "script.yaml", f"profile: 4xH200\ncommand: {json.dumps(line)}\n")],
+                                "check: a recipe's container line with a 1 MiB `bash -lc` script (refused: past MAX_ARG_STRLEN)")
+    most = inside + " ".join(_words_up_to(128 * 1024 - len(inside) - 64))
+    out["check-script-128KiB"] = ([*CHECK, "--profile", "4xH200", "--", *docker, most],
+                                  "check: a container's `bash -lc` script of 128 KiB (the most Linux passes) of unknown flags")
     ignore = tmp / "ignore-backtrack"
     (ignore / "d").mkdir(parents=True)
     (ignore / ".gitignore").write_text("*a*a*a*a*a*a*a*a*c\n", encoding="utf-8")

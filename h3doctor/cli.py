@@ -11,13 +11,12 @@ from typing import Annotated, List, Optional
 
 import typer
 
-from h3doctor.check_args import OPTIONS_HINT
-from h3doctor.cli_help import GroupedHelp
-from h3doctor.cli_output import check_report, short, write_file, write_report
-from h3doctor.errors import ExitCode, H3DoctorError, UsageError
+from h3doctor import cli_advice, cli_fleet, cli_host, cli_reference  # the commands' bodies, by what they are for
+from h3doctor.cli_boundary import run
+from h3doctor.cli_help import GroupedHelp, PanelledHelp
+from h3doctor.cli_output import check_report, write_report
+from h3doctor.errors import ExitCode, UsageError
 from h3doctor.output.formats import names as format_names
-from h3doctor.output.json_text import json_text
-from h3doctor.output.streams import Output, OutputError
 from h3doctor.verified import NEWEST_VERIFIED
 
 app = typer.Typer(
@@ -73,13 +72,6 @@ def _root(
     """Preflight doctor for SGLang MiniMax-H3 launches. Without a command: `h3doctor doctor`."""
     if ctx.invoked_subcommand is None:
         doctor_cmd()
-
-
-def _console(stderr: bool = False):
-    from rich.console import Console
-
-    no_color = bool(os.environ.get("NO_COLOR"))
-    return Console(stderr=stderr, no_color=no_color, highlight=False, soft_wrap=True, emoji=False)
 
 
 def check(ctx: typer.Context, argv: Optional[List[str]], values: dict) -> None:
@@ -171,6 +163,8 @@ def _typer_parameter(opt):
     """One row of the option table as the keyword Typer reads: `Annotated[type, typer.Option(...)]`."""
     import inspect
 
+    from h3doctor.options import PANELS
+
     if opt.kind == "flag":
         kind, default = bool, opt.default
     elif opt.kind == "choice":
@@ -184,7 +178,8 @@ def _typer_parameter(opt):
     if default is None:
         kind = Optional[kind]
     option = typer.Option(*opt.flags, help=opt.help, hidden=opt.hidden, envvar=opt.envvar,
-                          autocompletion=COMPLETERS[opt.complete] if opt.complete else None)
+                          autocompletion=COMPLETERS[opt.complete] if opt.complete else None,
+                          rich_help_panel=PANELS.get(opt.panel))  # none: "Other options"
     return inspect.Parameter(opt.name, inspect.Parameter.KEYWORD_ONLY, default=default,
                              annotation=Annotated[kind, option])
 
@@ -211,6 +206,7 @@ CHECK_SETTINGS = {"allow_extra_args": True, "ignore_unknown_options": True, "all
 
 app.command(
     "check",
+    cls=PanelledHelp,  # its options in the option table's panels (cli_help.py)
     context_settings=CHECK_SETTINGS,
     help="Check a proposed launch. Give sglang's flags directly, or the whole command after `--`: "
     "h3doctor check --profile 4xH200 -- sglang serve MiniMaxAI/MiniMax-H3 --num-gpus 4",
@@ -260,21 +256,7 @@ def rules_cmd(
     rules_dir: Annotated[Optional[str], typer.Option("--rules-dir")] = None,
     markdown: Annotated[Optional[str], typer.Option("--markdown", help="Write the rule reference page (docs/rules.md, where SARIF help links point) to this file.")] = None,
 ) -> None:
-    from pathlib import Path
-
-    from h3doctor.engine.ruleset import load_rules
-
-    rules = load_rules(Path(rules_dir) if rules_dir else None)
-    if markdown:
-        from h3doctor.lint.report import rules_markdown
-
-        Path(markdown).write_text(rules_markdown(rules), encoding="utf-8")
-        return
-    if format is Format.json:
-        sys.stdout.write(json_text([r.as_dict() for r in rules]))
-        return
-    for r in sorted(rules, key=lambda r: r.id):
-        sys.stdout.write(f"{r.id}  {','.join(r.catalog):<8} {r.severity:<8} {r.stage:<15} {r.title}\n")
+    cli_reference.rules(format.value, rules_dir, markdown)
 
 
 @app.command("rule", help="Explain one rule, with its examples.")
@@ -283,55 +265,14 @@ def rule_cmd(
     format: Annotated[Format, typer.Option("--format")] = Format.text,
     rules_dir: Annotated[Optional[str], typer.Option("--rules-dir")] = None,
 ) -> None:
-    import difflib
-    from pathlib import Path
-
-    from h3doctor.engine.ruleset import load_rules
-
-    from h3doctor.digits import is_digits
-
-    rules = load_rules(Path(rules_dir) if rules_dir else None)
-    # the number alone is the rule people mean ("rule 305"), never a look-alike (H3D805)
-    wanted = f"H3D{rule_id}" if is_digits(rule_id) else rule_id.upper()
-    match = next((r for r in rules if wanted == r.id or rule_id == r.name), None)
-    if match is None:
-        close = (difflib.get_close_matches(wanted, [r.id for r in rules], n=1)  # IDs upper-case, names as written
-                 + difflib.get_close_matches(rule_id, [r.name for r in rules], n=1))
-        raise UsageError(f"no rule {short(rule_id, 80)!r}" + (f"; did you mean {close[0]}?" if close else ""))
-    if format is Format.json:
-        sys.stdout.write(json_text(match.as_dict()))
-        return
-    out = sys.stdout
-    out.write(f"{match.id} {match.name}: {match.title}\n")
-    out.write(f"catalog {', '.join(match.catalog)}; sglang {match.where} ({match.verified_versions}); "
-              f"severity {match.severity}; fails at: {match.stage}\n")
-    out.write("".join(f"  sglang {span}: {text}\n" for span, text in match.where_spans()) + "\n")
-    from h3doctor.engine.conditions import render_generic as g  # no launch: placeholders as <name>
-
-    out.write(f"{match.says}: {g(match.message)}\n\nwhy: {' '.join(g(match.why).split())}\n")
-    if match.fix_note:
-        out.write(f"fix: {g(match.fix_note)}\n")
-    for alt in match.alternatives:
-        out.write(f"alternative: {alt['gives_up']}\n")
-    out.write("\nexamples:\n")
-    for ex in match.examples:
-        out.write(f"  [{ex['expect']}] on {ex['profile']}: {ex['argv']}\n")
-        if ex.get("fixed"):
-            out.write(f"         corrected: {ex['fixed']}\n")
+    cli_reference.rule(rule_id, format.value, rules_dir)
 
 
 @app.command("coverage", short_help="Print which rules cover each catalog constraint.", help="Print the catalog coverage table (catalog ID -> rule IDs or reason).")
 def coverage_cmd(
     write: Annotated[Optional[str], typer.Option("--write", help="Write the table to this file instead of printing it.")] = None,
 ) -> None:
-    from h3doctor.engine.coverage import markdown
-    from h3doctor.engine.ruleset import load_rules
-
-    text = markdown(load_rules())
-    if write:
-        write_file(write, text, "coverage table")
-    else:
-        sys.stdout.write(text)
+    cli_reference.coverage(write)
 
 
 @app.command("probe", short_help="Probe this host as sglang would see it.", help="Probe this host as sglang would see it: one line per hardware fact, with its source.")
@@ -342,66 +283,27 @@ def probe_cmd(
     timeout: Annotated[Optional[float], typer.Option("--timeout", help="Seconds the torch/driver probe may take (default 30, or H3DOCTOR_PROBE_TIMEOUT).")] = None,
     save_profile: Annotated[Optional[str], typer.Option("--save-profile", help="Also write this host as a profile file for --profile FILE.")] = None,
 ) -> None:
-    from h3doctor.host.probe import probe, profile_text, render_text
-    from h3doctor.launch.hook import status as hook_status
-
-    result = probe(dict(os.environ), use_cache=not no_cache, refresh=refresh, timeout=timeout)
-    hook = hook_status(os.environ)
-    if save_profile:
-        write_file(save_profile, profile_text(result), "profile")
-    if format is Format.json:
-        sys.stdout.write(json_text({**result.as_dict(), "hook": hook}))
-    else:
-        render_text(result, _console())
-        glyph = "✓" if hook["active"] else "!" if hook["loaded"] else "-"
-        sys.stdout.write(f"{glyph} shell hook: {'active' if hook['active'] else 'inactive'}: {hook['reason']}\n")
-        if save_profile:
-            sys.stdout.write(f"\nprofile written to {save_profile} (use: h3doctor check --profile {save_profile} ...)\n")
+    cli_host.probe(format.value, refresh, no_cache, timeout, save_profile)
 
 
 @app.command("doctor", short_help="Show this machine for MiniMax-H3, one fact a line.", help="This machine for MiniMax-H3, one line per fact (✓ fine, ✗ stops H3 from serving "
-             "here, ! cannot verify): the sglang release installed, GPUs, memory, cgroup cap, /dev/shm, disk, ffmpeg "
-             "and its encoders, FlashAttention, and a summary. Bare `h3doctor` runs it. Exit 0, or 1 when a fact stops "
-             "H3 from serving here.")
+             "here, ! sglang will warn, ? cannot verify, - does not apply here): the sglang release installed, "
+             "GPUs, memory, cgroup cap, /dev/shm, disk, ffmpeg and its encoders, FlashAttention, and a summary. "
+             "Bare `h3doctor` runs it. Exit 0, or 1 when a fact stops H3 from serving here.")
 def doctor_cmd(
     format: Annotated[DoctorFormat, typer.Option("--format", help="Report format (json: README, `h3doctor doctor`).")] = DoctorFormat.text,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Probe afresh; neither read nor write the probe cache.")] = False,
     output_file: Annotated[Optional[str], typer.Option("--output-file", help="Write the report to this file instead of stdout.")] = None,
 ) -> None:
-    from h3doctor.host.doctor import report
-    from h3doctor.host.probe import probe
-    from h3doctor.output.doctor_text import doctor_report
-    from h3doctor.output.formats import Report
-
-    data = report(probe(dict(os.environ), use_cache=not no_cache))  # torch runs in the probe's child, never here
-    write_report("doctor", getattr(format, "value", format), Report(data, text=lambda console, buf: doctor_report(data, console)),
-                 sys.stdout, output_file)
-    raise typer.Exit(data["summary"]["exit_code"])
+    raise typer.Exit(cli_host.doctor(getattr(format, "value", format), no_cache, output_file))
 
 
 @app.command("profiles", short_help="List the built-in hardware profiles and the GPU catalog.", help="List the built-in hardware profiles and the GPU catalog (<N>x<GPU> for any count).")
 def profiles_cmd(
     format: Annotated[Format, typer.Option("--format")] = Format.text,
 ) -> None:
-    from dataclasses import asdict
+    cli_reference.profiles(format.value)
 
-    from h3doctor.facts import assumed, assumed_line
-    from h3doctor.host.gpus import catalog
-    from h3doctor.host.profiles import builtin_profile_names, load_profile
-
-    if format is Format.json:
-        sys.stdout.write(json_text({"builtin": {n: load_profile(n).description for n in builtin_profile_names()},
-                                    "assumed": {n: assumed(load_profile(n)) for n in builtin_profile_names()},
-                                    "gpus": [asdict(g) for g in catalog()]}))
-        return
-    for name in builtin_profile_names():
-        hw = load_profile(name)
-        sys.stdout.write(f"{name:<10} {hw.description}\n{'':<10} assumed: {assumed_line(hw)}\n")
-    sys.stdout.write("\nGPU catalog: any <N>x<GPU> (4xH100, 2xRTX5090; Apple: 1xM4-Max-64GB sets the memory)\n")
-    for g in catalog():
-        cc = f"cc {g.compute_capability}" if g.compute_capability else "     "
-        aliases = f"  aka {', '.join(g.aliases)}" if g.aliases else ""
-        sys.stdout.write(f"{g.key:<11} {g.platform:<5} {g.memory_gib:>6.1f} GiB  {cc:<7} {g.device_name}{aliases}\n")
 
 # --- lint, schemas ---------------------------------------------------------------------------
 
@@ -432,25 +334,12 @@ def lint_cmd(
     sglang_version: Annotated[Optional[str], typer.Option("--sglang-version", help="sglang release whose rules and parser to use.")] = None,
     rules_dir: Annotated[Optional[str], typer.Option("--rules-dir", help="Use the rule files in this directory.")] = None,
 ) -> None:
-    from h3doctor.lint.run import LintOptions, lint
-
-    if unsafe_fixes and not (fix or diff):
-        raise UsageError("--unsafe-fixes says which fixes --fix applies: give --fix too")
-    if baseline and write_baseline:
-        raise UsageError("--write-baseline writes the baseline --baseline reads: give one of them")
-    if add_noqa and (fix or unsafe_fixes):
-        raise UsageError("--add-noqa accepts the findings --fix would correct: give one of them")
-    code, report, notes = lint(paths or ["."], LintOptions(
-        targets=tuple(target or ()), fail_on=fail_on.value if fail_on else None, config_path=config,
-        no_config=no_config, fix=fix, diff=diff, unsafe_fixes=unsafe_fixes, sglang_version=sglang_version,
-        rules_dir=rules_dir, stdin_filename=stdin_filename, force_exclude=force_exclude, quiet=quiet,
-        statistics=statistics, baseline=baseline, write_baseline=write_baseline, exit_zero=exit_zero,
-        add_noqa=add_noqa, verbose=verbose))
-    # lint runs in trees others wrote: its report never goes through a link planted in them
-    write_report("lint", format.value, report, sys.stdout, output_file, follow=False)
-    if notes and not quiet:
-        sys.stderr.write("".join(n + "\n" for n in notes))
-    raise typer.Exit(code)
+    raise typer.Exit(cli_fleet.lint(
+        paths, format.value, output_file, targets=tuple(target or ()), fail_on=fail_on.value if fail_on else None,
+        config_path=config, no_config=no_config, fix=fix, diff=diff, unsafe_fixes=unsafe_fixes,
+        sglang_version=sglang_version, rules_dir=rules_dir, stdin_filename=stdin_filename,
+        force_exclude=force_exclude, quiet=quiet, statistics=statistics, baseline=baseline,
+        write_baseline=write_baseline, exit_zero=exit_zero, add_noqa=add_noqa, verbose=verbose))
 
 
 @app.command("admission", short_help="Serve a Kubernetes validating admission webhook.", help="Serve a Kubernetes validating admission webhook over HTTPS (POST /validate, GET "
@@ -465,10 +354,8 @@ def admission_cmd(
     sglang_version: Annotated[Optional[str], typer.Option("--sglang-version", help="sglang release to judge for (default: each container image's tag, else the newest verified).")] = None,
     rules_dir: Annotated[Optional[str], typer.Option("--rules-dir", help="Use the rule files in this directory.")] = None,
 ) -> None:
-    from h3doctor.integrations.kubernetes_admission.main import run_server
-
-    run_server(cert=cert, key=key, host=host, port=port, deny=deny, sglang_version=sglang_version,
-               rules_dir=rules_dir)
+    cli_fleet.admission(cert=cert, key=key, host=host, port=port, deny=deny, sglang_version=sglang_version,
+                        rules_dir=rules_dir)
 
 
 export_app = typer.Typer(no_args_is_help=True, help="Export h3doctor's rules for another engine to enforce.")
@@ -483,25 +370,14 @@ def export_vap_cmd(
     name: Annotated[str, typer.Option("--name", help="Prefix of the objects' names.")] = "h3doctor",
     output: Annotated[Optional[str], typer.Option("--output", help="Write the YAML to this file instead of stdout.")] = None,
 ) -> None:
-    from h3doctor.integrations.vap import policies, render
-
-    text = render(policies(deny=deny, name=name))
-    if output:
-        write_file(output, text, "policy")
-    else:
-        sys.stdout.write(text)
+    cli_fleet.export_vap(deny, name, output)
 
 
 @app.command("schema", short_help="Print a JSON Schema of an input or a report.", help="Print a JSON Schema: recipe, config (.h3doctor.yaml), report (check --format json), lint-report, rule, explain.")
 def schema_cmd(
     name: Annotated[str, typer.Argument(help="recipe | config | report | lint-report | rule | explain")],
 ) -> None:
-    from h3doctor.paths import package_dir
-
-    names = ("recipe", "config", "report", "lint-report", "rule", "explain")
-    if name not in names:
-        raise UsageError(f"no schema {name!r}; known: {', '.join(names)}")
-    sys.stdout.write(package_dir("h3doctor.schema").joinpath(f"{name}.schema.json").read_text(encoding="utf-8"))
+    cli_reference.schema(name)
 
 
 # --- explain ------------------------------------------------------------------------------------
@@ -530,27 +406,11 @@ def explain_cmd(
     request_seconds: Annotated[Optional[float], typer.Option("--request-seconds", help="As `check`.")] = None,
     items: Annotated[Optional[List[str]], typer.Argument(metavar="[TEXT | -] [-- LAUNCH]", help="The error text (or - for stdin), then `-- LAUNCH`; with --log, the launch only.")] = None,
 ) -> None:
-    from h3doctor.explain import source
-    from h3doctor.explain.report import ExplainRequest, run
-
-    words = list(items or []) + list(ctx.args)
-    if log is not None:
-        text = source.from_file(log)
-    elif not words:
-        raise UsageError("nothing to explain: give the error text, - to read stdin, or --log FILE")
-    else:
-        first, words = words[0], words[1:]
-        text = source.from_stdin() if first == "-" else source.from_argument(first)
-    report = run(ExplainRequest(text, words, profile=profile, sglang_version=sglang_version, rules_dir=rules_dir,
-                                use_probe_cache=not no_cache,
-                                intent={"quality": request_quality, "steps": request_steps,
-                                        "resolution": request_resolution, "seconds": request_seconds}))
-    from h3doctor.output.explain_text import explain_report
-    from h3doctor.output.formats import Report
-
-    write_report("explain", format.value, Report(report.as_dict(), text=lambda console, buf: explain_report(report, console, buf)),
-                 sys.stdout, output_file)
-    raise typer.Exit(int(ExitCode.OK) if report.explained else int(ExitCode.FINDINGS))
+    raise typer.Exit(cli_advice.explain(
+        list(items or []) + list(ctx.args), log, format.value, output_file, profile=profile,
+        sglang_version=sglang_version, rules_dir=rules_dir, use_probe_cache=not no_cache,
+        intent={"quality": request_quality, "steps": request_steps, "resolution": request_resolution,
+                "seconds": request_seconds}))
 
 
 # --- suggest ------------------------------------------------------------------------------------
@@ -579,146 +439,12 @@ def suggest_cmd(
     output_file: Annotated[Optional[str], typer.Option("--output-file", help="Write the report to this file instead of stdout.")] = None,
     exec_: Annotated[bool, typer.Option("--exec", help="Run the best command (as `check --exec` runs a clean launch).")] = False,
 ) -> None:
-    from h3doctor.output.formats import Report
-    from h3doctor.output.suggest_text import suggest_report
-    from h3doctor.suggest import SuggestRequest, run
-
-    data = run(SuggestRequest(profile=profile, model=model, variant=variant, prefer=prefer.value, request=request,
-                              quantization=quantization, sglang_version=sglang_version, rules_dir=rules_dir,
-                              use_probe_cache=not no_cache, runner_ups=runner_ups))
-    out = sys.stderr if exec_ else sys.stdout  # when sglang starts, stdout is sglang's
-    write_report("suggest", format.value, Report(data, text=lambda console, buf: suggest_report(data, console, buf)),
-                  out, output_file)
-    # nothing checks clean, or the best is shown not to fit; "cannot verify" the memory fit (CPU, MPS) is
-    # said in the report and, as a warning is for check, does not fail the command
-    if data["status"] not in ("fits", "cannot-verify"):
-        raise typer.Exit(int(ExitCode.FINDINGS))
-    if exec_:
-        raise typer.Exit(_exec(data["best"]["argv"]))
-    raise typer.Exit(int(ExitCode.OK))
-
-
-def _exec(argv: list[str]) -> int:
-    """Launch the best suggestion as `check --exec` launches a clean launch (it checked clean)."""
-    from h3doctor.launch.gate import Verdict, exec_launch
-    from h3doctor.sglang.launch_forms import program_lookup
-
-    return exec_launch(Verdict([], None, "clean"), list(argv), dict(os.environ), program_of=program_lookup)
+    raise typer.Exit(cli_advice.suggest(
+        format.value, output_file, exec_, profile=profile, model=model, variant=variant, prefer=prefer.value,
+        request=request, quantization=quantization, sglang_version=sglang_version, rules_dir=rules_dir,
+        use_probe_cache=not no_cache, runner_ups=runner_ups))
 
 
 def main() -> None:
-    """Entry point: the one error boundary mapping exceptions to exit codes.
-
-    0/1 verdicts, 2 for anything about the user's input or environment (including a closed,
-    broken or full stdout), 3 for a bug, with the hint to rerun with H3DOCTOR_DEBUG=1 (a plain
-    traceback: never local variables)."""
-    streams = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = Output(sys.stdout, "stdout"), Output(sys.stderr, "stderr")
-    try:
-        code = _named_completion(sys.argv[1:])
-        code = app(standalone_mode=False) if code is None else code
-        code = code if isinstance(code, int) else 0
-    except H3DoctorError as exc:
-        blamed = _in_hook_args(exc, exc.hint == OPTIONS_HINT)
-        code = _fail(*(blamed or (f"error: {exc}", exc.hint)), int(exc.exit_code))
-    except typer.Exit as exc:
-        code = exc.exit_code
-    except KeyboardInterrupt:
-        code = 130
-    except Exception as exc:  # click usage errors and anything unexpected
-        code = _unexpected(exc)
-    code = _flush_stdout(code)
-    sys.stdout, sys.stderr = streams  # a failed one now points at /dev/null: Python's exit flush is quiet
-    sys.exit(code)
-
-
-COMPLETION_SHELLS = ("bash", "zsh", "fish")
-
-
-def _named_completion(argv: list[str]) -> int | None:
-    """`--show-completion SHELL` (or `=SHELL`): the script for the shell named, not the one this runs
-    in (Typer's flag takes no value and detects the current shell); None for anything else."""
-    if argv[:1] == ["--show-completion"] and len(argv) == 2:
-        shell = argv[1]
-    elif len(argv) == 1 and argv[0].startswith("--show-completion="):
-        shell = argv[0].partition("=")[2]
-    else:
-        return None
-    if shell not in COMPLETION_SHELLS:
-        raise UsageError(f"--show-completion: no completion for shell {shell[:40]!r}; choose one of "
-                         f"{', '.join(COMPLETION_SHELLS)}")
-    from typer._completion_shared import get_completion_script  # Typer's own scripts (pinned below 0.29)
-
-    sys.stdout.write(get_completion_script(prog_name="h3doctor", complete_var="_H3DOCTOR_COMPLETE", shell=shell))
-    return 0
-
-
-def _in_hook_args(exc: Exception, about_options: bool) -> tuple[str, str] | None:
-    """(message, hint) blaming H3DOCTOR_HOOK_ARGS for an error in h3doctor's own options under the
-    shell hook, else None. The hook writes `check --hook [--argv-out FILE]`, that variable's words,
-    `--`, and the launch: an option h3doctor cannot take (`--profle`, `--fail-on warnin`) is the
-    variable's, and the command line the user typed is not to blame."""
-    hook_args = os.environ.get("H3DOCTOR_HOOK_ARGS", "").strip()
-    if not (about_options and hook_args and sys.argv[1:3] == ["check", "--hook"]):
-        return None
-    message = getattr(exc, "format_message", lambda: str(exc))()
-    return (f"error: in H3DOCTOR_HOOK_ARGS ({short(hook_args, 80)}): {message}",
-            "it holds h3doctor check's options, e.g. H3DOCTOR_HOOK_ARGS=\"--profile 4xH200 --fail-on warning\"")
-
-
-def _unexpected(exc: Exception) -> int:
-    click_error, abort = _click_exception_types()
-    blamed = _in_hook_args(exc, isinstance(exc, click_error))
-    if blamed:
-        return _fail(*blamed, int(getattr(exc, "exit_code", ExitCode.USAGE) or ExitCode.USAGE))
-    if isinstance(exc, click_error):
-        try:
-            exc.show(file=sys.stderr)
-        except OutputError:
-            pass
-        return int(getattr(exc, "exit_code", ExitCode.USAGE) or 0)
-    if isinstance(exc, abort):
-        return 130
-    if os.environ.get("H3DOCTOR_DEBUG"):
-        import traceback
-
-        traceback.print_exception(exc, file=sys.stderr)  # plain: no local variables
-        return int(ExitCode.INTERNAL)
-    return _fail(f"internal error: {type(exc).__name__}: {short(str(exc))}",
-                 "this is a bug in h3doctor: rerun with H3DOCTOR_DEBUG=1 for the traceback and report it",
-                 int(ExitCode.INTERNAL))
-
-
-def _fail(message: str, hint: str | None, code: int) -> int:
-    try:
-        sys.stderr.write(message + "\n" + (f"hint: {hint}\n" if hint else ""))
-        sys.stderr.flush()
-    except OutputError:
-        pass  # stderr is closed too: the exit code is all that is left
-    return code
-
-
-def _flush_stdout(code: int) -> int:
-    """Flush inside the boundary: a failure at interpreter exit would be Python's exit 120."""
-    if getattr(sys.stdout, "failed", False):
-        return code  # already reported
-    try:
-        sys.stdout.flush()
-    except OutputError as exc:
-        return _fail(f"error: {exc}", None, int(ExitCode.USAGE))
-    return code
-
-
-def _click_exception_types() -> tuple[tuple[type, ...], tuple[type, ...]]:
-    """Typer 0.26+ vendors click as typer._click; older Typer uses click itself."""
-    errors: list[type] = []
-    aborts: list[type] = []
-    for name in ("typer._click.exceptions", "click.exceptions"):
-        try:
-            module = __import__(name, fromlist=["ClickException", "Abort"])
-        except ImportError:
-            continue
-        errors.append(module.ClickException)
-        if hasattr(module, "Abort"):
-            aborts.append(module.Abort)
-    return tuple(errors), tuple(aborts)
+    """Entry point: the app inside the one error boundary (cli_boundary.py)."""
+    run(app)

@@ -34,12 +34,12 @@ _RESERVED = {"!", "{", "}", "if", "then", "elif", "else", "while", "until", "do"
 def checked_launches(line: str) -> list[list[str]]:
     """The simple commands of `line` that the hook's functions cannot see and that are sglang launches,
     each as the words `check` reads (`command` and its `-p` left out: it only skips functions). The
-    line is read by h3doctor's own shell reader (inputs/launch.py), never evaluated; an expansion
+    line is read by h3doctor's own shell reader (shellsplit.py, with bash's and zsh's `$'…'`), never evaluated; an expansion
     stays in its word as written, marked (h3doctor/unresolved.py). Unsupported when the line cannot be read."""
-    from h3doctor.inputs.launch import shell_commands
+    from h3doctor.shellsplit import shell_commands
 
     launches = []
-    for command in shell_commands(line, keep_expansions=True):
+    for command in shell_commands(line, keep_expansions=True, ansi_c=True):  # typed in bash or zsh
         words = [text for text, _start, _end in command]
         while words and words[0] in _RESERVED:
             words = words[1:]
@@ -101,7 +101,7 @@ def _check(words: list[str]) -> int:
 
 
 def judge(line: str) -> int:
-    from h3doctor.inputs.launch import Unsupported
+    from h3doctor.shellsplit import Unsupported
     from h3doctor.launch.hook import interrupted_statuses
 
     try:

@@ -42,12 +42,29 @@ _PROFILE_KEYS: dict[str, tuple[type, ...]] = {
     # issue 29 items 1-2: a Hub token present, free space for sglang's host spill
     "hf_token": (bool, type(None)),
     "spill_free_gib": (int, float, type(None)),
+    # issue 29, kernels and driver: versions as text ("12.4"), a kernel's targets as a list ("sm_90")
+    "driver_cuda": (str, type(None)),
+    "torch_cuda": (str, type(None)),
+    "torch_version": (str, type(None)),
+    "sgl_kernel_sm": (list, type(None)),
+    "sgl_kernel_torch": (str, type(None)),
+    "sage_sm": (list, type(None)),
+    "sage_torch": (str, type(None)),
+    "flash_attn_sm": (list, type(None)),
+    "flash_attn_torch": (str, type(None)),
+    "ffprobe_version": (str, type(None)),
 }
+# the kernel/driver facts (issue 29): plain fields, each with its source in `sources`
+KERNEL_FACTS = ("driver_cuda", "torch_cuda", "torch_version", "sgl_kernel_sm", "sgl_kernel_torch", "sage_sm",
+                "sage_torch", "flash_attn_sm", "flash_attn_torch", "ffprobe_version")
+_TARGET_LISTS = ("sgl_kernel_sm", "sage_sm", "flash_attn_sm")
 
 # The host facts a profile states (`h3doctor profiles`, the report's "assumed:"), in that order; a
 # profile that does not give one leaves it None: unknown, "cannot verify", never a default.
 ASSUMED_FACTS = ("host_memory_gib", "shm_gib", "disk_free_gib", "ffmpeg", "ffmpeg_encoders", "flash_attn", "fa_kernel",
                  "hf_token", "spill_free_gib")
+# ... and on CUDA the stack it runs (issue 29, kernels and driver): another platform has none of it
+CUDA_ASSUMED = ("driver_cuda", "torch_cuda", "sgl_kernel_sm")
 
 
 @record(frozen=True)
@@ -83,6 +100,19 @@ class HardwareFacts:
     # variables the launch sets (recipe `env:`, `VAR=value` words) that the live probe did not
     # run with, because they can make Python or the loader run code (host/probe.py LAUNCH_ENV_APPLIED)
     probe_env_not_applied: tuple[str, ...] = ()
+    # issue 29, kernels and driver (host/cuda_driver.py, host/kernel_wheels.py, docs/host-facts.md):
+    # the CUDA the NVIDIA driver supports ("12.4"; "13.0+" is at least that), torch's CUDA and version
+    driver_cuda: str | None = None
+    torch_cuda: str | None = None
+    torch_version: str | None = None
+    # each kernel sglang loads: its library's targets ("sm_90", "compute_90") and the torch "X.Y" it was built for
+    sgl_kernel_sm: tuple[str, ...] | None = None
+    sgl_kernel_torch: str | None = None
+    sage_sm: tuple[str, ...] | None = None
+    sage_torch: str | None = None
+    flash_attn_sm: tuple[str, ...] | None = None
+    flash_attn_torch: str | None = None
+    ffprobe_version: str | None = None  # `ffprobe -version`'s first line's version
     # a container launch (sglang/container_facts.py): the GPUs its line grants (None: all of the
     # host's, or not a container), and the runtime's refusal when the host has fewer (H3D148; ""
     # when it has them all, None when the host's count is not known)
@@ -109,6 +139,8 @@ class HardwareFacts:
         data = {name: getattr(self, name) for name in fields_of(self)}
         data["sources"] = dict(self.sources)
         data["probe_env_not_applied"] = list(self.probe_env_not_applied)
+        for name in _TARGET_LISTS:  # JSON's lists, as the CLI writes them
+            data[name] = None if data[name] is None else list(data[name])
         data["cc_major"] = self.cc_major
         data["cc_int"] = self.cc_int
         return data
@@ -150,10 +182,24 @@ def facts_from_mapping(data: dict[str, Any], origin: str) -> HardwareFacts:
         cgroup_memory_unlimited=data.get("cgroup_memory_unlimited"),
         hf_token=data.get("hf_token"),
         spill_free_gib=data.get("spill_free_gib"),
+        **{k: data.get(k) for k in KERNEL_FACTS if k not in _TARGET_LISTS},
+        **{k: _targets(data.get(k), k, origin) for k in _TARGET_LISTS},
         source=origin,
         description=data.get("description", ""),
         sources={k: origin for k in data},
     )
+
+
+def _targets(value: list | None, key: str, origin: str) -> tuple[str, ...] | None:
+    """A kernel's targets as a profile lists them: "sm_90" (a cubin) or "compute_90" (PTX)."""
+    if value is None:
+        return None
+    for item in value:
+        kind, _, arch = str(item).partition("_") if isinstance(item, str) else ("", "", "")
+        if kind not in ("sm", "compute") or not is_digits(arch) or len(arch) > 4:
+            raise UsageError(f"profile key {key!r} lists targets such as \"sm_90\" or \"compute_90\", got {excerpt(item)}",
+                             location=origin)
+    return tuple(value)
 
 
 def _valid_cc(cc: str) -> bool:
@@ -192,7 +238,8 @@ def with_overrides(hw: HardwareFacts, sizes: dict[str, float]) -> HardwareFacts:
 
 def assumed(hw: HardwareFacts) -> dict[str, Any]:
     """The host facts a check stands on (ASSUMED_FACTS), None for each one unknown."""
-    return {name: getattr(hw, name) for name in ASSUMED_FACTS}
+    names = ASSUMED_FACTS + (CUDA_ASSUMED if hw.platform == "cuda" else ())
+    return {name: list(value) if isinstance(value := getattr(hw, name), tuple) else value for name in names}
 
 
 def assumed_sources(hw: HardwareFacts) -> dict[str, str | None]:
@@ -213,7 +260,12 @@ _HAS = {"ffmpeg": "ffmpeg+ffprobe", "ffmpeg_encoders": "libx264+aac", "flash_att
         "fa_kernel": "FA kernel", "hf_token": "Hub token"}
 
 
-def assumed_line(hw: HardwareFacts) -> str:
+def official_image(hw: HardwareFacts) -> bool:
+    """Whether the CUDA stack is a built-in or catalog profile's: the release's official image (host/gpus.py)."""
+    return hw.platform == "cuda" and hw.sources.get("torch_cuda", "").startswith(("builtin:", "catalog:"))
+
+
+def assumed_line(hw: HardwareFacts, stack: bool = True) -> str:
     """The report header's "assumed:" line: each size, then the things present ("has …"), absent
     ("no …") and not known ("unknown: …"), so a whole host fits the hook's screen in two lines."""
     facts = assumed(hw)
@@ -224,4 +276,18 @@ def assumed_line(hw: HardwareFacts) -> str:
         named = [label + _mark(hw, name) for name, label in _HAS.items() if facts[name] is state]
         if named:
             parts.append(lead + ", ".join(named))
-    return ", ".join(parts[: len(_SIZES)]) + "".join("; " + p for p in parts[len(_SIZES):])
+    # the CUDA stack only where sglang runs CUDA; a report header names a profile's official image
+    # in its title line instead (`stack=False`), to keep a blocked hook launch on one screen
+    cuda = "; " + _cuda_part(hw) if hw.platform == "cuda" and stack else ""
+    return ", ".join(parts[: len(_SIZES)]) + "".join("; " + p for p in parts[len(_SIZES):]) + cuda
+
+
+def _cuda_part(hw: HardwareFacts) -> str:
+    """The CUDA stack: torch's CUDA, the driver's, the sgl-kernel targets. A built-in profile's
+    come from the release's official image (and a driver that runs it), said so."""
+    def shown(value: Any) -> str:
+        return "unknown" if value is None else ",".join(value) if isinstance(value, tuple) else str(value)
+
+    image = "official image" if official_image(hw) else ""
+    text = f"torch CUDA {shown(hw.torch_cuda)}, driver CUDA {shown(hw.driver_cuda)}, sgl-kernel {shown(hw.sgl_kernel_sm)}"
+    return f"{image}: {text}" if image else text

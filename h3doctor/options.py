@@ -38,58 +38,76 @@ class Option:
     repeatable: bool = False  # every occurrence kept, in order (a list)
     hidden: bool = False  # not in --help (the shell hook's own options)
     complete: str | None = None  # what the shells complete its value from (cli.COMPLETERS): "profiles"
+    panel: str = ""  # the group `check --help` lists it under: a key of PANELS
+
+
+# `check --help`'s groups of options, in the order help lists them: key -> heading
+# (cli_help.PanelledHelp; Typer's rich_help_panel carries the heading). Every row names one.
+PANELS: dict[str, str] = {
+    "launch": "The launch",
+    "hardware": "Hardware and host facts",
+    "request": "The request you will make",
+    "report": "Report",
+    "exec": "Starting sglang (--exec)",
+    "hook": "Shell hook (hidden)",
+}
 
 
 CHECK_OPTIONS: tuple[Option, ...] = (
     Option("profile", ("--profile",), "text", "Built-in hardware profile name (see `h3doctor profiles`) or a "
-           "YAML/JSON profile file. Without it, this host is probed (see `h3doctor probe`).", complete="profiles"),
+           "YAML/JSON profile file. Without it, this host is probed (see `h3doctor probe`).", complete="profiles",
+           panel="hardware"),
     Option("no_cache", ("--no-cache",), "flag", "Probe this host afresh, without reading or writing the probe cache.",
-           default=False),
+           default=False, panel="hardware"),
     Option("format", ("--format",), "choice", "Report format (sarif, github: see README, Lint).", default="text",
-           choices=format_names("check")),
+           choices=format_names("check"), panel="report"),
     Option("show_config", ("--show-config",), "flag", "Print the effective configuration sglang would resolve.",
-           default=False),
+           default=False, panel="report"),
     Option("verbose", ("--verbose",), "flag", "Explain each finding in full: why sglang fails, the catalog "
-           "references and stage, and the fix search's notes (the default report is short).", default=False),
+           "references and stage, and the fix search's notes (the default report is short).", default=False,
+           panel="report"),
     Option("fail_on", ("--fail-on",), "choice", "Lowest severity that makes the exit code 1.", default="error",
-           choices=SEVERITIES),
-    Option("recipe", ("--recipe",), "text", "A YAML launch recipe (command, env, profile, request); see README."),
+           choices=SEVERITIES, panel="report"),
+    Option("recipe", ("--recipe",), "text", "A YAML launch recipe (command, env, profile, request); see README.",
+           panel="launch"),
     Option("sglang_version", ("--sglang-version",), "text",
-           f"sglang release whose rules and parser to use (default {NEWEST_VERIFIED})."),
-    Option("rules_dir", ("--rules-dir",), "text", "Use the rule files in this directory."),
+           f"sglang release whose rules and parser to use (default {NEWEST_VERIFIED}).", panel="launch"),
+    Option("rules_dir", ("--rules-dir",), "text", "Use the rule files in this directory.", panel="launch"),
     Option("request_quality", ("--request-quality",), "text", "The quality you will request (exact, lossless, high): "
-           "checks the quality=\"high\" deployment audit (catalog 2.H)."),
+           "checks the quality=\"high\" deployment audit (catalog 2.H).", panel="request"),
     Option("request_steps", ("--request-steps",), "int",
-           "num_inference_steps you will request (AdaLN plan checks, catalog R8)."),
+           "num_inference_steps you will request (AdaLN plan checks, catalog R8).", panel="request"),
     Option("request_resolution", ("--request-resolution",), "text", "WIDTHxHEIGHT of the request you will make "
-           "(memory fit at that request; default: the server warmup)."),
+           "(memory fit at that request; default: the server warmup).", panel="request"),
     Option("request_seconds", ("--request-seconds",), "float",
-           "Seconds of video you will request (memory fit at that request)."),
+           "Seconds of video you will request (memory fit at that request).", panel="request"),
     Option("exec_", ("--exec",), "flag", "When no finding reaches --fail-on, replace h3doctor with the command (exit "
-           "status and signals are sglang's); the report goes to stderr.", default=False),
+           "status and signals are sglang's); the report goes to stderr.", default=False, panel="exec"),
     Option("apply_fixes", ("--apply-fixes",), "flag", "With --exec and findings: launch the corrected command "
-           "instead (refused when there is none).", default=False),
+           "instead (refused when there is none).", default=False, panel="exec"),
     Option("force", ("--force",), "flag", "With --exec and findings: launch the command as given anyway.",
-           default=False),
+           default=False, panel="exec"),
     Option("allow_unsafe_exec", ("--allow-unsafe-exec",), "flag", "With --exec: launch even when the command runs "
            "more than sglang (a container script's other commands, --privileged, a host-root mount, a PATH of its "
-           "own: rules H3D960-H3D963), which --exec otherwise refuses.", default=False),
+           "own: rules H3D960-H3D963), which --exec otherwise refuses.", default=False, panel="exec"),
     Option("hook", ("--hook",), "flag", "Used by the shell hook (h3doctor init): never launches; exit 0 launch, "
-           "1 do not.", default=False, hidden=True),
+           "1 do not.", default=False, hidden=True, panel="hook"),
     Option("argv_out", ("--argv-out",), "text", "With --hook: where an accepted corrected command is written.",
-           hidden=True),
+           hidden=True, panel="hook"),
     Option("marked_launch", ("--marked-launch",), "text", "With --hook: the launch as a JSON list of its words, "
            "each expansion the shell gives a value only when it runs marked by U+0000 (the command-line hook).",
-           hidden=True),
-    Option("output_file", ("--output-file",), "text", "Write the report to this file instead of stdout."),
+           hidden=True, panel="hook"),
+    Option("output_file", ("--output-file",), "text", "Write the report to this file instead of stdout.",
+           panel="report"),
     # host facts for this check, over the profile's or the probe's (docs/host-facts.md)
     Option("host_memory", ("--host-memory",), "size", "Host memory the launch can use (16g, 512g, 2t; a bare "
-           "number is GiB), over the profile's or the probe's."),
-    Option("shm", ("--shm",), "size", "Size of /dev/shm where it runs (64m, 16g), over the profile's or the probe's."),
+           "number is GiB), over the profile's or the probe's.", panel="hardware"),
+    Option("shm", ("--shm",), "size", "Size of /dev/shm where it runs (64m, 16g), over the profile's or the probe's.",
+           panel="hardware"),
     Option("disk", ("--disk",), "size", "Free disk under the Hugging Face cache (500g, 2t), over the profile's or "
-           "the probe's."),
+           "the probe's.", panel="hardware"),
     Option("spill_disk", ("--spill-disk",), "size", "Free disk under SGLANG_DIFFUSION_HOST_SPILL_DIR (20g), over the "
-           "profile's or the probe's."),
+           "profile's or the probe's.", panel="hardware"),
 )
 
 

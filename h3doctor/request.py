@@ -98,7 +98,9 @@ def run(request: CheckRequest) -> Outcome:
     if not request.marked and any("\0" in word for word in tokens):  # a launch read from a log (explain): no program can be given it
         raise UsageError("the launch holds a NUL byte in a word, which no program can be given")
     from_recipe = recipe if recipe is not None and request.profile is None and recipe.profile else None
-    launch = LaunchWords.read(tokens)  # its form read once: for the hardware it sees and for the check
+    line = _script_line(tokens, env)  # a `-c` script holding sglang's flags: judged as the shell runs it
+    judged = list(line.judged) if line is not None else tokens
+    launch = LaunchWords.read(judged)  # its form read once: for the hardware it sees and for the check
     hw = request.hardware
     if callable(hw):  # the hardware as this launch sees it (the devices its environment selects)
         hw = hw(launch.form_or_raise().environment(env))
@@ -123,9 +125,44 @@ def run(request: CheckRequest) -> Outcome:
         from h3doctor.engine.idle_gpus import all_gpus_argv
         from h3doctor.record import replace
 
-        more = all_gpus_argv(result, tokens, judge, on)
+        more = all_gpus_argv(result, judged, judge, on)
         result = replace(result, all_gpus_argv=more) if more else result
+    if line is not None:
+        result = _written_back(result, line)
     return Outcome(result, tokens, env)
+
+
+def _written_back(result: CheckResult, line: Any) -> CheckResult:
+    """The check of a script line with its commands written as the line writes them: each change
+    where its words are (ScriptLine.written_back). A command whose change cannot be written there
+    (a word the shell computes, such as the script's `$1`) is not offered: why is said instead."""
+    from h3doctor.inputs.script_line import NotWritten
+
+    def back(argv: list[str] | None) -> list[str] | None:
+        return None if argv is None else line.written_back(argv)
+
+    ev = result.evaluation
+    ev = replace(ev, cmd=replace(ev.cmd, tokens=list(line.tokens)))  # the launch as given, not as judged
+    try:
+        return replace(result, evaluation=ev, corrected_argv=back(result.corrected_argv),
+                       nearest_argv=back(result.nearest_argv), all_gpus_argv=back(result.all_gpus_argv),
+                       alternatives=[replace(a, argv=line.written_back(a.argv)) for a in result.alternatives])
+    except NotWritten as why:
+        return replace(result, evaluation=ev, corrected_argv=None, nearest_argv=None, all_gpus_argv=None,
+                       alternatives=[], gives_up=[*result.gives_up, f"no corrected command: {why}"])
+
+
+def _script_line(tokens: list[str], env: dict[str, str]) -> Any:
+    """inputs/script_line.py's reading of a line with a shell given a `-c` script (None for any
+    other line, without importing it: a plain check stays on the fast path's imports)."""
+    from h3doctor.sglang.container_run import SHELLS, is_container_run
+
+    shells = [t for t in tokens[:1] if t.rsplit("/", 1)[-1] in SHELLS]
+    if not shells and not (is_container_run(tokens) and any(t.rsplit("/", 1)[-1] in SHELLS for t in tokens)):
+        return None
+    from h3doctor.inputs.script_line import read
+
+    return read(tokens, env)
 
 
 def run_without_unreadable(request: CheckRequest, unreadable: UsageError) -> tuple[Outcome, list[UsageError]] | None:

@@ -30,6 +30,17 @@ def yaml_line(text: str, error_path: list[Any]) -> int | None:
     return line
 
 
+def enum_meant(err: Any) -> str:
+    """"; did you mean 'warning'?" for a jsonschema enum error whose text value is one slip from a
+    choice (`fail_on: warnin`), else ""."""
+    if err.validator != "enum" or not isinstance(err.instance, str):
+        return ""
+    from h3doctor.spelling import nearest
+
+    close = nearest(err.instance, [c for c in err.validator_value if isinstance(c, str)])
+    return f"; did you mean {close!r}?" if close else ""
+
+
 def schema_message(err: Any) -> str:
     """A jsonschema error in a few words: its own message can hold the whole offending value
     (every unknown key, a whole expanded mapping)."""
@@ -50,5 +61,5 @@ def schema_message(err: Any) -> str:
                 "minimum": f"is less than the minimum of {err.validator_value!r}",
                 "oneOf": "is not valid under any of the given schemas", "const": f"is not {err.validator_value!r}"}
         shown = repr(excerpt(err.instance)) if isinstance(err.instance, str) else excerpt(err.instance)
-        return f"{shown} {what[err.validator]}"
+        return f"{shown} {what[err.validator]}{enum_meant(err)}"
     return excerpt(err.message, 200)

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""check's text report as a user sees it: the golden files the tests compare and the screenshots
-docs/screenshots/ shows, written by one script so the two never drift.
+"""check's text report and the doctor's as a user sees them: the golden files the tests compare and
+the screenshots docs/screenshots/ shows, written by one script so the two never drift.
 
     python tools/golden_reports.py           # (re)write tests/golden/ and docs/screenshots/
     python tools/golden_reports.py --check   # exit 1 naming each file that differs
@@ -10,7 +10,9 @@ environment emptied), rendered at 80 and 120 columns as a pipe or NO_COLOR log s
 dropped). The colour variant is Rich's terminal output: with its escape codes removed it must be
 the same text (tests/output/test_golden_reports.py), so one colour file is kept, the hook's, to read
 with `cat` on a terminal. The hook's case runs the real `h3doctor check --hook` (its report and
-its last line are on stderr); the others render in this process, which is faster.
+its last line are on stderr); the others render in this process, which is faster. The doctor's
+case is `h3doctor doctor` on a made-up machine (tests/golden/doctor-machine.json: the probe's
+observations of a GB10 workstation run without a cgroup memory limit).
 """
 
 from __future__ import annotations
@@ -41,12 +43,20 @@ CASES: dict[str, tuple[list[str], list[str], bool]] = {
     "two-errors": (["--profile", "2xRTX4090"],
                    ["sglang", "serve", "--model-path", "MiniMaxAI/MiniMax-H3", "--num-gpus", "2", "--ring-degree", "2",
                     "--attention-backend", "torch_sdpa"], False),
+    # the README's other check examples: "Using it" (Apple MPS), "Memory fit" at a request, alternatives
+    "readme-mps": (["--profile", "m3-max"], [*MODEL, "--enable-torch-compile"], False),
+    "readme-request": (["--profile", "1xH200", "--request-resolution", "1344x768", "--request-seconds", "12"],
+                       list(MODEL), False),
+    "readme-alternatives": (["--profile", "4xH200"], [*MODEL, "--num-gpus", "4", "--model-variant", "hybrid"], False),
     # the README's launch as typed in a shell with the hook (h3doctor init): one error, one screen
     "hook-blocked": (["--profile", "4xH200"],
                      [*MODEL, "--num-gpus", "4", "--ulysses-degree", "2", "--ring-degree", "2",
                       "--attention-backend", "sage_attn"], True),
 }
 COLOUR_KEPT = "hook-blocked"  # the one colour file: a blocked launch in the terminal, as the hook shows it
+# `h3doctor doctor` (bare `h3doctor`) on a made-up machine, the probe's observations in a file, so
+# its report is the same wherever it is rendered
+DOCTOR_MACHINE = GOLDEN / "doctor-machine.json"
 
 
 def _environment() -> dict[str, str]:
@@ -88,6 +98,23 @@ def render(name: str, width: int, colour: bool, verbose: bool = False) -> tuple[
         return render_report("check", "text", replace(report, styled=colour, width=width)), report.data
 
 
+def render_doctor(width: int, colour: bool) -> tuple[str, dict]:
+    """(the doctor's text, its JSON object) for the made-up machine at one width."""
+    import json
+
+    from h3doctor.host.doctor import report
+    from h3doctor.host.probe_facts import build
+    from h3doctor.output.doctor_text import doctor_report
+    from h3doctor.output.formats import Report, render as render_report
+
+    machine = json.loads(DOCTOR_MACHINE.read_text(encoding="utf-8"))
+    with _only(_environment()):
+        data = report(build(machine["obs"], machine["run"], machine["host"], machine["env"]))
+        text = render_report("doctor", "text", Report(data, text=lambda console, _buf: doctor_report(data, console),
+                                                      styled=colour, width=width))
+    return text, data
+
+
 def _report(options: list[str], launch: list[str], hook: bool, verbose: bool = False) -> Report:
     from h3doctor.check_args import check_request
     from h3doctor.cli_output import check_report
@@ -126,6 +153,11 @@ def goldens() -> dict[Path, str]:
                 files[SCREENSHOTS / f"{name}.txt"] = f"$ {typed}\n{text}"
         if name == COLOUR_KEPT:
             files[GOLDEN / f"{name}-80.ansi.txt"] = render(name, 80, colour=True)[0]
+    for width in WIDTHS:
+        text, _ = render_doctor(width, colour=False)
+        files[GOLDEN / f"doctor-{width}.txt"] = text
+        if width == 80:
+            files[SCREENSHOTS / "doctor.txt"] = f"$ h3doctor\n{text}"
     return files
 
 

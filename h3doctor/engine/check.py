@@ -24,14 +24,15 @@ __all__ = ["MAX_FIX_ROUNDS", "check", "evaluate_launch", "fix_loop"]
 
 def evaluate_launch(tokens: list[str], hw: HardwareFacts, rules: RuleSet | list[Rule], table: FlagTable,
                     env: dict[str, str], intent: dict[str, Any] | None = None,
-                    release: Release | None = None) -> Evaluation:
-    return Judge(rules).evaluate(tokens, Target.of(hw, table, env, intent, release))
+                    release: Release | None = None, deployment: dict[str, Any] | None = None) -> Evaluation:
+    return Judge(rules).evaluate(tokens, Target.of(hw, table, env, intent, release, deployment))
 
 
 def check(tokens: list[str], hw: HardwareFacts, rules: RuleSet | list[Rule], table: FlagTable, env: dict[str, str],
           intent: dict[str, Any] | None = None, evaluations: dict | None = None,
-          release: Release | None = None, hold: frozenset[str] = frozenset()) -> CheckResult:
-    return Judge(rules, evaluations).check(tokens, Target.of(hw, table, env, intent, release), hold)
+          release: Release | None = None, hold: frozenset[str] = frozenset(),
+          deployment: dict[str, Any] | None = None) -> CheckResult:
+    return Judge(rules, evaluations).check(tokens, Target.of(hw, table, env, intent, release, deployment), hold)
 
 
 def fix_loop(tokens: list[str], hw: HardwareFacts, rules: RuleSet | list[Rule], table: FlagTable, env: dict[str, str],

@@ -39,9 +39,11 @@ def lookup(context: Mapping[str, Any], path: str) -> Any:
 
 def _is_fact(path: str) -> bool:
     # hardware facts, the memory model's verdicts (None where the model cannot tell) and what is
-    # worked out from the host's disks and caches (`derived.host.*`, what the launch downloads):
+    # worked out from the host's disks and caches (`derived.host.*`, what the launch downloads) and
+    # from its CUDA stack (`derived.cuda.*`: driver, kernels):
     # all "cannot verify" when unknown, never a pass
-    return path.startswith(("hw.", "derived.memory.", "derived.host.", "derived.download_"))
+    # and whether a manifest's probes leave the launch time to load (`derived.probe.`)
+    return path.startswith(("hw.", "derived.memory.", "derived.host.", "derived.download_", "derived.probe.", "derived.cuda."))
 
 
 def _compare(op: str, left: Any, right: Any) -> bool:

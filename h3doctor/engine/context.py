@@ -1,7 +1,8 @@
 """The check context: the flat dict every rule condition, message and fix reads.
 
 Roots: `args.*` (the resolved server args), `events.*` (what the adjust phase recorded), `hw.*`,
-`env.*`, `intent.*` (the request to judge), `parse.*` (argparse's problems), `config.*` (the
+`env.*`, `intent.*` (the request to judge), `deployment.*` (what a manifest says around the
+launch: its probes), `parse.*` (argparse's problems), `config.*` (the
 --config file), `release.*` (the target release and what it knows of this launch), and last
 `derived.*` (engine/derivations, which read all the others).
 """
@@ -71,7 +72,7 @@ def arg_paths(dests) -> tuple[str, ...]:
 
 def build_context(cmd: ParsedCommand, config: ConfigLoad | None, family: FamilyMatch, hw: Any, env: dict[str, str],
                   resolver: Resolver | None, intent: dict[str, Any], release: Release,
-                  reads: frozenset[str]) -> dict[str, Any]:
+                  reads: frozenset[str], deployment: dict[str, Any] | None = None) -> dict[str, Any]:
     """Every root of the context for one launch. `reads`: the paths the applicable rules read (the
     costly values, and the derivations, are worked out only for them)."""
     ctx: dict[str, Any] = {"family": family.family.key if family.family else None, "entry": cmd.entry,
@@ -85,6 +86,8 @@ def build_context(cmd: ParsedCommand, config: ConfigLoad | None, family: FamilyM
     ctx.update({f"hw.{k}": v for k, v in hw.as_dict().items()})
     ctx.update({f"env.{k}": env.get(k) for k in RELEVANT_ENV})
     ctx.update({f"intent.{k}": v for k, v in intent.items()})
+    if deployment:  # a manifest's launch only: the rules reading it do not apply to a bare command line
+        ctx.update({f"deployment.{k}": v for k, v in deployment.items()})
     if cmd.entry == "generate":  # its one request is the command's own: --quality, --num-inference-steps
         own = request_intent(cmd.provided, release.version)
         ctx.update({f"intent.{k}": v for k, v in own.items()})

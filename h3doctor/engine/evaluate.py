@@ -12,7 +12,7 @@ from h3doctor.engine.results import Evaluation, Finding
 from h3doctor.engine.ruleset import Rule, RuleSet
 from h3doctor.engine.target import Target
 from h3doctor.record import replace
-from h3doctor.sglang.argv import parse_command
+from h3doctor.sglang.argv import attached_parse, parse_words
 from h3doctor.sglang.flagtable import DEFAULT_SGLANG_VERSION
 from h3doctor.sglang.launch_forms import LaunchWords
 from h3doctor.sglang.platform import apply_platform_override
@@ -38,7 +38,8 @@ def evaluate(launch: LaunchWords, target: Target, rules: RuleSet) -> Evaluation:
         def resolve(argv: list[str]):  # each tried value is a launch of its own
             return _resolved(LaunchWords.read(argv), target, rules)
 
-        (cmd, config, family, hw, env, resolver, args, key), ctx, _values = swept(tokens, table, target.env, resolve)
+        (cmd, config, family, hw, env, resolver, args, key), ctx, _values = swept(tokens, table, target.env, resolve,
+                                                                                  attached_parse(launch, table))
         cmd = replace(cmd, tokens=list(tokens), args=list(tokens[cmd.prefix_len:]))  # the words as written
     else:
         (cmd, config, family, hw, env, resolver, args, key), ctx = _resolved(launch, target, rules)
@@ -77,7 +78,7 @@ def _resolved(launch: LaunchWords, target: Target, rules: RuleSet) -> tuple[tupl
     """Parse (from the launch form already read) and resolve the launch as sglang would, and build
     the context the rules read."""
     table = target.table
-    cmd = parse_command(list(launch.tokens), table, form=launch.form_or_raise())
+    cmd = parse_words(launch, table)  # a parse lint's session made for its pre-checks is taken as it is
     env = cmd.form.environment(target.env)
     run = cmd.form.container
     # a fix that edits the container's line is judged with that line's facts, not the first one's
@@ -97,7 +98,7 @@ def _resolved(launch: LaunchWords, target: Target, rules: RuleSet) -> tuple[tupl
     key = family.family.key if family.family else None
 
     reads = rules.reads(key, hw.platform, cmd.entry, table.sglang_version)  # what the applicable rules read
-    ctx = build_context(cmd, config, family, hw, env, resolver, target.intent, target.release, reads)
+    ctx = build_context(cmd, config, family, hw, env, resolver, target.intent, target.release, reads, target.deployment)
     return (cmd, config, family, hw, env, resolver, args, key), ctx
 
 
@@ -125,7 +126,16 @@ def unknown_why(unknown: list[str], ctx: dict[str, Any]) -> str:
     if host:  # worked out from the disks and caches of the machine the launch runs on (derivations/download.py)
         why = ctx.get("derived.host_unknown") or {}
         words.append(f"not known of the machine it runs on: {'; '.join(why.get(h, h) for h in host)}")
-    others = [u for u in unknown if not u.startswith(("hw.", "derived.memory.", "derived.host.")) and u not in unresolved]
+    probe = [u.removeprefix("derived.probe.") for u in unknown if u.startswith("derived.probe.")]
+    if probe:  # a manifest's probes against the launch's start-up (derivations/probes.py)
+        why = ctx.get("derived.probe_unknown") or {}
+        words.append(f"not known: {'; '.join(why.get(p, p) for p in probe)}")
+    cuda = [u.removeprefix("derived.cuda.") for u in unknown if u.startswith("derived.cuda.")]
+    if cuda:  # the driver and kernels of the machine it runs on (derivations/kernels.py)
+        why = ctx.get("derived.cuda_unknown") or {}
+        words.append(f"not known of the machine it runs on: {'; '.join(why.get(c, c) for c in cuda)}")
+    others = [u for u in unknown if not u.startswith(("hw.", "derived.memory.", "derived.host.", "derived.probe.", "derived.cuda."))
+              and u not in unresolved]
     if others:
         words.append(f"not known: {', '.join(others)}")
     return "; ".join(words)

@@ -3,7 +3,8 @@
 In order: the rule's `position` (the parse error's token); the token of the parse problem its
 condition reads (an unrecognized or abbreviated flag); the first flag its fix names and the user
 typed; the first token its fix changed (a strategy's change, mapped back to the user's command);
-the first `args.*` its condition reads, or flag its alternatives set, that the user typed; for an
+the first `args.*` its condition reads, or flag its alternatives set, that the user typed; for a
+recipe's planned request (`intent.*`), the key of its `request:` the condition reads; for an
 sglang `--config` file, the key of the file the finding is about; else the start of the launch.
 A finding met only while fixing is located the same way in the command the fix loop had then,
 and mapped back to the word of the user's command it came from.
@@ -45,6 +46,7 @@ class Locator:
         self._dests: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
         self._parse_kinds: dict[str, frozenset[str]] = {}
         self._about_image: dict[str, bool] = {}
+        self._request_keys: dict[str, tuple[str, ...]] = {}
 
     def about_image(self, rule: Rule) -> bool:
         """Whether the rule is about the container image's tag (its condition reads what the tag
@@ -74,6 +76,14 @@ class Locator:
                 read = _flag_dests(alt.get("fix") or (), options, read, skip=fixed)
             self._dests[rule.id] = (tuple(fixed), tuple(read))
         return self._dests[rule.id]
+
+    def request_keys(self, rule: Rule) -> tuple[str, ...]:
+        """The planned request's values the rule's condition reads (`intent.quality` -> "quality"): a
+        recipe's finding about one points at that key of its `request:` (`quality: hihg`)."""
+        if rule.id not in self._request_keys:
+            self._request_keys[rule.id] = tuple(dict.fromkeys(
+                p.split(".")[1] for p in paths_of(rule.when) if p.startswith("intent.") and p.count(".") == 1))
+        return self._request_keys[rule.id]
 
     def parse_kinds(self, rule: Rule) -> frozenset[str]:
         """The parse-problem kinds (`parse.<kind>`) the rule's condition reads."""
@@ -143,6 +153,9 @@ class Locator:
     def locate(self, finding: Finding, ev: Evaluation, launch, result: CheckResult | None = None) -> Pos:
         if launch.image_pos is not None and self.about_image(finding.rule):
             return launch.image_pos  # a manifest's `image:` (or `docker run`'s IMAGE): a suppression there holds
+        probe = _probe_about(finding.rule, ev, launch)
+        if probe is not None:
+            return probe.pos  # the manifest's probe the finding is about: a suppression there holds
         step = None
         if result is not None and not launch.key_pos:  # the first round's step: the tokens its fix changed
             # (not for an sglang --config file, whose launch words are made up: its keys are located)
@@ -152,6 +165,10 @@ class Locator:
         fixed, read = self.dests(finding.rule)
         if index is not None and 0 <= index < len(launch.token_pos):
             return launch.token_pos[index]
+        if launch.kind == "recipe" and launch.doc is not None:  # a recipe's request: the key of the value read
+            for key in self.request_keys(finding.rule):
+                if ("request", key) in launch.doc.keys:
+                    return launch.doc.key_pos(("request", key))
         if launch.key_pos:  # an sglang --config file: the key the finding is about
             for name in read:
                 for key in ev.context.get(name) or () if name in _KEY_LISTS else ():
@@ -161,6 +178,22 @@ class Locator:
                 if dest in launch.key_pos:
                     return launch.key_pos[dest]
         return launch.pos
+
+
+def _probe_about(rule: Rule, ev: Evaluation, launch):
+    """The container probe (inputs/probes.py) a finding is about: the one whose `deployment.<role>.*`
+    the rule reads, the readinessProbe for readiness, or for the start-up budget the probe that would kill
+    the pod (`derived.probe.killer`)."""
+    probes = getattr(launch, "probes", None)
+    if not probes:
+        return None
+    paths = paths_of(rule.when)
+    if "derived.probe.readiness_on_health" in paths:
+        return probes.get("readiness")  # none: the finding is the launch's
+    if any(p.startswith("derived.probe.") for p in paths):
+        return probes.get(ev.context.get("derived.probe.killer"))
+    roles = [p.split(".")[1] for p in paths if p.startswith("deployment.") and p.count(".") == 2]
+    return next((probes[r] for r in roles if r in probes), None)
 
 
 def _flag_dests(ops, options, into: list[str], skip=()) -> list[str]:

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 RULES_DIR_ENV = "H3DOCTOR_RULES_DIR"
 MAX_RULE_FILE_BYTES = 256 * 1024
-_CONTEXT_ROOTS = ("args", "hw", "env", "derived", "parse", "events", "intent", "config", "family", "entry", "launcher",
+_CONTEXT_ROOTS = ("args", "hw", "env", "derived", "parse", "events", "intent", "deployment", "config", "family", "entry", "launcher",
                   "explicit", "release")
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}  # the rule schema's severities, least first (--fail-on)
 # the memory model's per-GPU verdicts: a rule reading one judges whether the launch fits its GPUs

@@ -29,20 +29,25 @@ class Target:
     # the machine the container runs on, before its line's facts (in_container): a fix that edits
     # the line (`--shm-size 16g`) is judged with the facts of the line it makes (container_hw)
     host: HardwareFacts | None = None
+    # what the launch's deployment says around it (a manifest's probes: inputs/probes.py
+    # deployment_facts), read by the rules as `deployment.*`; empty for a bare command line
+    deployment: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def of(cls, hw: HardwareFacts, table: FlagTable, env: dict[str, str] | None = None,
-           intent: dict[str, Any] | None = None, release: Release | None = None) -> Target:
+           intent: dict[str, Any] | None = None, release: Release | None = None,
+           deployment: dict[str, Any] | None = None) -> Target:
         """The release defaults to the flag table's own (one Release per check: the resolver and
         every derivation read the same object)."""
-        return cls(hw, table, release or Release(table.sglang_version), dict(env or {}), dict(intent or {}))
+        return cls(hw, table, release or Release(table.sglang_version), dict(env or {}), dict(intent or {}),
+                   dict(deployment or {}))
 
     @property
     def key(self) -> tuple:
         """What an evaluation of the same words depends on, for a judge's memo: the hardware and
         the table by identity (the memo keeps them, so an id is not reused while it lives)."""
         return (id(self.hw), id(self.table), tuple(sorted(self.env.items())),
-                tuple(sorted(self.intent.items())), self.release)
+                tuple(sorted(self.intent.items())), self.release, tuple(sorted(self.deployment.items())))
 
     def in_container(self, launch: LaunchWords) -> Target:
         """A launch in a container (`docker run … IMAGE sglang …`) sees the GPUs the runtime grants

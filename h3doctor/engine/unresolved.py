@@ -13,7 +13,7 @@ a value: the launch is not judged (`NotJudged`, at that word).
 from __future__ import annotations
 
 from h3doctor.errors import UsageError
-from h3doctor.sglang.argv import parse_command
+from h3doctor.sglang.argv import ParsedCommand, parse_command
 from h3doctor.sglang.flagtable import FlagTable
 from h3doctor.unresolved import UNRESOLVED, as_written, has_mark
 
@@ -38,11 +38,13 @@ class NotJudged(UsageError):
         self.word = word
 
 
-def unresolved_values(tokens: list[str], table: FlagTable, env: dict[str, str] | None = None) -> dict[int, str]:
+def unresolved_values(tokens: list[str], table: FlagTable, env: dict[str, str] | None = None,
+                      cmd: ParsedCommand | None = None) -> dict[int, str]:
     """Token index -> the flag (dest) whose value it is, for every marked word sglang reads;
-    NotJudged when a marked word is anything but one flag's one value."""
+    NotJudged when a marked word is anything but one flag's one value. `cmd`: the tokens' parse
+    for `table` when the caller has it (lint's session parses a launch once)."""
     try:
-        cmd = parse_command(tokens, table)
+        cmd = cmd if cmd is not None else parse_command(tokens, table)
     except UsageError:  # the program or a wrapper is what is not known
         n = next(n for n, t in enumerate(tokens) if has_mark(t))
         raise NotJudged(_decides(tokens[n]), n) from None
@@ -116,10 +118,11 @@ def _substituted(word: str, value: str) -> str:
 
 
 def swept(tokens: list[str], table: FlagTable, env: dict[str, str],
-          resolve: Callable[[list[str]], tuple[Any, dict[str, Any]]]) -> tuple[Any, dict[str, Any], dict[int, str]]:
+          resolve: Callable[[list[str]], tuple[Any, dict[str, Any]]],
+          cmd: ParsedCommand | None = None) -> tuple[Any, dict[str, Any], dict[int, str]]:
     """`resolve(argv)` -> (what it resolved, its context) for each tried value; the first tried
     value's resolution, and the context with what depends on the unresolved values UNRESOLVED."""
-    values = unresolved_values(tokens, table, env)
+    values = unresolved_values(tokens, table, env, cmd)
     per_word = {n: tries(dest, table) for n, dest in values.items()}
     if not per_word:  # marked words sglang does not read (a container's -v "$HOME/…"): they do not matter
         return (*resolve(tokens), values)

@@ -9,9 +9,9 @@ not what was typed; fields at their default are left out, and so are fields no f
 from __future__ import annotations
 
 import json
-import shlex
 from typing import Any
 
+from h3doctor import shellsplit
 from h3doctor.explain.logread import Found, LogText
 from h3doctor.safeload import load_json
 
@@ -30,7 +30,7 @@ def from_log(log: LogText, table: Any) -> tuple[list[str] | None, Found | None, 
     problem = None
     for found in log.commands:
         try:
-            words = shlex.split(found.text)
+            words = shellsplit.split(found.text)
         except ValueError as exc:
             problem = f"line {found.line}: the command line cannot be split into words ({exc})"
             continue

@@ -48,7 +48,7 @@ class OutOfMemory:
 
 
 # the kernel's OOM killer ("Out of memory: Killed process 4123 (python3)"): host memory, which the
-# crash signatures name (rule H3D144's `crash:`), never the GPU memory rules this module maps to
+# crash signatures name (rule H3D418's `crash:`), never the GPU memory rules this module maps to
 _HOST_OOM_KILLER = ("killed process", "oom-kill", "oom_kill")
 
 

@@ -114,3 +114,25 @@ def encoder_facts(env: dict[str, str], bundled_dir: str | None, timeout: float =
                 "ffmpeg_encoders_error": f"{exe} -encoders listed no encoder h3doctor could read"}
     return {"ffmpeg_encoder_exe": exe, "ffmpeg_encoder_how": how,
             "ffmpeg_missing_encoders": [e for e in NEEDED_ENCODERS if e not in have]}
+
+
+def version_in(text: str) -> str | None:
+    """The version on `ffprobe -version`'s first line ("ffprobe version 6.1.1-3ubuntu5 Copyright ...")."""
+    words = (text.splitlines() or [""])[0].split()
+    if len(words) >= 3 and words[1] == "version":
+        return words[2][:80]
+    return None
+
+
+def ffprobe_version(env: dict[str, str], timeout: float = TIMEOUT_S) -> tuple[str | None, str, str]:
+    """(version, the ffprobe asked, why unknown): the `ffprobe` on the launch's PATH, the one H3's
+    media path runs (material_io.py, video_adapter.py), asked `-version`: an argv, no shell, a
+    timeout, output capped."""
+    exe = shutil.which("ffprobe", path=env.get("PATH", os.defpath))
+    if exe is None:
+        return None, "", "no ffprobe on PATH"
+    out, why = run_bounded([exe, "-version"], timeout)
+    if out is None:
+        return None, exe, why
+    version = version_in(out)
+    return version, exe, "" if version else f"{exe} -version printed no version h3doctor reads"

@@ -123,6 +123,7 @@ def profile_mapping(gpu: Gpu, count: int, memory: float | None = None) -> dict[s
         data["compute_capability"] = gpu.compute_capability
     if gpu.platform == "cuda":
         data["fa_kernel"] = True
+        data.update(official_image(gpu.compute_capability))
     if gpu.platform == "mps":
         data["gpu_free_gib"] = round(memory * (gpu.free_fraction or 0.75), 1)
         data["host_memory_gib"] = memory
@@ -139,4 +140,15 @@ def profile_mapping(gpu: Gpu, count: int, memory: float | None = None) -> dict[s
 # unknown where the RAM is), room on disk for the whole repository (~498 GB) on the disk that also
 # holds sglang's host spill, a Hub token, and an ffmpeg with libx264 and aac. `h3doctor profiles`
 # and the report's "assumed:" line say so.
+def official_image(cc: str | None) -> dict[str, Any]:
+    """What a CUDA profile assumes of its software (issue 29, kernels and driver): the release's
+    official image (lmsysorg/sglang, CUDA 13 since v0.5.19-cu129, the last CUDA 12 tag; sglang
+    0.5.23 pins torch 2.14.1 and sglang-kernel 0.4.10, built together), its sgl-kernel carrying
+    the GPU's own sm_* code, and a driver that runs that image (NVIDIA's container toolkit refuses
+    the image on an older one). The built-in profiles state the same in their files."""
+    major, _, minor = (cc or "").partition(".")
+    targets = {"sgl_kernel_sm": [f"sm_{major}{minor}"]} if cc else {}
+    return {"driver_cuda": "13.0", "torch_cuda": "13.0", "torch_version": "2.14.1", "sgl_kernel_torch": "2.14", **targets}
+
+
 ASSUMED_HOST = {"disk_free_gib": 1000, "spill_free_gib": 1000, "hf_token": True, "ffmpeg_encoders": True}

@@ -30,7 +30,7 @@ from typing import Any
 
 from h3doctor import __version__
 from h3doctor.facts import HardwareFacts
-from h3doctor.host import probe_cache
+from h3doctor.host import cuda_stack, probe_cache
 from h3doctor.host.probe_facts import (  # noqa: F401 - build/map_visible/ProbeResult are this module's API too
     FA_MODULE,
     FA_MODULE_DEPS,
@@ -257,6 +257,7 @@ def host_facts(env: dict[str, str]) -> dict[str, Any]:
         "use_sgl_fa3_kernel": fa3_sgl,
         "driver_file": probe_cache.driver_version(),
         **system_facts(env),
+        **cuda_stack.observe(env),
     }
 
 
@@ -390,6 +391,7 @@ def profile_text(result: ProbeResult) -> str:
            "# null = unknown or not applicable here: rules that need it report \"cannot verify\""]
     data = {"description": result.facts.description}
     data.update({k: getattr(result.facts, k) for k in PROFILE_FACTS if k not in PROBE_ONLY_FACTS})
+    data.update({k: list(v) for k, v in data.items() if isinstance(v, tuple)})  # YAML lists: a profile's targets
     for key, value in data.items():
         text = yaml.safe_dump({key: value}, default_flow_style=False, sort_keys=False).strip()
         if key in PROFILE_FACTS:
@@ -421,6 +423,8 @@ def render_text(result: ProbeResult, console: Any) -> None:
 
 
 def _show(value: Any) -> str:
+    if isinstance(value, (tuple, list)):  # a kernel's targets
+        return ", ".join(map(str, value)) or "none"
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float):

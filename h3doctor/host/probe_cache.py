@@ -156,7 +156,7 @@ _STEPS: dict[str, dict[str, Any]] = {
     "amdsmi": {"available": (bool,), "count": (int,), "why": (str,), "missing": (bool,)},
     "musa": {"available": (bool,), "count": (int,), "why": (str,), "missing": (bool,)},
     "nvml": {"ok": (bool,), "missing": (bool,), "error": (str,), "error_class": (str,), "driver": (str, _N),
-             "count": (int,), "devices": [_DEVICE]},
+             "cuda_driver": (int, _N), "count": (int,), "devices": [_DEVICE]},
     "torch_cuda": {"available": (bool,), "count": (int,), "error": (str,)},
 }
 _TOP = {"plugins": [(str,)], "cuda_devices": [_DEVICE], "cuda_devices_incomplete": (bool,)}

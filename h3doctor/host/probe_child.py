@@ -330,6 +330,9 @@ class Collector:
         data: dict[str, Any] = {"ok": True, "devices": []}
         try:
             data["driver"] = _text(_try(pynvml.nvmlSystemGetDriverVersion))
+            # the CUDA the driver supports (12040 is 12.4): NVML answers it from the driver, no CUDA init
+            # (looked up inside _try: an old nvidia-ml-py without it must not cost the device list)
+            data["cuda_driver"] = _try(lambda: pynvml.nvmlSystemGetCudaDriverVersion())
             data["count"] = int(pynvml.nvmlDeviceGetCount())
             for i in range(data["count"]):
                 self.begin(f"NVML device {i}")

@@ -12,10 +12,11 @@ from typing import Any
 
 from h3doctor import __version__
 from h3doctor.digits import is_digits
-from h3doctor.facts import HardwareFacts
+from h3doctor.facts import KERNEL_FACTS, HardwareFacts
 from h3doctor.verified import NEWEST_VERIFIED
 from h3doctor.host.probe_child import GIB, detect_platform, override_of, parse_visible
 from h3doctor.host.probe_host_lines import host_lines
+from h3doctor.host.probe_stack_lines import stack_lines
 
 SCHEMA_VERSION = 1
 SUPPORTED_SGLANG = NEWEST_VERIFIED  # the release whose platform detection the probe child walks
@@ -25,7 +26,7 @@ FA_MODULE_DEPS = ("sglang.kernels.ops.attention.flash_attention",)
 PROFILE_FACTS = ("platform", "device_name", "compute_capability", "gpu_count", "gpu_memory_gib", "gpu_free_gib",
                  "host_memory_gib", "flash_attn", "fa_kernel", "ffmpeg", "shares_host_memory",
                  "shm_gib", "disk_free_gib", "ffmpeg_encoders", "cgroup_memory_unlimited",
-                 "hf_token", "spill_free_gib", "hf_cache_dir")
+                 "hf_token", "spill_free_gib", "hf_cache_dir", *KERNEL_FACTS)
 # facts of this machine a saved profile leaves out: a profile describes a machine whose caches
 # h3doctor does not read (facts.HardwareFacts.hf_cache_dir)
 PROBE_ONLY_FACTS = ("hf_cache_dir",)
@@ -127,6 +128,7 @@ class _Builder:
         self._ffmpeg_line(platform)
         host_lines(self)
         self._version_lines()
+        stack_lines(self)
         facts = self._facts()
         return ProbeResult(facts, self.lines, self.details, self.run)
 
@@ -522,6 +524,7 @@ class _Builder:
             hf_token=v.get("hf_token"),
             spill_free_gib=v.get("spill_free_gib"),
             hf_cache_dir=v.get("hf_cache_dir"),
+            **{k: v.get(k) for k in KERNEL_FACTS},
             source="probe" + (f" {cached}" if cached else ""),
             description=f"this host, probed: {what}",
             sources=sources,

@@ -27,7 +27,7 @@ CGROUP_MOUNTS = (
 UNLIMITED_ABOVE = 1 << 62
 
 
-def _read_small(path: str, limit: int = _SMALL) -> str | None:
+def read_small(path: str, limit: int = _SMALL) -> str | None:
     try:
         return read_head(path, max_bytes=limit, what="a host file").decode("ascii", "replace")
     except (H3DoctorError, OSError, ValueError):
@@ -35,7 +35,7 @@ def _read_small(path: str, limit: int = _SMALL) -> str | None:
 
 
 def _read_int(path: str) -> int | None:
-    text = _read_small(path)
+    text = read_small(path)
     if text is None:
         return None
     text = text.strip()
@@ -44,7 +44,7 @@ def _read_int(path: str) -> int | None:
 
 def _own_cgroup(root: str) -> str:
     """The cgroup path /proc/self/cgroup names for the memory hierarchy (v2's empty controller field)."""
-    text = _read_small(os.path.join(root, "proc/self/cgroup"), _CGROUP_LIST) or ""
+    text = read_small(os.path.join(root, "proc/self/cgroup"), _CGROUP_LIST) or ""
     for line in text.splitlines():
         parts = line.split(":", 2)
         if len(parts) == 3 and (not parts[1] or "memory" in parts[1].split(",")):
@@ -111,7 +111,7 @@ def root_memory_max_unlimited(root: str = "/") -> tuple[bool | None, str, str]:
         return True, source, "cannot be opened: sglang counts that as no limit"
     if stat.S_ISDIR(info.st_mode):
         return True, source, "a directory: sglang's open fails, which it counts as no limit"
-    text = _read_small(path)  # None for a FIFO or a device: read_head refuses it rather than wait
+    text = read_small(path)  # None for a FIFO or a device: read_head refuses it rather than wait
     if text is None or len(text) >= _SMALL:
         return None, source, "not a cgroup value file h3doctor reads (not regular, unreadable or too long)"
     value = text.strip()

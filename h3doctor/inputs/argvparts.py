@@ -14,15 +14,14 @@ from h3doctor.inputs.launch import (
     Launch,
     Note,
     Segment,
-    Unsupported,
     is_shell_c,
     launch_start,
     mentions_sglang,
     script_commands,
-    shell_commands,
 )
 from h3doctor.inputs.positional import Positional
 from h3doctor.located import Document, Pos
+from h3doctor.shellsplit import Unsupported, shell_commands
 from h3doctor.unresolved import MARK, as_written
 
 @dataclass(frozen=True)

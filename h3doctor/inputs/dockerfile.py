@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import json
 import re
-import shlex
 from dataclasses import dataclass, field
 
+from h3doctor import shellsplit
 from h3doctor.inputs.launch import (
     Launch,
     Note,
@@ -328,7 +328,7 @@ def _substitute(value: str, variables: dict[str, str]) -> str:
 
 def _split(value: str) -> list[str]:
     try:
-        return shlex.split(value, comments=False, posix=True)
+        return shellsplit.split(value)
     except ValueError:
         return value.split()
 

@@ -3,7 +3,10 @@
 A pod lands on a node its `nodeSelector` and its *required* node affinity allow; the labels that
 name a GPU type are NVIDIA GPU feature discovery's `nvidia.com/gpu.product`, GKE's
 `cloud.google.com/gke-accelerator` and Karpenter's `karpenter.k8s.aws/instance-gpu-name`
-(with `karpenter.k8s.aws/instance-gpu-memory`, MiB, where the name alone is two cards).
+(with `karpenter.k8s.aws/instance-gpu-memory`, MiB, where the name alone is two cards). NFD's
+`nvidia.com/gpu.memory` (MiB per card) beside its product tells the A100 40 GB from the 80 GB
+where the product name does not say (lint/targets.py), and its `nvidia.com/gpu.count` is the
+node's GPUs, the count where no `nvidia.com/gpu` limit gives one.
 Preferred affinity constrains nothing, so it names no GPU. A value that is not a catalog GPU
 exactly (a MIG slice, a shared card, a card h3doctor does not know) is returned as unknown: the
 hardware rules then cannot verify, never pass.
@@ -23,6 +26,8 @@ from h3doctor.digits import is_digits
 GPU_PRODUCT_LABELS = ("nvidia.com/gpu.product", "cloud.google.com/gke-accelerator",
                       "karpenter.k8s.aws/instance-gpu-name")
 KARPENTER_MEMORY = "karpenter.k8s.aws/instance-gpu-memory"
+NFD_MEMORY = "nvidia.com/gpu.memory"  # MiB per card, beside nvidia.com/gpu.product
+NFD_COUNT = "nvidia.com/gpu.count"
 MAX_CHOICES = 4  # a template allowing more GPU types than this is judged on the first four
 _VENDOR_PREFIXES = ("nvidia-", "tesla-")
 # names whose catalog reading would be a guess: GKE's nvidia-tesla-a100 is the 40 GB card, and a
@@ -38,6 +43,8 @@ class GpuChoice:
     value: str  # the label's value, as written
     where: str  # "nodeSelector nvidia.com/gpu.product"
     memory_mib: str | None = None  # Karpenter's per-GPU memory label beside the name
+    card_memory_mib: str | None = None  # NFD's nvidia.com/gpu.memory beside nvidia.com/gpu.product
+    count: int | None = None  # NFD's nvidia.com/gpu.count: the node's GPUs
 
     @property
     def name(self) -> str | None:
@@ -88,5 +95,22 @@ def _required_terms(pod_spec: dict[str, Any]) -> list[Any]:
 def _from_labels(labels: dict[str, list[str]], where: str) -> list[GpuChoice]:
     memory = labels.get(KARPENTER_MEMORY, [])
     return [GpuChoice(value, f"{where} {key}",
-                      memory[0] if key == GPU_PRODUCT_LABELS[2] and len(memory) == 1 else None)
+                      memory[0] if key == GPU_PRODUCT_LABELS[2] and len(memory) == 1 else None,
+                      *(_nfd(labels) if key == GPU_PRODUCT_LABELS[0] else (None, None)))
             for key in GPU_PRODUCT_LABELS for value in labels.get(key, [])]
+
+
+def _nfd(labels: dict[str, list[str]]) -> tuple[str | None, int | None]:
+    """NFD's memory and count beside its product, each only where the selector names one value
+    (an `In` of several counts says no one count)."""
+    memory, count = labels.get(NFD_MEMORY, []), labels.get(NFD_COUNT, [])
+    one = count[0].strip() if len(count) == 1 else ""
+    return (memory[0] if len(memory) == 1 else None,
+            int(one) if is_digits(one) and len(one) < 4 and int(one) > 0 else None)
+
+
+def labelled_count(choices: list[GpuChoice]) -> int | None:
+    """The GPUs the node labels say the pod's node has (NFD's gpu.count), where every choice says
+    the same; None where none or several counts are named."""
+    counts = {c.count for c in choices}
+    return counts.pop() if len(counts) == 1 and None not in counts else None

@@ -26,9 +26,10 @@ from typing import Any
 from h3doctor.digits import is_digits
 from h3doctor.inputs.argvparts import Context, launches_from_parts
 from h3doctor.inputs.configmaps import ConfigMaps, repository_configmaps
-from h3doctor.inputs.gpu_labels import gpu_choices
+from h3doctor.inputs.gpu_labels import gpu_choices, labelled_count
 from h3doctor.inputs.launch import Launch, Note
 from h3doctor.inputs.podtemplates import mentions_a_launch, pod_specs
+from h3doctor.inputs.probes import container_probes
 from h3doctor.located import Document
 from h3doctor.unresolved import has_mark, marked
 
@@ -122,8 +123,12 @@ def _read_object(doc: Document, obj: dict[str, Any], base: tuple, launches: list
                                                         _image(container.get("image")), path + ("image",),
                                                         _mounts(container, spec.get("volumes"), configmaps)), notes)
             choices = gpu_choices(spec)
+            probes = container_probes(container, doc, path)
             for launch in found:
                 launch.gpu_choices = list(choices)
+                launch.probes = dict(probes)
+                if launch.gpu_count is None:  # no nvidia.com/gpu limit: NFD's node count, where its labels say one
+                    launch.gpu_count = labelled_count(choices)
             launches.extend(found)
 
 

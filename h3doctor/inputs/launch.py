@@ -18,8 +18,9 @@ from typing import Any
 from h3doctor.digits import is_digits
 from h3doctor.located import Document, Pos
 from h3doctor.sglang.container_run import SHELLS
+from h3doctor.shellsplit import SCRIPT_ARGS, Unsupported, Word, shell_commands, shell_words  # noqa: F401 (readers import them from here)
 from h3doctor.shellwords import is_assignment
-from h3doctor.unresolved import as_written, has_mark, marked
+from h3doctor.unresolved import as_written
 
 
 def rule_matches(pattern: str, rule_id: str) -> bool:
@@ -74,6 +75,8 @@ class Launch:
     mounts: dict[str, tuple[str, str]] = field(default_factory=dict)
     # the GPU types its pod's node labels allow (inputs/gpu_labels.py GpuChoice): its target's GPU
     gpu_choices: list[Any] = field(default_factory=list)
+    # its container's Kubernetes probes (inputs/probes.py Probe by role); None: no manifest read for them
+    probes: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -86,54 +89,8 @@ class Note:
     notice: str = "H3DL002"  # lint's notice ID (h3doctor/engine/notices.py): not understood, by default
 
 
-class Unsupported(ValueError):
-    """Shell syntax the word splitter does not model (the message says which)."""
-
-
-_OPERATORS = "|&;<>()\n"
-_PLAIN = re.compile(r"[^ \t\r|&;<>()\n\\'\"$`]+")  # what the scanner copies as it stands
-# A text of plain words and blanks only (no quote, escape, operator, expansion or comment): its
-# words are its runs of non-blanks, found in one regex pass (a 1 MiB recipe command is 140k words).
-_PLAIN_TEXT = re.compile(r"[^|&;<>()\n\\'\"$`#]*")
-_NON_BLANK = re.compile(r"[^ \t\r]+")
-
-Word = tuple[str, int, int]  # the word as the shell reads it, and its [start, end) offsets in the text
-
-
-SCRIPT_ARGS = marked("$@")  # the word `"$@"` (the script's own arguments), with script_args=True
-
-
-def shell_commands(text: str, *, script_args: bool = False,
-                   variables: Mapping[str, str | None] | None = None, keep_expansions: bool = False) -> list[list[Word]]:
-    """The simple commands of a shell text (split at unquoted newlines, `|`, `&&`, `;`, ...), each
-    as its words with offsets. A redirection (`> log`, `2>&1`) ends the words of its command.
-
-    Hand-written because shlex gives no offsets. Quotes, backslashes and line continuations as the
-    shell reads them; `$` and backticks are not expanded: a command using them raises Unsupported.
-    With `script_args`, a whole word `"$@"` (or `$@`) is the word SCRIPT_ARGS: a Docker entrypoint
-    passes the container's arguments on with `exec sglang serve ... "$@"`.
-    With `variables`, `$NAME` and `${NAME}` of a name it binds are its value (a task file's own
-    environment); a name it lacks, or binds to None (declared, given only when it runs), raises
-    Unsupported naming it, as does an unquoted value the shell would split or glob.
-    With `keep_expansions`, an expansion it cannot give a value (`$HOME`, `$(hostname)`, backquotes,
-    a name `variables` lacks) is no error: it is kept in its word as written, marked
-    (h3doctor/unresolved.py); whether it matters is decided by where it stands in the launch, not
-    here (lint's scripts, the command-line hook's typed line).
-    """
-    commands: list[list[Word]] = []
-    i = 0
-    if keep_expansions:
-        variables = _Marking(variables or {})
-    while i <= len(text):
-        words, stop = _scan(text, i, script_args, variables)
-        if words:
-            commands.append(words)
-        if stop >= len(text):
-            break
-        i = _skip_redirection(text, stop, words)
-    return commands
-
-
+# The word splitter moved to the ground floor (h3doctor/shellsplit.py); its names stay importable
+# from here, where every reader has imported them from.
 def script_commands(text: str, env: Mapping[str, str]) -> list[list[Word]]:
     """The script's commands as its shell reads them: `$NAME` of the container's environment or of
     an assignment in the script (its last, in file order) is its value; any other expansion is
@@ -149,162 +106,6 @@ def script_commands(text: str, env: Mapping[str, str]) -> list[list[Word]]:
     if not assigned:
         return shell_commands(text, variables=env, keep_expansions=True)
     return shell_commands(text, variables={**env, **assigned}, keep_expansions=True)
-
-
-def shell_words(text: str) -> list[Word]:
-    """The words of the first simple command of `text`."""
-    commands = shell_commands(text)
-    return commands[0] if commands else []
-
-
-def _skip_redirection(text: str, stop: int, words: list[Word]) -> int:
-    """Past the operator at `stop`; past a redirection's target too, dropping its fd number."""
-    op = text[stop]
-    if op not in "<>":
-        return stop + 1
-    if words and words[-1][2] == stop and is_digits(words[-1][0]):
-        words.pop()  # the `2` of `2>&1`
-    j = stop + 1
-    while j < len(text) and text[j] in "<>&":
-        j += 1
-    while j < len(text) and text[j] in " \t":
-        j += 1
-    while j < len(text) and text[j] not in " \t\n;|&":  # the target word
-        j += 1
-    # the rest of the line stays with this command's redirections, not a new command
-    rest, _ = _scan(text, j, True)
-    return j if not rest else _end_of(text, j)
-
-
-def _end_of(text: str, j: int) -> int:
-    while j < len(text) and text[j] not in "\n;|&":
-        j += 1
-    return j
-
-
-_VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
-_SPLIT_OR_GLOB = re.compile(r"[\s*?\[]")
-
-
-class _Marking(dict):
-    """The variables of `shell_commands(keep_expansions=True)`: what they do not give is marked, not refused."""
-
-
-def _expansion_end(text: str, i: int) -> int:
-    """The offset after the expansion at `text[i]` (`$NAME`, `${…}`, `$(…)`, `$((…))`, a backtick
-    command, `$1`, `$?`); nested parentheses and braces counted, quotes inside not read."""
-    if text[i] == "`":
-        close = text.find("`", i + 1)
-        return len(text) if close < 0 else close + 1
-    m = _VARIABLE.match(text, i)
-    if m:
-        return m.end()
-    if i + 1 < len(text) and text[i + 1] in "({":
-        pair = {"(": ")", "{": "}"}[text[i + 1]]
-        depth, j = 0, i + 1
-        while j < len(text):
-            depth += text[j] == text[i + 1]
-            depth -= text[j] == pair
-            j += 1
-            if depth == 0:
-                return j
-        return len(text)
-    return min(i + 2, len(text))  # $1, $?, $#, $$
-
-
-def _known(value: str | None) -> bool:
-    return value is not None and not has_mark(value)
-
-
-def _variable(text: str, i: int, variables: Mapping[str, str | None] | None, quoted: bool) -> tuple[str, int]:
-    """The value of the `$NAME` / `${NAME}` at `text[i]` and the offset after it; Unsupported when
-    it is another expansion or its value is not known here (marked, with `_Marking` variables)."""
-    m = _VARIABLE.match(text, i) if variables is not None else None
-    if isinstance(variables, _Marking) and (m is None or not _known(variables.get(m.group(1) or m.group(2)))):
-        end = _expansion_end(text, i)  # kept as written: `$PORT` of a Secret stays `$PORT`, not its stand-in
-        return marked(text[i:end]), end
-    if m is None:
-        raise Unsupported(f"shell expansion in {text[i:i + 8]!r}")
-    name = m.group(1) or m.group(2)
-    value = variables.get(name)
-    if value is None:
-        said = "is declared without a value (given when it runs)" if name in variables else "has no value here"
-        raise Unsupported(f"${name} {said}")
-    if not quoted and (not value or _SPLIT_OR_GLOB.search(value)):
-        raise Unsupported(f"${name} unquoted: the shell splits or globs its value {value!r}")
-    return value, m.end()
-
-
-def _scan(text: str, i: int, script_args: bool = False,
-          variables: Mapping[str, str | None] | None = None) -> tuple[list[Word], int]:
-    if _PLAIN_TEXT.fullmatch(text, i):
-        return [(m.group(), m.start(), m.end()) for m in _NON_BLANK.finditer(text, i)], len(text)
-    words: list[Word] = []
-    end = len(text)
-    while i < end:
-        c = text[i]
-        if script_args and c in '"$':
-            form = '"$@"' if c == '"' else "$@"
-            after = i + len(form)
-            if text.startswith(form, i) and (after >= end or text[after] in " \t\r" + _OPERATORS):
-                words.append((SCRIPT_ARGS, i, after))
-                i = after
-                continue
-        if c in " \t\r":
-            i += 1
-            continue
-        if c == "\\" and i + 1 < end and text[i + 1] == "\n":  # line continuation
-            i += 2
-            continue
-        if c == "#":  # a comment runs to the end of the line
-            while i < end and text[i] != "\n":
-                i += 1
-            return words, i
-        if c in _OPERATORS:
-            return words, i
-        word_start, buf = i, []
-        while i < end and text[i] not in " \t\r" and text[i] not in _OPERATORS:
-            c = text[i]
-            if c == "\\":
-                if i + 1 < end and text[i + 1] != "\n":
-                    buf.append(text[i + 1])
-                i += 2
-            elif c == "'":
-                close = text.find("'", i + 1, end)
-                if close < 0:
-                    raise Unsupported("unterminated single quote")
-                buf.append(text[i + 1:close])
-                i = close + 1
-            elif c == '"':
-                j = i + 1
-                while j < end and text[j] != '"':
-                    if text[j] == "\\" and j + 1 < end and text[j + 1] in '"\\$`\n':
-                        if text[j + 1] != "\n":
-                            buf.append(text[j + 1])
-                        j += 2
-                        continue
-                    if (text[j] == "$" and variables is not None) or (text[j] == "`" and isinstance(variables, _Marking)):
-                        value, j = _variable(text, j, variables, quoted=True)
-                        buf.append(value)
-                        continue
-                    if text[j] in "$`":
-                        raise Unsupported(f"shell expansion in {text[word_start:j + 8]!r}")
-                    buf.append(text[j])
-                    j += 1
-                if j >= end:
-                    raise Unsupported("unterminated double quote")
-                i = j + 1
-            elif (c == "$" and variables is not None) or (c == "`" and isinstance(variables, _Marking)):
-                value, i = _variable(text, i, variables, quoted=False)
-                buf.append(value)
-            elif c in "$`":
-                raise Unsupported(f"shell expansion in {text[word_start:i + 8]!r}")
-            else:  # a run of plain characters at once (a 1 MiB launch is 1M characters)
-                run = _PLAIN.match(text, i, end)
-                buf.append(run.group())
-                i = run.end()
-        words.append(("".join(buf), word_start, i))
-    return words, i
 
 
 _WRAPPERS = {"exec", "nohup", "time", "command", "stdbuf", "taskset", "numactl"}

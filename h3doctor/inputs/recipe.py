@@ -10,16 +10,17 @@ from __future__ import annotations
 import functools
 import json
 import re
-import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from h3doctor import shellsplit
 from h3doctor.errors import UsageError
-from h3doctor.inputs.launch import Ignore, Launch, Segment, Unsupported, shell_commands, shell_words
+from h3doctor.inputs.launch import Ignore, Launch, Segment
 from h3doctor.located import Document, load_file
 from h3doctor.paths import package_dir
 from h3doctor.safeload import excerpt
+from h3doctor.shellsplit import Unsupported, shell_words
 from h3doctor.yamlpos import schema_message
 
 MAX_RECIPE_BYTES = 1 << 20
@@ -74,7 +75,7 @@ def recipe_from(doc: Document) -> Recipe:
     _validate(doc)
     command = data["command"]
     try:
-        tokens = _split(command) if isinstance(command, str) else list(command)
+        tokens = shellsplit.split(command, continuations=True) if isinstance(command, str) else list(command)
     except ValueError as exc:  # an unbalanced quote or a trailing backslash
         raise UsageError(f"command: {exc} (as a shell would read it)", location=f"{path_text}:{doc.pos(('command',))}") from None
     env = {k: ("true" if v is True else "false" if v is False else str(v)) for k, v in (data.get("env") or {}).items()}
@@ -101,31 +102,6 @@ def _no_nul(tokens: list[str], env: dict[str, str], doc: Document, *, listed: bo
         if "\0" in value:
             raise UsageError(f"env: {name} holds a NUL byte, which no environment can hold",
                              location=f"{doc.origin}:{doc.pos(('env', name))}")
-
-
-_SHELL_SPECIAL = frozenset("#$`\\|&;<>()\n")
-_CONTINUED = frozenset("\\\n")
-
-
-def _split(command: str) -> list[str]:
-    """shlex.split, as recipes have always been read. Without any character where shlex and the
-    located word splitter differ (comments, expansions, escapes, operators), the two agree and
-    the located splitter (which lint runs anyway) is used: a lint run reads thousands of recipes."""
-    if _SHELL_SPECIAL.isdisjoint(command):
-        try:
-            return [w for w, _s, _e in shell_words(command)]
-        except Unsupported:  # an unterminated quote: let shlex say so
-            pass
-    elif _SHELL_SPECIAL.intersection(command) <= _CONTINUED and "\\\n" in command:
-        # a command pasted from a README, `\` at the line ends: one command over several lines,
-        # read as the shell reads it (shlex would keep each escaped newline as a word)
-        try:
-            commands = shell_commands(command)
-        except Unsupported:
-            commands = []
-        if len(commands) == 1:
-            return [w for w, _s, _e in commands[0]]
-    return shlex.split(command)
 
 
 def _profile(value: str | None, doc: Document, key: tuple) -> str | None:

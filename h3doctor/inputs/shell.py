@@ -21,18 +21,16 @@ import re
 
 from h3doctor.errors import UsageError
 from h3doctor.inputs.launch import (
-    SCRIPT_ARGS,
     Launch,
     Note,
     Segment,
-    Unsupported,
     launch_start,
     mentions_sglang,
-    shell_commands,
     unread_launch,
 )
 from h3doctor.located import Pos
 from h3doctor.safeload import OutsideRepository
+from h3doctor.shellsplit import SCRIPT_ARGS, Unsupported, shell_commands
 from h3doctor.sglang.container_run import is_container_run
 from h3doctor.sglang.launch_forms import read_launch_form
 from h3doctor.shellwords import is_assignment

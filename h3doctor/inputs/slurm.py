@@ -22,8 +22,9 @@ from __future__ import annotations
 import re
 
 from h3doctor.digits import is_digits
-from h3doctor.inputs.launch import Launch, Note, Unsupported, shell_commands
+from h3doctor.inputs.launch import Launch, Note
 from h3doctor.inputs.shell import read_script
+from h3doctor.shellsplit import Unsupported, shell_commands, shell_words
 
 _SBATCH = re.compile(r"#SBATCH[ \t]+(.*)")
 _COUNT = re.compile(r"(?:([A-Za-z0-9_.-]+):)?([0-9]+)$")  # ASCII, as Slurm reads counts
@@ -52,7 +53,7 @@ def _header(text: str) -> list[str]:
 
 def _split(text: str) -> list[str]:
     try:
-        return [w for w, _s, _e in (shell_commands(text) or [[]])[0]]
+        return [w for w, _s, _e in shell_words(text)]
     except Unsupported:
         return text.split()
 

@@ -19,7 +19,10 @@ import json
 import re
 from typing import Any
 
+from h3doctor.engine.ruleset import load_rules
 from h3doctor.errors import UsageError
+from h3doctor.integrations.vap_rules import Untranslatable, applies_somewhere, translate
+from h3doctor.integrations.vap_values import Values
 from h3doctor.sglang import release_files
 from h3doctor.sglang.argv import DYNAMIC_MAPS
 from h3doctor.sglang.flagtable import load_flag_table
@@ -73,7 +76,22 @@ def _containers_of(spec: str) -> str:
             f"(has({spec}.containers) ? {spec}.containers : [])")
 
 
+# Bounds on what the policy reads, so a hostile object cannot run it past Kubernetes' CEL budgets
+# (a PerCallLimit of 1,000,000 per expression, a RuntimeCELCostBudget of 10,000,000 per policy
+# evaluation; docs/integrations/kubernetes-vap.md "Cost and size"). An object past them gets no
+# verdict from the policy (lint still judges it): more containers than MAX_CONTAINERS, a launch of
+# more than MAX_WORDS words or with a word longer than MAX_WORD characters.
+MAX_CONTAINERS = 8
+MAX_WORDS = 96
+MAX_WORD = 512
+
+
 def _containers() -> str:
+    listed = f"({_all_containers()})"
+    return f"size({listed}) <= {MAX_CONTAINERS} ? ({listed}) : []"
+
+
+def _all_containers() -> str:
     by_kind = [f"object.kind in {_lit([k for k, v in _TEMPLATES.items() if v == path])} ? {_containers_of(path)}"
                for path in dict.fromkeys(_TEMPLATES.values())]
     # a LeaderWorkerSet: the leader's template where it has one, and the workers' (lint reads both)
@@ -115,8 +133,7 @@ class _Release:
         options = table.options_for("serve")
         self.version = version
         self.flags = sorted(options)
-        serve = _raw_serve(version)
-        self.models = sorted(m for m, v in (serve.get("model_extra") or {}).items() if "H3" in v.get("pipeline", ""))
+        self.models = self.models_of(version)
         one = {o: a for o, a in options.items() if a.action == "store" and a.nargs is None}
         self.choices = {o: [str(c) for c in a.choices] for o, a in one.items()
                         if a.choices and a.type in (None, "str")}
@@ -124,11 +141,18 @@ class _Release:
         self.no_value = sorted(o for o, a in options.items() if a.action in ("store_true", "store_false"))
         self.strs = sorted(o for o, a in one.items() if a.type in (None, "str") and not a.choices)
         self.others = sorted(every - set(options))  # flags only other releases have (rule H3D012)
+        self.values = Values(version, self.models)
+
+    @staticmethod
+    def models_of(version: str) -> list[str]:
+        serve = _raw_serve(version)
+        return sorted(m for m, v in (serve.get("model_extra") or {}).items() if "H3" in v.get("pipeline", ""))
 
     def variables(self) -> list[dict[str, str]]:
         v = self.version
         inline = [f"--model-path={m}" for m in self.models]
-        judged = (f"size(ws) > 2 && ws[0] == 'sglang' && ws[1] == 'serve' && "
+        judged = (f"size(ws) > 2 && size(ws) <= {MAX_WORDS} && ws.all(w, size(w) <= {MAX_WORD}) && "
+                  f"ws[0] == 'sglang' && ws[1] == 'serve' && "
                   f"!ws.exists(w, w == '--' || w.contains('$(')) && "
                   f"(ws[2] in {_lit(self.models)} || ws.exists(w, w in {_lit(inline)}) || "
                   f"(ws.exists(w, w == '--model-path') && ws.exists(w, w in {_lit(self.models)})))")
@@ -139,8 +163,11 @@ class _Release:
         # each set once, as a variable (a literal inside a comprehension is built again for every
         # word), and as a map: `in` on a map is a lookup, on a list a scan
         sets = {k: dict.fromkeys(x, True) if isinstance(x, list) else x for k, x in lists.items()}
-        return [{"name": _var(v, k).split(".")[1], "expression": _lit(x)} for k, x in sets.items()] + [
-            {"name": _var(v, "launches").split(".")[1], "expression": launches}]
+        values = self.values.expression(_var(v, "launches"), _var(v, "flags"))  # fills self.values.constants
+        constants = [{"name": k, "expression": x} for k, x in self.values.constants.items()]
+        return [{"name": _var(v, k).split(".")[1], "expression": _lit(x)} for k, x in sets.items()] + constants + [
+            {"name": _var(v, "launches").split(".")[1], "expression": launches},
+            {"name": _var(v, "values").split(".")[1], "expression": values}]
 
 
 def _raw_serve(version: str) -> dict[str, Any]:
@@ -201,6 +228,36 @@ def _checks(r: _Release) -> list[tuple[str, str, str, str]]:
     ]
 
 
+def _rule_checks(r: _Release, rules: Any) -> list[tuple[str, str, str, str]]:
+    """(rule, severity, CEL over `l`: it fires, CEL: its message) for every rule the policy can
+    judge on the launch's values in this release (vap_rules.py)."""
+    out = []
+    for rule in rules:
+        try:
+            fires, message = translate(rule, r.values)
+        except Untranslatable:
+            continue
+        out.append((rule.id, rule.severity, fires, message))
+    return out
+
+
+def _findings(r: _Release, checks: list[tuple[str, str, str, str]]) -> dict[str, str]:
+    """The variable of each launch's findings: one message per check, '' where it does not fire.
+    Each condition is written once, and evaluated once per launch whichever policy reads it."""
+    messages = ", ".join(f"({fires}) ? ({message}) : ''" for _r, _s, fires, message in checks)
+    return {"name": _var(r.version, "findings").split(".")[1],
+            "expression": f"{_var(r.version, 'values')}.map(l, [{messages}])"}
+
+
+def _value_validation(r: _Release, rule: str, index: int) -> dict[str, str]:
+    found = _var(r.version, "findings")
+    return {
+        "expression": f"{found}.all(f, f[{index}] == '')",
+        "messageExpression": f"'h3doctor {rule}: ' + {found}.filter(f, f[{index}] != '')[0][{index}]",
+        "reason": "Invalid",
+    }
+
+
 def _validation(r: _Release, rule: str, breaks: str, subject: str) -> dict[str, str]:
     launches = _var(r.version, "launches")
     first = f"{launches}.filter(ws, ws.exists(w, {breaks})).map(ws, ws.filter(w, {breaks})[0])[0]"
@@ -220,19 +277,34 @@ def policies(*, deny: bool = False, name: str = "h3doctor") -> list[dict[str, An
     releases = release_files.known()
     every = {o for v in releases for o in load_flag_table(v).options_for("serve")}
     facts = [_Release(v, every) for v in releases]
+    rules = load_rules()
     variables = [{"name": "containers", "expression": _containers()}]
     by_severity: dict[str, list[dict[str, str]]] = {"error": [], "warning": []}
     for r in facts:
         variables += r.variables()
         for rule, severity, breaks, subject in _checks(r):
             by_severity[severity].append(_validation(r, rule, breaks, subject))
+        checks = [c for c in _rule_checks(r, rules) if c[1] in by_severity]
+        variables.append(_findings(r, checks))
+        for index, (rule, severity, _fires, _message) in enumerate(checks):
+            by_severity[severity].append(_value_validation(r, rule, index))
+    judged = sorted({v["messageExpression"].split()[1].rstrip(":") for vs in by_severity.values() for v in vs})
+    annotations = {
+        "h3doctor/judged": " ".join(judged),
+        "h3doctor/left-out": (
+            "every other rule: it reads the GPU or its count, the host, the environment, a --config file, or a "
+            "value the policy does not compute from the words; docs/integrations/vap-coverage.md gives each rule's "
+            f"reason. Not judged either: more than {MAX_CONTAINERS} containers, more than {MAX_WORDS} words or a "
+            f"word over {MAX_WORD} characters, and words not read for certain (docs/kubernetes.md)."),
+    }
     documents = []
     for severity, validations in by_severity.items():
         policy = f"{name}-{'errors' if severity == 'error' else 'warnings'}"
         actions = ["Deny"] if deny and severity == "error" else ["Warn", "Audit"]
         documents += [
             {"apiVersion": API_VERSION, "kind": "ValidatingAdmissionPolicy",
-             "metadata": {"name": policy, "labels": {"app.kubernetes.io/name": "h3doctor"}},
+             "metadata": {"name": policy, "labels": {"app.kubernetes.io/name": "h3doctor"},
+                          "annotations": annotations},
              "spec": {"failurePolicy": "Ignore", "matchConstraints": {"resourceRules": RESOURCE_RULES},
                       "variables": variables, "validations": validations}},
             {"apiVersion": API_VERSION, "kind": "ValidatingAdmissionPolicyBinding",
@@ -252,6 +324,50 @@ def render(documents: list[dict[str, Any]]) -> str:
     return header + yaml.safe_dump_all(documents, sort_keys=False, width=1 << 20)
 
 
-# The rules the policy judges (docs/kubernetes.md says which it cannot).
+# The rules the policy judges on the launch's words (docs/kubernetes.md says which it cannot);
+# `covered()` adds those judged on the launch's values (vap_rules.py).
 COVERED = ("H3D010", "H3D012", "H3D020", "H3D021")
-__all__ = ["COVERED", "policies", "render"]
+
+
+def coverage() -> dict[str, dict[str, str]]:
+    """rule ID -> release -> '' where the policy judges it there, else why not; for every rule that
+    applies to a MiniMax-H3 model in some release with a flag table."""
+    rules = load_rules()
+    out: dict[str, dict[str, str]] = {}
+    for version in release_files.known():
+        values = Values(version, _Release.models_of(version))
+        for rule in rules:
+            if rule.id in COVERED or not applies_somewhere(rule, version):
+                continue
+            try:
+                translate(rule, values)
+                out.setdefault(rule.id, {})[version] = ""
+            except Untranslatable as exc:
+                out.setdefault(rule.id, {})[version] = str(exc)
+    return out
+
+
+def coverage_markdown() -> str:
+    """docs/integrations/vap-coverage.md: each rule that applies to a MiniMax-H3 model, the releases
+    the policy judges it in, and why not elsewhere (tools/vap_coverage.py writes it)."""
+    lines = ["# What `h3doctor export vap` judges", "",
+             "Generated by `python tools/vap_coverage.py` from the rule files and each release's flag table;",
+             "`tests/integrations/test_vap_rules.py` fails when it differs. H3D010, H3D012, H3D020 and H3D021",
+             "(flags, choices, ints, abbreviations) are judged on the words in every release with a flag table",
+             "(docs/kubernetes.md, \"Without a webhook\"); the rules below are judged on the launch's values",
+             "where the words say them for certain. A rule left out is lint's and the webhook's.", "",
+             "| rule | judged in | left out, and why |", "|---|---|---|"]
+    for rule, by in sorted(coverage().items()):
+        judged = [v for v, why in by.items() if not why]
+        reasons = sorted({why for why in by.values() if why})
+        span = f"{judged[0]}-{judged[-1]}" if len(judged) > 1 else (judged[0] if judged else "-")
+        lines.append(f"| {rule} | {span} | {'; '.join(reasons)} |")
+    return "\n".join(lines) + "\n"
+
+
+def covered() -> set[str]:
+    """Every rule the policy judges in some release."""
+    return set(COVERED) | {r for r, by in coverage().items() if "" in by.values()}
+
+
+__all__ = ["COVERED", "coverage", "coverage_markdown", "covered", "policies", "render"]

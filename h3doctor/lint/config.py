@@ -191,6 +191,8 @@ def _validate(data: Any, origin: str, doc: Any) -> None:
     else:
         key = "/".join(str(p) for p in path) or "(top level)"
         text = err.message if len(err.message) <= 160 else err.message[:160] + "…"
-        message = f"at {key}: {text}"
+        from h3doctor.yamlpos import enum_meant
+
+        message = f"at {key}: {text}{enum_meant(err)}"
     location = f"{origin}:{doc.key_pos(path) if doc is not None else ''}".rstrip(":")
     raise UsageError(message, location=location)

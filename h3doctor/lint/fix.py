@@ -360,7 +360,7 @@ def _in_text(path: str, text: str, edits: list[tuple[Launch, list[str]]]) -> str
     stand (layout, continuations, quoting and line ends kept). None when a word cannot be found
     there, or the edited file does not read back as the corrected words: the round-trip writer
     then does it."""
-    from h3doctor.inputs.launch import Unsupported
+    from h3doctor.shellsplit import Unsupported
     from h3doctor.located import load_yaml
     from h3doctor.safeload import LoadError
 
@@ -396,7 +396,7 @@ def _in_text(path: str, text: str, edits: list[tuple[Launch, list[str]]]) -> str
 
 
 def _words(script: str) -> list[list[str]]:
-    from h3doctor.inputs.launch import shell_commands
+    from h3doctor.shellsplit import shell_commands
 
     return [[w for w, _s, _e in command] for command in shell_commands(script)]
 

@@ -12,21 +12,19 @@ from __future__ import annotations
 import re
 
 from h3doctor.errors import UsageError
-from h3doctor.sglang.argv import parse_command
 from h3doctor.sglang.families import match_family
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
 if TYPE_CHECKING:
-    from h3doctor.sglang.flagtable import FlagTable
+    from h3doctor.sglang.argv import ParsedCommand
 
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 
 
-def other_model(tokens: list[str], table: FlagTable) -> str | None:
-    """Why the launch is not a MiniMax-H3 launch, when its own words say so; else None."""
-    try:
-        cmd = parse_command(list(tokens), table)
-    except UsageError:  # also a file lint may not read (safeload.LoadError)
+def other_model(cmd: ParsedCommand | None) -> str | None:
+    """Why the launch is not a MiniMax-H3 launch, when its own words (as lint's session parsed
+    them once, None when they cannot be parsed) say so; else None."""
+    if cmd is None:
         return None
     if cmd.model_type not in ("auto", "diffusion"):
         return f"--model-type {cmd.model_type}: sglang serve starts its {cmd.model_type!r} backend"

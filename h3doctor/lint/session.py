@@ -27,6 +27,7 @@ from h3doctor.facts import HardwareFacts
 from h3doctor.host.gpus import ProfileNameError, catalog_profile, find_gpu
 from h3doctor.host.profiles import load_profile
 from h3doctor.inputs.launch import Launch, rule_matches
+from h3doctor.inputs.probes import deployment_facts
 from h3doctor.inputs.read import InputFile, read_input
 from h3doctor.lint.config import LintConfig
 from h3doctor.engine.locate import Locator
@@ -42,7 +43,9 @@ from h3doctor.output.glimpse import glimpsed
 from h3doctor.output.verdict import failing
 from h3doctor.safeload import LoadError, OutsideRepository, confined, mounted, named_from
 from h3doctor.sglang import releases
+from h3doctor.sglang.argv import ParsedCommand, attached_parse, parsed_once
 from h3doctor.sglang.flagtable import DEFAULT_SGLANG_VERSION, FlagTable, load_flag_table
+from h3doctor.sglang.launch_forms import LaunchWords
 from h3doctor.unresolved import has_mark
 
 # A real script or manifest holds a few launches; judging one costs ~1 ms and a few KB per target,
@@ -99,6 +102,7 @@ class LintSession:
         self._tables: dict[str, FlagTable] = {}
         self._profiles: dict[tuple[str, int | None], HardwareFacts] = {}
         self._memo: dict[tuple, CheckResult] = {}
+        self._words: dict[tuple, LaunchWords] = {}  # each launch read and parsed once (launch_words)
         # per naming directory and mounted files: the run's judges, each with the evaluations its checks share (engine/judge.py)
         self._judges: dict[tuple, Judge] = {}
         self._names: dict[str, str] = {}  # a linted file -> the name the user gave it (`--stdin-filename`)
@@ -152,12 +156,12 @@ class LintSession:
         release = self.release_for(launch)
         directory = self.naming_dir(launch)
         files = tuple(sorted(launch.mounts.items()))  # a --config mounted from the repository (a ConfigMap's key)
-        key = (tuple(launch.tokens), target, launch.gpu_count, tuple(sorted(launch.env.items())),
+        key = (tuple(launch.tokens), target, launch.gpu_count, tuple(sorted(launch.env.items())), _probe_key(launch),
                tuple(sorted((k, v) for k, v in launch.intent.items() if v is not None)), release, hold, directory, files)
         result = self._memo.get(key)
         if result is None:
             with named_from(directory), mounted(launch.mounts):
-                result = self.judge(directory, files).check(list(launch.tokens), self.target(launch, hw, release), hold)
+                result = self.judge(directory, files).check(self.launch_words(launch), self.target(launch, hw, release), hold)
             self._memo[key] = result
         self.checks += 1
         return hw, result
@@ -171,7 +175,8 @@ class LintSession:
         return judge
 
     def target(self, launch: Launch, hw: HardwareFacts, release: releases.Release) -> Target:
-        return Target.of(hw, self.table_for(release.table_version), launch.env, launch.intent, release)
+        return Target.of(hw, self.table_for(release.table_version), launch.env, launch.intent, release,
+                         deployment_facts(launch.probes) if launch.probes is not None else None)
 
     def naming_dir(self, launch: Launch) -> str:
         """What a relative path the launch names (--config, --env-file) is relative to: the directory
@@ -181,13 +186,28 @@ class LintSession:
             return ""
         return os.path.dirname(self._names.get(launch.path, launch.path))
 
-    def other_model(self, launch: Launch) -> str | None:
-        """Why the launch's model is not a MiniMax-H3 family member, when its words say so."""
+    def launch_words(self, launch: Launch) -> LaunchWords:
+        """The launch's words read and parsed once, for its release's flag table and where its
+        check reads them (its naming directory, its mounted files): the pre-checks read this parse
+        and the judge's first evaluation takes it (argv.parsed_once). UsageError: an unknown release."""
+        table = self.table_for(self.release_for(launch).table_version)
+        directory, files = self.naming_dir(launch), tuple(sorted(launch.mounts.items()))
+        key = (tuple(launch.tokens), table.sglang_version, directory, files)
+        words = self._words.get(key)
+        if words is None:
+            with named_from(directory), mounted(launch.mounts):
+                words = self._words[key] = parsed_once(launch.tokens, table)
+        return words
+
+    def _parse(self, launch: Launch) -> ParsedCommand | None:
         try:
-            table = self.table_for(self.release_for(launch).table_version)
+            return attached_parse(self.launch_words(launch), self.table_for(self.release_for(launch).table_version))
         except UsageError:  # an unknown release is the checks' to report (H3DL005)
             return None
-        return other_model(list(launch.tokens), table)
+
+    def other_model(self, launch: Launch) -> str | None:
+        """Why the launch's model is not a MiniMax-H3 family member, when its words say so."""
+        return other_model(self._parse(launch))
 
     def not_judged(self, launch: Launch) -> NotJudged | None:
         """Why a launch with words its file leaves to the shell cannot be judged (engine/unresolved.py)."""
@@ -195,7 +215,7 @@ class LintSession:
             return None
         try:
             unresolved_values(list(launch.tokens), self.table_for(self.release_for(launch).table_version),
-                              dict(launch.env))
+                              dict(launch.env), self._parse(launch))
         except NotJudged as exc:
             return exc
         except UsageError:  # an unreadable launch or release is the checks' to report
@@ -442,3 +462,8 @@ def _split_location(location: str) -> tuple[str, Pos]:
     if len(parts) == 2 and is_digits(parts[1]):
         return parts[0], Pos(int(parts[1]), 1)
     return location, Pos(1, 1)
+
+
+def _probe_key(launch: Launch) -> tuple | None:
+    """What the launch's probes add to a memo key (the same words under other probes judge differently)."""
+    return None if launch.probes is None else tuple(sorted(deployment_facts(launch.probes).items()))

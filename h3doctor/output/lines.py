@@ -1,7 +1,8 @@
 """The text renderers' one line writer: lines folded to the console's width at word boundaries
 (output/wrap.py) and printed unwrapped, so a terminal and a pipe show the same lines and no word
-is cut at the edge. check's, lint's, explain's and suggest's text all write through it; a command
-to paste never does (it goes to the report's `out` whole, one line, whatever the width)."""
+is cut at the edge. check's, lint's, explain's, suggest's and the doctor's text all write through
+it; a command to paste never does (it goes to the report's `out` whole, one line, whatever the
+width)."""
 
 from __future__ import annotations
 

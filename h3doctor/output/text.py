@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from h3doctor.facts import assumed_line
+from h3doctor.facts import assumed_line, official_image
 from h3doctor.engine.results import CheckResult
 from h3doctor.output import memory_bar
 from h3doctor.output.lines import Lines, escape
@@ -86,6 +86,8 @@ def _header(result: CheckResult, lines: Lines, verbose: bool) -> None:
     fam = ev.family.family
     hw = ev.hardware
     where = hw.description or hw.device_name or hw.platform
+    if official_image(hw):  # its CUDA stack, driver and kernels: `h3doctor profiles`, JSON `assumed`
+        where += "; official image"
     if fam is not None:
         how, source = (f" ({ev.family.how})", f" ({hw.source})") if verbose else ("", "")
         lines.say(f"{fam.label}{how} on {where}{source}", indent=2)
@@ -95,7 +97,7 @@ def _header(result: CheckResult, lines: Lines, verbose: bool) -> None:
     if verbose or not probed:
         # a profile's host facts are assumptions the verdict stands on (docs/host-facts.md); the
         # probe's are this machine's, said with their sources by `h3doctor probe` (and --verbose)
-        lines.say(f"{'host' if probed else 'assumed'}: {assumed_line(hw)}", indent=2)
+        lines.say(f"{'host' if probed else 'assumed'}: {assumed_line(hw, stack=not official_image(hw))}", indent=2)
     if hw.probe_env_not_applied:
         lines.say(probe_env_notice(hw.probe_env_not_applied), mark=_MARK["warning"])
 

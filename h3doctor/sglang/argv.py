@@ -14,10 +14,11 @@ from __future__ import annotations
 import bisect
 import re
 
-from h3doctor.record import field, record
+from h3doctor.errors import UsageError
+from h3doctor.record import field, record, replace
 from h3doctor.sglang.flagtable import FlagAction, FlagTable
 from h3doctor.sglang.launch_forms import (BARE, DIFFUSION_CLI, DIFFUSION_LAUNCH_SERVER, LLM_LAUNCH_SERVER, LaunchForm,
-                                          read_launch_form)
+                                          LaunchWords, read_launch_form)
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
 if TYPE_CHECKING:
@@ -524,6 +525,29 @@ def parse_command(tokens: list[str], table: FlagTable, *, entry: str | None = No
     _run_with_hidden(parser, hidden)
     _check_model_path(cmd)
     return cmd
+
+
+def attached_parse(words: LaunchWords, table: FlagTable) -> ParsedCommand | None:
+    """The parse `parsed_once` attached to the words for this very table, else None."""
+    return words.parsed[1] if words.parsed is not None and words.parsed[0] is table else None
+
+
+def parse_words(words: LaunchWords, table: FlagTable) -> ParsedCommand:
+    """The flags of words whose form is read: the parse attached for `table`, else parsed now
+    (a launch h3doctor cannot read raises its error here)."""
+    cmd = attached_parse(words, table)
+    return cmd if cmd is not None else parse_command(list(words.tokens), table, form=words.form_or_raise())
+
+
+def parsed_once(tokens: list[str] | tuple[str, ...] | LaunchWords, table: FlagTable) -> LaunchWords:
+    """The words read and their flags parsed for `table`, the parse attached: lint's pre-checks
+    read it, and the judge's first evaluation on that table takes it rather than parsing again. A
+    launch that cannot be read or parsed keeps no parse; its error is raised where it always was."""
+    words = LaunchWords.read(tokens)
+    try:
+        return replace(words, parsed=(table, parse_words(words, table)))
+    except UsageError:
+        return words
 
 
 def _llm_model_alias(cmd: ParsedCommand) -> set[int]:

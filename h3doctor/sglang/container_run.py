@@ -27,12 +27,12 @@ from __future__ import annotations
 import functools
 import os
 import re
-import shlex
 
 from h3doctor.digits import is_digits
 from h3doctor.errors import UsageError
 from h3doctor.record import field, record
 from h3doctor.safeload import excerpt, read_bounded, refuse_outside, resolve_named
+from h3doctor.shellsplit import script_tokens
 
 RUNTIMES = ("docker", "podman", "nerdctl")
 ENV_FILE_MAX_BYTES = 1 << 20
@@ -343,6 +343,9 @@ class ShellC:
     commands: tuple[tuple[str, ...], ...]  # the script's simple commands, `"$@"` kept as ARGS_WORD
 
 
+# Linux refuses to exec a program with an argument longer than this (MAX_ARG_STRLEN, 32 pages):
+# no shell is ever given a longer script, and reading one costs seconds
+MAX_SCRIPT_BYTES = 131072
 ARGS_WORD = "\x00@"  # "$@" (or "${@}") in a script: the arguments after $0, one word each
 ARGS_SPLIT = "\x00@u"  # $@ / $* unquoted: the same, each argument split again at blanks
 ARGS_JOINED = "\x00*"  # "$*": every argument in one word
@@ -391,12 +394,16 @@ def read_shell_c(words: list[str]) -> ShellC | None:
     if not has_c or i >= len(words):
         return None
     script = words[i]
+    if len(script) > MAX_SCRIPT_BYTES // 4 and len(script.encode("utf-8", "surrogateescape")) > MAX_SCRIPT_BYTES:
+        raise UsageError(f"the `-c` script is longer than the {MAX_SCRIPT_BYTES:,} bytes Linux passes a program as "
+                         "one argument (MAX_ARG_STRLEN): no shell could be given it; not checked", hint=_HINT)
     zero = i + 1 < len(words)  # words[i + 1] is $0
     args_start = i + 2 if zero else i + 1
     return ShellC(script, min(args_start, len(words)), zero, tuple(script_commands(script)))
 
 
-def script_commands(script: str) -> list[tuple[str, ...]]:
+@functools.lru_cache(maxsize=32)  # the fix loop reads the same script again on every pass
+def script_commands(script: str) -> tuple[tuple[str, ...], ...]:
     """A script's simple commands (split at `&&`, `||`, `;`, `|`, newlines), as the shell reads
     their words; `"$@"` becomes ARGS_WORD, unquoted `$@`/`$*` ARGS_SPLIT, `"$*"` ARGS_JOINED.
     Other expansions (`$1`, `$VAR`, `$(…)`, backticks) are kept as written: the reader decides."""
@@ -404,10 +411,7 @@ def script_commands(script: str) -> list[tuple[str, ...]]:
     for form, word in (('"$@"', ARGS_WORD), ('"${@}"', ARGS_WORD), ('"$*"', ARGS_JOINED), ('"${*}"', ARGS_JOINED),
                        ("${@}", ARGS_SPLIT), ("$@", ARGS_SPLIT), ("${*}", ARGS_SPLIT), ("$*", ARGS_SPLIT)):
         text = text.replace(form, f" {word} ")
-    lexer = shlex.shlex(text.replace("\n", ";"),
-                        posix=True, punctuation_chars=";&|()<>")
-    lexer.whitespace_split = True
-    lexer.commenters = "#"
+    lexer = script_tokens(text.replace("\n", ";"))
     commands: list[tuple[str, ...]] = []
     current: list[str] = []
     redirect = False
@@ -431,7 +435,7 @@ def script_commands(script: str) -> list[tuple[str, ...]]:
         raise UsageError(f"the `-c` script is not understood ({exc})", hint=_HINT) from None
     if current:
         commands.append(tuple(current))
-    return commands
+    return tuple(commands)
 
 
 # --- where a runtime option stands, for a fix that edits it (engine/fixes.py) ---------------------

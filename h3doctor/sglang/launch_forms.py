@@ -25,6 +25,7 @@ from h3doctor.sglang.container_run import (
     ARGS_JOINED,
     ARGS_SPLIT,
     ARGS_WORD,
+    SHELLS,
     ContainerRun,
     bind_positional,
     is_container_run,
@@ -291,6 +292,8 @@ def program_lookup(tokens: list[str], base: dict[str, str]) -> tuple[str, str | 
         return None
     if form.container is not None or not form.program_given:
         return None
+    if form.script:  # `bash -lc SCRIPT …`: the line runs the shell, which finds sglang itself
+        return tokens[0], base.get("PATH")
     return form.program_head(tokens), form.environment(base).get("PATH")
 
 
@@ -321,6 +324,10 @@ def read_launch_form(tokens: list[str]) -> LaunchForm:
                          "judges (a launch of sglang holds a few dozen): not checked")
     if is_container_run(tokens):
         return _container_form(tokens)
+    sh = read_shell_c(tokens) if tokens and os.path.basename(tokens[0]) in SHELLS else None
+    if sh is not None:  # `bash -lc SCRIPT -- ARGS…` typed as it is: the cookbook's form without a container
+        return _script_form(tokens, None, sh, f"`{excerpt(tokens[0])} -c …`", sh.args_start,
+                            sh.args_start - 1 if sh.zero else None)
     r = _Reader(tokens)
     r.assignments()
     while r.wrapper():
@@ -358,6 +365,8 @@ class LaunchWords:
     tokens: tuple[str, ...]
     form: LaunchForm | None
     error: UsageError | None = None
+    # (flag table, ParsedCommand): the flags parsed already by whoever read the words (argv.parsed_once)
+    parsed: tuple | None = None
 
     @classmethod
     def read(cls, tokens: list[str] | tuple[str, ...] | LaunchWords) -> LaunchWords:
@@ -432,9 +441,11 @@ def _entrypoint_words(run: ContainerRun, where: str) -> list[str]:
     return [value]
 
 
-def _script_form(tokens: list[str], run: ContainerRun, sh, where: str, args_at: int, zero_at: int | None) -> LaunchForm:
+def _script_form(tokens: list[str], run: ContainerRun | None, sh, where: str, args_at: int,
+                 zero_at: int | None) -> LaunchForm:
     """`bash -lc SCRIPT [$0 [ARGS…]]`: the script's last sglang command, which must end in `"$@"`
-    (its flags are ARGS, read as sglang's). Positional parameters are bound to the line's words:
+    (its flags are ARGS, read as sglang's). `run`: the container it runs in (None: a shell the
+    line starts itself, which sees the caller's environment; a new `NAME=value` goes in front of it). Positional parameters are bound to the line's words:
     `shift [N]` before the launch drops ARGS' first N (they stay in the wrapper, as typed), and
     `$1`…, `$#`, `$0` in the `export NAME=…` and `NAME=value` words the launch sees take their
     values; one past the last argument is a usage error naming it (container_run.bind_positional)."""
@@ -494,8 +505,9 @@ def _script_form(tokens: list[str], run: ContainerRun, sh, where: str, args_at: 
     env = {**exported, **{k: _script_value(k, v, where) for k, v in form.env.items()}}
     return LaunchForm(wrapper_len=start, prefix_len=start, entry=form.entry, launcher=form.launcher, env=env,
                       env_cleared=form.env_cleared, env_unset=form.env_unset,
-                      env_word_indices=run.env_word_indices, env_insert_at=run.image_index, container=run,
-                      env_as_option=True, env_value_at={k: v for k, v in value_at.items() if k not in form.env},
+                      env_word_indices=run.env_word_indices if run else (),
+                      env_insert_at=run.image_index if run else 0, container=run, env_as_option=run is not None,
+                      env_value_at={k: v for k, v in value_at.items() if k not in form.env},
                       script=sh.commands, script_launch=index)
 
 

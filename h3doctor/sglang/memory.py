@@ -166,6 +166,10 @@ class Budget:
     # the workload is `serve`'s synthetic warmup, which sglang survives running out of memory:
     # one GPU per replica and no --warmup-resolutions (see warmup_fails_open)
     fails_open: bool = False
+    # each layerwise component's layer stores on one rank, in the order sglang offers its pin budget
+    # (DiT first): (component, stores, GiB per store); every rank of the host holds its own
+    host_stores: tuple[tuple[str, int, float], ...] = ()
+    ranks: int = 1
 
     def as_dict(self) -> dict[str, Any]:
         r = lambda v: None if v is None else round(v, 2)  # noqa: E731
@@ -383,6 +387,7 @@ def budget(a: dict[str, Any], residency: dict[str, str], family: str, hw: Hardwa
     load: dict[str, float] = {}
     active: dict[str, float] = {"encode": 0.0, "denoise": 0.0, "decode": 0.0}
     host = 0.0
+    stores: list[tuple[str, int, float]] = []
     mode = {comp: residency.get(comp, "resident") for comp in COMPONENTS}
 
     # DiT
@@ -399,6 +404,7 @@ def budget(a: dict[str, Any], residency: dict[str, str], family: str, hw: Hardwa
         refiner = w["dit_refiner"] / tp
         active["denoise"] = (0.0 if permanent else held) + window + refiner
         host = host + (blocks - (r if permanent else 0)) * block / tp + refiner
+        stores.append(("transformer", blocks - (r if permanent else 0), block / tp))
     else:  # component / snapshot offload: the whole DiT (split by TP only: FSDP shards resident modules only)
         load["transformer"] = 0.0
         active["denoise"] = dit_total / tp
@@ -412,6 +418,7 @@ def budget(a: dict[str, Any], residency: dict[str, str], family: str, hw: Hardwa
         load["text_encoder"], active["encode"], on_host = layerwise(
             "text_encoder", te_layers, w["te_layer"], w["te_nonlayer_layerwise"], g)
         host += on_host + w["te_vision"]
+        stores.append(("text_encoder", te_layers, w["te_layer"] / g))
     else:
         load["text_encoder"] = 0.0
         active["encode"] = te_resident
@@ -423,6 +430,7 @@ def budget(a: dict[str, Any], residency: dict[str, str], family: str, hw: Hardwa
     elif mode["video_vae"] == "layerwise-offload":
         load["video_vae"], active["decode"], on_host = layerwise("video_vae", vae_blocks, w["vae_block"], w["vae_nonlayer"])
         host += on_host
+        stores.append(("video_vae", vae_blocks, w["vae_block"]))
     else:
         load["video_vae"] = 0.0
         active["decode"] = vae_total
@@ -478,8 +486,49 @@ def budget(a: dict[str, Any], residency: dict[str, str], family: str, hw: Hardwa
         load_failing_component=failing, stage_active_gib=active, peak_stage=peak_stage, workload=wl,
         activations_live_gib=act_live, live_margin_gib=ws["live_margin_gib"], workspace_typical_gib=typical, peak_live_gib=peak_live,
         peak_typical_gib=peak_typ, host_layerwise_gib=host * num_gpus, host_spendable_gib=spendable,
-        fold=fold, uncertain=uncertain,
+        host_stores=tuple(stores), ranks=num_gpus, fold=fold, uncertain=uncertain,
     )
+
+
+def pinned_need_gib(b: Budget, release: str, pin: bool, host_gib: float | None) -> float | None:
+    """The host memory that pinning this launch's layerwise layer stores locks, all ranks of the
+    host together, as the release pins them (`releasedata/<release>/memory.json` `pinning`).
+
+    Counted: the layer stores only (each rank pins its own shard). Not counted, so the figure is a
+    lower bound: the non-layer weights kept on the host, the staging slots of mapped layers,
+    the checkpoint's page cache, and the process's own memory (Python, torch, the CUDA context).
+    `pin`: ServerArgs.pin_cpu_memory (True unless `--pin-cpu-memory false`). None where the host
+    memory, which a budget plans against, is unknown."""
+    stores = [(n, size) for _, n, size in b.host_stores if n > 0 and size > 0]
+    if not stores:
+        return 0.0
+    p = _values(release, "pinning")
+    if p["budget"] == "none":
+        # no budget: every store is pinned, rounded as the release rounds it; unpinned, each is an
+        # anonymous copy of its own size all the same
+        return b.ranks * sum(n * (_locked(size, p) if pin else size) for n, size in stores)
+    if not pin:
+        return 0.0  # nothing pinned; copies that do not fit stay on the checkpoint mapping
+    if host_gib is None:
+        return None
+    # each rank plans against its share of the host: what it books is the store's size, what
+    # it locks the block the release allocates for it
+    share = host_gib / b.ranks
+    room = min(share - max(p["reserve_fraction"] * share, p["reserve_min_gib"]), share - p["copy_reserve_gib"])
+    booked = locked = 0.0
+    for n, size in stores:
+        k = max(0, min(n, int((room - booked) // size)))
+        booked += k * size
+        locked += k * _locked(size, p)
+    return b.ranks * locked
+
+
+def _locked(size_gib: float, p: dict[str, Any]) -> float:
+    """What pinning one store of `size_gib` locks: itself where the release pins it in place,
+    else the power of two torch's pinned allocator rounds it up to."""
+    if p["stores"] == "in_place" and size_gib >= p["in_place_min_gib"]:
+        return size_gib
+    return float(2 ** math.ceil(math.log2(size_gib)))
 
 
 def _capacity(hw: HardwareFacts) -> float | None:

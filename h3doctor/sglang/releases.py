@@ -309,6 +309,13 @@ def published_download(version: str, repo: str) -> dict[str, Any] | None:
     return next((e for e in runtime_facts()["downloads"] if e["repo"] == repo and in_range(version, e["versions"])), None)
 
 
+def startup_facts(version: str) -> dict[str, Any] | None:
+    """How long release `version` takes before its probe endpoints answer, as data (runtime-facts.json
+    `startup`: where the HTTP server starts, /liveness, /health gated on warmup, the load figures
+    and their sources); None for a release it does not cover."""
+    return next((e for e in runtime_facts()["startup"] if in_range(version, e["versions"])), None)
+
+
 def host_spill(version: str) -> dict[str, Any] | None:
     """sglang's host spill in release `version` (0.5.20 on): the DiT's fused bytes, in how many
     tensors, and the free space it keeps (runtime-facts.json `spill`); None before it existed."""

@@ -49,6 +49,9 @@ def _profile(tmp_path, name: str, **facts) -> str:
         "shm_gib": 64,
         "ffmpeg_encoders": "true",
         "disk_free_gib": 1000,
+        # the CUDA stack (H3D614-H3D616)
+        "driver_cuda": '"13.0"', "torch_cuda": '"13.0"', "torch_version": '"2.14.1"', "sgl_kernel_sm": "[sm_90]",
+        "sgl_kernel_torch": '"2.14"',
     }
     base.update(facts)
     path = tmp_path / f"{name}.yaml"

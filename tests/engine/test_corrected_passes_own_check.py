@@ -22,6 +22,9 @@ from h3doctor.engine.check import check
 from h3doctor.host.profiles import load_profile
 from h3doctor.output.json_report import build as build_report
 from h3doctor.paths import package_dir
+from h3doctor.record import replace
+from h3doctor.sglang import releases
+from h3doctor.sglang.flagtable import load_flag_table
 from h3doctor.suggest.search import cookbook
 
 MODEL = "sglang serve MiniMaxAI/MiniMax-H3"
@@ -79,6 +82,39 @@ def test_every_printed_corrected_command_passes_its_own_check(profile, rules, ta
                                      [f.message for f in again.evaluation.findings])
 
 
+# 60 GB of RAM: the RTX 5090 desktop sglang PR #39021 saw killed by the kernel (H3D418, host-10)
+SMALL_HOST_GIB = 55.9
+
+
+@pytest.mark.parametrize("version", ["0.5.18", "0.5.19"])
+def test_on_a_small_host_every_corrected_command_passes_its_own_check_pinned_memory_included(version, rules):
+    """Every profile x the README's and the cookbook's launches on a host of 60 GB, where the
+    releases that round their pinned stores up kill a worker (H3D418, an error: the loop never
+    stops at it). 0.5.19's fix (--pin-cpu-memory false) gives a command that re-checks without it;
+    on 0.5.18 no flag lowers the need enough, so there is no corrected command and no fix step."""
+    release = releases.target(version, None)
+    table = load_flag_table(release.table_version)
+    fixed = unfixed = 0
+    for profile in PROFILES:
+        hw = replace(load_profile(profile), host_memory_gib=SMALL_HOST_GIB)
+        for launch in LAUNCHES:
+            result = check(shlex.split(f"{MODEL} {launch}"), hw, rules, table, {}, release=release)
+            pinned = "H3D418" in _failing(result)
+            if result.corrected_argv is None:
+                if pinned:
+                    assert "H3D418" in result.unfixable and not any(s.rule.id == "H3D418" for s in result.fix_steps)
+                    unfixed += 1
+                continue
+            again = check(result.corrected_argv, hw, rules, table, {}, release=release)
+            assert not _failing(again), (profile, launch, result.corrected_command,
+                                         [f.message for f in again.evaluation.findings])
+            fixed += pinned
+    if version == "0.5.19":
+        assert fixed > 0
+    else:
+        assert fixed == 0 and unfixed > 0
+
+
 def test_no_corrected_command_is_labelled_clean_while_it_would_still_fail(rules, table):
     """One RTX 4070: no placement clears the workspace measured on real runs. The report has no
     corrected command (the label 'passes every rule' is printed only with one) and says why."""
@@ -91,8 +127,6 @@ def test_no_corrected_command_is_labelled_clean_while_it_would_still_fail(rules,
 
 
 def _with_rule(rules, rule_id, **changes):
-    from h3doctor.record import replace
-
     return [replace(r, **changes) if r.id == rule_id else r for r in rules]
 
 

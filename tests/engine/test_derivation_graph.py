@@ -182,7 +182,7 @@ def _evaluate(example, rules):
     release = releases.target(example.get("sglang_version"), None)
     hw = replace(load_profile(example["profile"]), **example.get("hw", {}))
     return evaluate_launch(shlex.split(example["argv"]), hw, rules, load_flag_table(release.table_version),
-                           example.get("env", {}), example.get("intent", {}), release)
+                           example.get("env", {}), example.get("intent", {}), release, example.get("deployment"))
 
 
 @contextlib.contextmanager

@@ -112,7 +112,8 @@ def _example_contexts(rules):
             release = releases.target(example.get("sglang_version"), None)
             hw = replace(load_profile(example["profile"]), **example.get("hw", {}))
             yield evaluate_launch(shlex.split(example["argv"]), hw, rules, load_flag_table(release.table_version),
-                                  example.get("env", {}), example.get("intent", {}), release).context
+                                  example.get("env", {}), example.get("intent", {}), release,
+                                  example.get("deployment")).context
 
 
 def test_derivations_return_only_what_they_declare(rules):

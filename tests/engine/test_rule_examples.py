@@ -46,7 +46,8 @@ def test_rule_example(rule, example, tmp_path):
     hw = replace(load_profile(example["profile"]), **example.get("hw", {}))
     env = example.get("env", {})
     intent = example.get("intent", {})
-    result = check(shlex.split(example["argv"]), hw, RULES, table, env, intent, release=release)
+    deployment = example.get("deployment")  # a manifest's probes (lint's Kubernetes readers)
+    result = check(shlex.split(example["argv"]), hw, RULES, table, env, intent, release=release, deployment=deployment)
     fired = [f for f in result.evaluation.findings if f.rule.id == rule.id]
     said = json.dumps([finding_dict(f) for f in result.evaluation.findings]
                       + [s.message for s in result.fix_steps] + result.gives_up + result.fix_notes
@@ -63,7 +64,7 @@ def test_rule_example(rule, example, tmp_path):
         expected = example["fixed"]
         assert result.corrected_command == expected, result.fix_notes
         if expected is not None:
-            again = check(shlex.split(expected), hw, RULES, table, env, intent, release=release)
+            again = check(shlex.split(expected), hw, RULES, table, env, intent, release=release, deployment=deployment)
             errors = [f.rule.id for f in again.evaluation.findings if f.severity == "error"]
             assert errors == [], f"the corrected command still fails: {errors}"
     if "alternatives" in example:

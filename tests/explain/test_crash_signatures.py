@@ -18,17 +18,17 @@ RULES = load_rules()
 REAL_LINES = [
     # sglang 0.5.18-0.5.22 multimodal_gen/runtime/launch_server.py:199-203 (logger.error: two lines)
     ("[12-01 23:41:15] Rank 0 scheduler is dead. Please check if there are relevant logs.\n"
-     "[12-01 23:41:15] Exit code: -9", "sglang 0.5.22 launch_server.py:199-203; gpustack#3848", "H3D144"),
+     "[12-01 23:41:15] Exit code: -9", "sglang 0.5.22 launch_server.py:199-203; gpustack#3848", "H3D418"),
     # sglang 0.5.23 multimodal_gen/runtime/launch_server.py:174-175
     ("RuntimeError: sglang-diffusionWorker-1 exited during initialization (exit code -9). Check the worker logs.",
-     "sglang 0.5.23 launch_server.py:174-175", "H3D144"),
-    ("Killed", "the shell, when the kernel's OOM killer ends its child (sglang#39021: 'is killed by the kernel')", "H3D144"),
+     "sglang 0.5.23 launch_server.py:174-175", "H3D418"),
+    ("Killed", "the shell, when the kernel's OOM killer ends its child (sglang#39021: 'is killed by the kernel')", "H3D418"),
     ("[ 8123.456789] Out of memory: Killed process 41234 (python3) total-vm:812345678kB, anon-rss:61234567kB, "
-     "file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:123456kB oom_score_adj:0", "the kernel's dmesg (mm/oom_kill.c)", "H3D144"),
+     "file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:123456kB oom_score_adj:0", "the kernel's dmesg (mm/oom_kill.c)", "H3D418"),
     ("[ 8123.456700] python3 invoked oom-killer: gfp_mask=0x140cca(GFP_HIGHUSER_MOVABLE|__GFP_COMP), order=0, "
-     "oom_score_adj=0", "the kernel's dmesg (mm/oom_kill.c)", "H3D144"),
+     "oom_score_adj=0", "the kernel's dmesg (mm/oom_kill.c)", "H3D418"),
     ("torch.multiprocessing.spawn.ProcessExitedException: process 1 terminated with signal SIGKILL",
-     "torch/multiprocessing/spawn.py's ProcessExitedException", "H3D144"),
+     "torch/multiprocessing/spawn.py's ProcessExitedException", "H3D418"),
     ("torch.multiprocessing.spawn.ProcessExitedException: process 0 terminated with signal SIGBUS",
      "torch/multiprocessing/spawn.py's ProcessExitedException", "H3D415"),
     ("[12-01 23:41:15] Exit code: -7", "sglang 0.5.22 launch_server.py:203; odysseus#6259 (exit code: -7)", "H3D415"),
@@ -65,15 +65,15 @@ REAL_LINES = [
      "https://huggingface.co/api/models/MiniMaxAI/MiniMax-H3/revision/main", "requests via huggingface_hub", "hub-access"),
     ("OSError: [Errno 28] No space left on device", "diffusers#4957", "disk-full"),
     ("RuntimeError: CUDA error: no kernel image is available for execution on the device",
-     "torch's CUDA check (MEDS_EIC_AR#163)", "no-kernel-image"),
+     "torch's CUDA check (MEDS_EIC_AR#163)", "H3D615"),
     ("RuntimeError: The NVIDIA driver on your system is too old (found version 12040). Please update your GPU "
      "driver by downloading and installing a new version from the URL: http://www.nvidia.com/Download/index.aspx "
      "Alternatively, go to: https://pytorch.org to install a PyTorch version that has been compiled with your "
-     "version of the CUDA driver.", "sglang#11395", "driver-too-old"),
+     "version of the CUDA driver.", "sglang#11395", "H3D614"),
     ("RuntimeError: CUDA error: CUDA driver version is insufficient for CUDA runtime version",
-     "the CUDA runtime's cudaErrorInsufficientDriver", "driver-too-old"),
+     "the CUDA runtime's cudaErrorInsufficientDriver", "H3D614"),
     ("ImportError: /usr/local/lib/python3.12/dist-packages/sgl_kernel/sm100/common_ops.abi3.so: undefined symbol: "
-     "_ZN3c104cuda29c10_cuda_check_implementationEiPKcS2_ib", "sglang#29317", "kernel-abi"),
+     "_ZN3c104cuda29c10_cuda_check_implementationEiPKcS2_ib", "sglang#29317", "H3D616"),
 ]
 
 
@@ -123,7 +123,7 @@ def test_a_pasted_launcher_summary_points_at_the_rank_traceback_and_explains_not
 
 def test_the_summary_pointer_gives_way_to_the_cause_in_the_same_text():
     data = explain(SUMMARY_TAIL + "\n[12-01 23:41:15] Exit code: -9")
-    assert named(data) == ["H3D144"]
+    assert named(data) == ["H3D418"]
 
 
 def test_a_port_no_socket_binds_stays_h3d140_and_a_busy_port_is_not_it():

@@ -154,7 +154,7 @@ def example_messages(rule, example, tmp_path) -> tuple[list[str], list[str]]:
     release = releases.target(example.get("sglang_version"), None)
     hw = replace(load_profile(example["profile"]), **example.get("hw", {}))
     result = check(shlex.split(argv), hw, RULES, load_flag_table(release.table_version), example.get("env", {}),
-                   example.get("intent", {}), release=release)
+                   example.get("intent", {}), release=release, deployment=example.get("deployment"))
     messages = [f.message for f in result.evaluation.findings if f.rule.id == rule.id and not f.cannot_verify]
     return shlex.split(argv), messages
 
@@ -186,14 +186,14 @@ def _generate_errors():
             continue
         outcome = doctor.run(case)
         findings = outcome.launch if case.get("step") in (1, 2, 3) else outcome.sampling
-        if findings:
-            yield version, case, findings[0].rule.id, None
+        if findings:  # confirmed: the rules check reports at sglang's step, as for `serve`
+            yield version, case, findings[0].rule.id, {f.rule.id for f in findings}
 
 
 def test_goldens_error_lines_name_the_rule_check_reports(capsys):
     """Every error line sglang printed in the conformance goldens (`serve`, every release, and
-    `generate`), as an exception line, names the rule check reports first for that case; one in 25
-    also inside a log."""
+    `generate`), as an exception line, names the rule check reports first for that case, and a rule
+    check confirms comes first (both goldens); one in 25 also inside a log."""
     corpus = list(_golden_errors()) + list(_generate_errors())
     assert corpus, "no error line in the goldens: the denominator is empty"
     hits, misses, in_log, log_misses, not_first = 0, [], 0, [], []

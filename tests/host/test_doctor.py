@@ -36,7 +36,7 @@ def test_a_problem_fact_fails_the_machine_and_is_named():
 def test_an_unreadable_fact_is_cannot_verify_never_fine():
     data = report(_result(("sglang_version", "ok"), ("flash_attn", "unknown"), ("platform", "n/a")))
     assert data["summary"]["status"] == "unknown" and data["summary"]["exit_code"] == 0
-    assert "flash_attn" in data["summary"]["text"]
+    assert "FlashAttention" in data["summary"]["text"]  # the doctor's label for flash_attn (doctor.WORDS)
     assert report(_result(("sglang_version", "ok"), ("platform", "n/a")))["summary"]["status"] == "ok"
 
 
@@ -65,6 +65,87 @@ def test_bare_h3doctor_is_the_doctor_and_help_stays_help_on_this_machine(tmp_pat
     assert "TORCH-IN-PROCESS=False" in data_run.stderr
     bare = _h3doctor(env=env)
     assert bare.returncode == data["summary"]["exit_code"]  # not 2 (help): the doctor ran
-    assert "h3doctor doctor" in bare.stdout and data["summary"]["text"] in bare.stdout.replace("\n", " ")
+    # folded to $COLUMNS where it is set: the summary's words, whatever the width
+    assert "h3doctor doctor" in bare.stdout and " ".join(data["summary"]["text"].split()) in " ".join(bare.stdout.split())
     helped = _h3doctor("--help", env=env)
     assert helped.returncode == 0 and "Usage:" in helped.stdout and "doctor" in helped.stdout
+
+
+# -- the doctor's words (issue 31 item 3): what was found, and whether it matters for H3 here ------
+
+def _machine(shared, unlimited=True, shared_status="ok") -> ProbeResult:
+    lines = [Line("sglang_version", "sglang", "0.5.23", "ok", "installed", "test"),
+             Line("shares_host_memory", "shared host memory", shared, shared_status, "test", "test"),
+             Line("cgroup_memory_unlimited", "cgroup memory.max", unlimited, "unknown" if unlimited is None else "ok",
+                  "cannot be opened: sglang counts that as no limit", "/sys/fs/cgroup/memory.max")]
+    return ProbeResult(HardwareFacts(platform="cuda"), lines, {}, {"outcome": "ok"})
+
+
+def _cgroup(data: dict) -> dict:
+    return next(c for c in data["checks"] if c["fact"] == "cgroup_memory_unlimited")
+
+
+def test_no_cgroup_limit_warns_only_on_a_gpu_that_shares_host_memory():
+    """Shared memory (a GB10, Apple silicon): '!' warning, named in the summary, exit 0 (sglang warns,
+    H3D144, and serves). A discrete GPU or the CPU: it does not apply ('-'), never a '✓ yes'. Not
+    known whether it shares: does not apply, and says it is not known. Fails when doctor._matters is
+    removed (the probe's 'ok' stands)."""
+    shared = report(_machine(True))
+    assert _cgroup(shared)["status"] == "warning" and "H3D144" in _cgroup(shared)["why"]
+    assert (shared["summary"]["status"], shared["summary"]["exit_code"]) == ("warning", 0)
+    assert "sglang will warn about: cgroup memory limit" in shared["summary"]["text"]
+    discrete = report(_machine(False))
+    assert _cgroup(discrete)["status"] == "n/a" and "which this one does not" in _cgroup(discrete)["why"]
+    assert discrete["summary"]["status"] == "ok"
+    unknown = report(_machine(None, shared_status="unknown"))
+    assert _cgroup(unknown)["status"] == "n/a" and "not known" in _cgroup(unknown)["why"]
+    limited = report(_machine(True, unlimited=False))
+    assert _cgroup(limited)["status"] == "ok" and _cgroup(limited)["says"] == "set"
+    unread = report(_machine(True, unlimited=None))
+    assert _cgroup(unread)["status"] == "unknown" and _cgroup(unread)["says"] == "unknown"
+
+
+def test_a_fact_says_what_was_found_never_a_question_answered_yes_or_a_dash():
+    """The cgroup fact is 'cgroup memory limit: none', not 'cgroup memory.max: yes'; a fact that does
+    not apply says 'none' (was '—', which made two dashes with the separator); a value the reason
+    repeats is said once. Fails when WORDS, said() or the de-duplication is removed."""
+    data = report(_machine(True))
+    assert (_cgroup(data)["label"], _cgroup(data)["says"]) == ("cgroup memory limit", "none")
+    lines = [Line("sglang_version", "sglang", "0.5.23", "ok", "installed", "t"),
+             Line("device_name", "device", None, "n/a", "the CPU platform has no GPU", "t"),
+             Line("hf_token", "Hub token", False, "ok", "none: public repos only", "t"),
+             Line("ffmpeg_encoders", "ffmpeg encoders", True, "ok", "lists libx264 and aac", "t"),
+             Line("gpu_count", "GPUs", 1, "ok", "1 visible", "t")]
+    checks = {c["fact"]: c for c in report(ProbeResult(HardwareFacts(platform="cpu"), lines, {}, {}))["checks"]}
+    assert (checks["device_name"]["says"], checks["device_name"]["why"]) == ("none", "the CPU platform has no GPU")
+    assert (checks["hf_token"]["says"], checks["hf_token"]["why"]) == ("none", "public repos only")
+    assert checks["ffmpeg_encoders"]["says"] == "libx264 and aac"
+    assert checks["gpu_count"]["says"] == "1"  # a count of 1 is no bool's word
+    assert all(c["says"] not in ("", "—") for c in checks.values())
+
+
+def test_a_fact_the_doctor_has_no_words_for_reads_as_the_probe_gives_it():
+    """A fact host/ adds later (a kernel, a driver) needs no entry in doctor.WORDS: its label, its
+    value in the generic words, its status and reason as the probe gives them."""
+    lines = [Line("sglang_version", "sglang", "0.5.23", "ok", "installed", "t"),
+             Line("kernel_release", "kernel", "6.8.0-60-generic", "ok", "uname -r", "os.uname"),
+             Line("pinned_gib", "pinned memory", 12.5, "unknown", "ulimit -l unread", "t"),
+             Line("iommu", "IOMMU passthrough", False, "ok", "off", "t")]
+    checks = {c["fact"]: c for c in report(ProbeResult(HardwareFacts(platform="cuda"), lines, {}, {}))["checks"]}
+    assert [(c["label"], c["says"], c["status"]) for c in checks.values()][1:] == [
+        ("kernel", "6.8.0-60-generic", "ok"), ("pinned memory", "12.5 GiB", "unknown"), ("IOMMU passthrough", "no", "ok")]
+
+
+def test_doctor_help_names_every_glyph_the_report_prints():
+    """`h3doctor doctor --help`'s legend names each glyph of doctor_text.GLYPHS with what it means
+    (was '! cannot verify' only; '?' is cannot verify, '!' a warning)."""
+    from h3doctor.output.doctor_text import GLYPHS
+    from h3doctor.output.markup import plain
+
+    proc = subprocess.run([sys.executable, "-m", "h3doctor", "doctor", "--help"], capture_output=True, text=True,
+                          timeout=60, env={**os.environ, "COLUMNS": "200"})
+    text = " ".join(proc.stdout.split())
+    assert proc.returncode == 0
+    for status, meaning in {"ok": "fine", "problem": "stops H3", "warning": "sglang will warn",
+                            "unknown": "cannot verify", "n/a": "does not apply"}.items():
+        assert f"{plain(GLYPHS[status])} {meaning}" in text, (status, text)

@@ -157,6 +157,13 @@ def nvmlSystemGetDriverVersion():
     return _S.get("driver", "580.82.07")
 
 
+if not _S.get("old_bindings"):  # nvidia-ml-py before nvmlSystemGetCudaDriverVersion
+    def nvmlSystemGetCudaDriverVersion():
+        if "cuda_driver" not in _S:
+            raise NVMLError("Not Supported")
+        return _S["cuda_driver"]
+
+
 def nvmlDeviceGetCount():
     return len(_S["devices"])
 

@@ -107,3 +107,18 @@ def test_the_architecture_page_names_every_derivation_module():
     assert listed, "the derivation modules' sentence moved: update this test"
     modules = {p.stem for p in (package_dir("h3doctor.engine.derivations")).glob("*.py")} - {"__init__", "registry", "common"}
     assert {m for m in modules if f"`{m}`" not in listed.group(1)} == set()
+
+
+# H3D990's message is the exception h3doctor's resolver raises on a value sglang's adjust phase would
+# fail on: explain never matches it (it is not sglang's wording), but the words are the failure's
+NOT_LABELLED_OWN = {"H3D990"}
+
+
+def test_a_message_explain_knows_as_h3doctors_own_is_never_labelled_sglang_says(rules):
+    """explain/wordings.json's `own` (rules whose message sglang never prints) and the rule files'
+    `message_by: h3doctor` (check's "h3doctor says", not "sglang says") agree: issue 31's "text
+    h3doctor wrote is labelled 'sglang says'" (H3D540/H3D640's predicted torch.OutOfMemoryError,
+    H3D641's measured-run estimate, ...). Fails when such a rule loses its message_by."""
+    own = set(json.loads(package_dir("h3doctor.explain").joinpath("wordings.json").read_text(encoding="utf-8"))["own"])
+    labelled_sglang = {r.id for r in rules if r.message_by != "h3doctor"}
+    assert own & labelled_sglang == NOT_LABELLED_OWN

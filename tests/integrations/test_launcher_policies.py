@@ -114,6 +114,15 @@ def test_mutation_that_still_fails_is_rejected(monkeypatch):
     assert d.action == "reject" and "the corrected task still fails" in d.message
 
 
+def test_the_policy_judges_on_the_release_image_id_names():
+    """issue 32 item 2: the admin policy's decision is made on resources.image_id's release, as lint's."""
+    metrics = "sglang serve MiniMaxAI/MiniMax-H3 --num-gpus 4 --enable-metrics"  # a flag 0.5.17 does not have
+    assert decide_task(task(metrics)).action == "allow"  # no image: the newest verified release
+    for image_id in ("docker:lmsysorg/sglang:v0.5.17", {None: "docker:lmsysorg/sglang:v0.5.17"}):
+        d = decide_task(task(metrics, image_id=image_id))
+        assert d.action == "reject" and "H3D012: error: unrecognized arguments: --enable-metrics" in d.message
+
+
 def test_image_id_is_the_release_skypilot_writes_it_per_region():
     for image_id in ("docker:lmsysorg/sglang:v0.5.17", {None: "docker:lmsysorg/sglang:v0.5.17"}):
         launches, _notes = read_task(load_json(json.dumps(task(CLEAN, image_id=image_id)), "t"))

@@ -710,6 +710,26 @@ def test_sglang_not_installed_is_said_in_one_line_with_the_checks_verdict(shell,
             f"h3doctor: {verdict}sglang is not installed here (no sglang on PATH); nothing was started"], proc.stderr
 
 
+def test_on_a_terminal_sglang_not_installed_is_that_one_line_in_each_shell(shell, stub, tmp_path):
+    """The same in an interactive shell on a pty, where it was seen: the one line and the shell's
+    127, no shell's own words about the hook's internals (zsh's `__h3doctor_check:44: command not
+    found`, fish's stack through the hook's function). Issue 31's "sglang missing" on a pty."""
+    (stub.bin / "sglang").unlink()
+    env = stub.env(H3DOCTOR_HOOK_ARGS=PROFILE, TERM="dumb", HOME=str(tmp_path), PS1="$ ")
+    term = Terminal(INTERACTIVE[shell], env)
+    try:
+        assert term.run(LOAD[shell], STATUS[shell]) == "0"
+        start = len(term.out)
+        assert term.run("sglang " + " ".join(CLEAN), STATUS[shell]) == "127"
+        said = term.out[start:].decode(errors="replace").replace("\r", "")
+        assert ("h3doctor: the check passed, but sglang is not installed here (no sglang on PATH); nothing was "
+                "started") in said, said
+        assert not any(words in said for words in ("command not found", "Unknown command", "__h3doctor", "in function",
+                                                   "Traceback")), said
+    finally:
+        term.close()
+
+
 def test_an_accepted_fix_is_shown_and_up_brings_it_back(shell, stub, tmp_path):
     """In an interactive shell: the corrected command the user accepted is echoed and, in bash and
     zsh, is the history's newest line, so Up (Ctrl-P) and Enter run it again, not the line that

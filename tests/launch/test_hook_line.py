@@ -201,6 +201,9 @@ def test_bash_keeps_the_last_argument():
     ("echo '; exec sglang serve M'", []),
     ("H3DOCTOR_DISABLE=1 exec sglang serve M; H3DOCTOR_DISABLE=0 ./sglang serve M", [["H3DOCTOR_DISABLE=0", "./sglang", "serve", "M"]]),
     ("cd x\n.venv/bin/sglang generate M # exec sglang serve", [[".venv/bin/sglang", "generate", "M"]]),
+    # bash's and zsh's ANSI-C quoting, as shellwords.quote writes a word: read, not "could not read"
+    ("exec sglang serve M --attention-backend $'sage_attn' $'--x\\ty'", [["exec", "sglang", "serve", "M",
+                                                                         "--attention-backend", "sage_attn", "--x\ty"]]),
 ])
 def test_the_simple_commands_the_line_hook_checks(line, launches):
     assert checked_launches(line) == launches

@@ -406,7 +406,8 @@ def test_no_target_judges_what_does_not_depend_on_the_gpu_and_says_the_rest_cann
     assert at(report, "H3D020")["severity"] == "error" and at(report, "H3D020")["target"] == "no target" and code == 1
     write(tmp_path, "k.yaml", K8S.replace("gpu: 2", "gpu: 4"))  # nothing wrong that a GPU type would not decide
     code, report = lint_json(str(manifest), cwd=tmp_path)
-    assert [f["rule"] for f in active(report)] == ["H3DL004"] and code == 0
+    # (no readinessProbe on /health, H3D422: a warning of the manifest's, judged in test_lint_probes.py)
+    assert [f["rule"] for f in active(report) if f["rule"] != "H3D422"] == ["H3DL004"] and code == 0
     code, report = lint_json("--fail-on", "warning", str(manifest), cwd=tmp_path)
     assert code == 1
 

@@ -149,7 +149,8 @@ def test_the_fixture_kubernetes_script_and_env_are_judged_where_they_reach_sglan
     errors = {(f["rule"], f["line"]) for f in data["findings"] if f["severity"] == "error"}
     assert ("H3D515", 18) in errors  # TP 3 from the ConfigMap: judged, failing
     assert sidecar["argv"][5] == "$(SIDECAR_TP)"
-    sidecar_findings = [f for f in data["findings"] if f["line"] >= 37]
+    # the launch's findings (its probes are the manifest's, judged in test_lint_probes.py)
+    sidecar_findings = [f for f in data["findings"] if f["line"] >= 37 and f["rule"] != "H3D422"]
     assert sidecar_findings and all(f["cannot_verify"] and f["severity"] == "warning" for f in sidecar_findings)
     assert data["exit_code"] == 1
 

@@ -110,7 +110,7 @@ def test_the_verdict_of_each_case(data):
     assert by["warnings-only"]["verdict"] == "pass" and by["warnings-only"]["counts"]["warnings"] == 1
     # 5 GPU and memory facts, and /dev/shm, ffmpeg's encoders and the free disk (H3D415, H3D613, H3D416) the
     # profile does not give
-    assert by["cannot-verify"]["verdict"] == "cannot-verify" and by["cannot-verify"]["counts"]["cannot_verify"] == 8
+    assert by["cannot-verify"]["verdict"] == "cannot-verify" and by["cannot-verify"]["counts"]["cannot_verify"] == 9
     # what is missing and how to give it
     assert all(words in by["cannot-verify"]["text"] for words in ("ffmpeg", "the GPU's memory", "--profile FILE"))
     idle = by["idle-gpus"]
@@ -134,3 +134,50 @@ def test_the_summary_is_in_the_json_schema(data):
     broken = {**data["idle-gpus"], "summary": {**data["idle-gpus"]["summary"], "verdict": "will-start"}}
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(json.loads(json.dumps(broken)), schema)
+
+
+# -- the doctor (issue 31 item 3): its golden, folded to the width, colour the same text ----------
+
+@pytest.mark.parametrize("width", [80, 120, 200])
+def test_no_line_of_the_doctors_report_exceeds_the_width(width):
+    """Every line of `h3doctor doctor` on the made-up machine within the width (folded by
+    output/lines.py; was printed whole, 100-200 columns a line). Fails when doctor_text prints
+    without Lines."""
+    text, _ = golden.render_doctor(width, colour=False)
+    assert not _too_wide(text, width, set()), width
+    assert text.splitlines()[0] == "h3doctor doctor: this machine for sglang MiniMax-H3"
+
+
+def test_the_doctors_colour_report_is_its_plain_text_with_colours():
+    plain = golden.render_doctor(80, colour=False)[0]
+    coloured = golden.render_doctor(80, colour=True)[0]
+    assert ANSI.search(coloured) and ANSI.sub("", coloured) == plain
+
+
+def test_the_doctors_made_up_machine_warns_of_the_cgroup_and_nothing_else():
+    """The golden's machine as data: a GB10 sharing host memory, no cgroup limit: one '!' line, the
+    summary a warning, exit 0."""
+    _, data = golden.render_doctor(80, colour=False)
+    assert [c["fact"] for c in data["checks"] if c["status"] not in ("ok", "n/a")] == ["cgroup_memory_unlimited"]
+    assert (data["summary"]["status"], data["summary"]["exit_code"]) == ("warning", 0)
+
+
+# -- NO_COLOR on a terminal (issue 31's "colour and NO_COLOR"): the same text, no colour ---------
+
+_COLOUR_SGR = {*range(30, 50), *range(90, 98), *range(100, 108)}  # foreground, background, bright
+
+
+def _colours(text: str) -> list[str]:
+    return [code for code in ANSI.findall(text)
+            if any(p.isdigit() and int(p) in _COLOUR_SGR for p in code[2:-1].split(";"))]
+
+
+@pytest.mark.parametrize("name", [*IN_PROCESS, "doctor"])
+def test_no_color_on_a_terminal_is_the_plain_text_without_a_colour(name, monkeypatch):
+    """A terminal (Rich styling on) with NO_COLOR set: not one colour code, only the styles NO_COLOR
+    leaves (bold, dim), and the text is the golden's. Fails when the styled console ignores NO_COLOR."""
+    monkeypatch.setattr(golden, "_environment", lambda env=golden._environment: {**env(), "NO_COLOR": "1"})
+    styled = golden.render_doctor(80, colour=True)[0] if name == "doctor" else golden.render(name, 80, colour=True)[0]
+    plain = golden.render_doctor(80, colour=False)[0] if name == "doctor" else golden.render(name, 80, colour=False)[0]
+    assert not _colours(styled), _colours(styled)[:5]
+    assert ANSI.sub("", styled) == plain

@@ -493,7 +493,7 @@ ALLOWED = {
     ("host/probe_child.py", "os.fdopen(os.dup(1)"), ("launch/execute.py", 'open("/proc/self/environ"'),
     ("launch/hook.py", 'open("/dev/tty"'),
     ("launch/hook.py", "open(path, \"wb\")"), ("launch/hook.py", "(here / "),
-    ("cli.py", "Path(markdown).write_text("), ("suggest/search.py", "path.read_text("),
+    ("cli_reference.py", "Path(markdown).write_text("), ("suggest/search.py", "path.read_text("),
     ("engine/ruleset.py", "json.loads(path.read_text("),  # releasedata/X/where.json, shipped
 }
 

@@ -361,6 +361,7 @@ K8S = """\
               command: ["sglang", "serve"]
               args: ["--model-path", "MiniMaxAI/MiniMax-H3", "--num-gpus", "4", "--enable-metrics"]
               resources: {{limits: {{nvidia.com/gpu: 4}}}}
+              readinessProbe: {{httpGet: {{path: /health, port: 30000}}}}  # probes: tests/lint/test_lint_probes.py
     """
 COMPOSE = """\
     services:

@@ -30,6 +30,8 @@ from h3doctor.engine.derivations import (  # noqa: F401 - importing a module reg
     sampling,
     exec_safety,
     download,
+    kernels,
+    probes,
 )
 from h3doctor.engine.derivations.registry import REGISTRY, declared_paths, needed_for, ordered, producers, run  # noqa: F401
 from h3doctor.sglang.resolve import EVENTS
@@ -49,7 +51,7 @@ _PRODUCERS = producers(ORDER)
 # shortfall and the "cannot verify" words (engine/judge.py, engine/evaluate.py). A fix strategy's reads are its own
 # (engine/strategy_reads.py STRATEGY_READS), part of the reads of the rules that name it.
 REPORTED = ("derived.residency", "derived.residency_transformer", "derived.transformer_backend", "derived.dit_backend",
-            "derived.fa_really_runs", "derived.memory", "derived.host_unknown")
+            "derived.fa_really_runs", "derived.memory", "derived.host_unknown", "derived.probe_unknown", "derived.cuda_unknown")
 
 
 @functools.lru_cache(maxsize=256)

@@ -16,7 +16,7 @@ import itertools
 
 from h3doctor.engine.derivations.registry import derives
 from h3doctor.record import replace
-from h3doctor.sglang.memory import COMPONENTS, Budget, MemoryModel, budget, constants
+from h3doctor.sglang.memory import COMPONENTS, Budget, MemoryModel, budget, constants, pinned_need_gib
 from h3doctor.sglang.residency import H3_COMPONENTS, canonical_mode, normalize_layerwise
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
@@ -101,7 +101,9 @@ def _unified(r: Any, hw: Any, ctx: dict[str, Any], release: str) -> str:
          "memory.peak_live_gib", "memory.peak_typical_gib", "memory.peak_stage", "memory.warmup_over",
          "memory.warmup_fails_open_over",
          "memory.likely_over", "memory.headroom_gib", "memory.shortfall_gib", "memory.host_layerwise_gib", "memory.host_spendable_gib",
-         "memory.host_short", "memory.fix_ops", "memory.fix_why", "memory.unmodelled",
+         "memory.host_short", "memory.host_pinned_need_gib", "memory.host_pinned_over",
+         "memory.unpinned_stay_mapped",
+         "memory.fix_ops", "memory.fix_why", "memory.unmodelled",
          "memory.load_unverified", "memory.fit_unverified", "memory.fit_unverified_why",
          reads=("derived.residency", "entry", "intent"))
 def memory_budget(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
@@ -167,6 +169,7 @@ def memory_budget(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
         "derived.memory.host_layerwise_gib": _round(b.host_layerwise_gib),
         "derived.memory.host_spendable_gib": _round(b.host_spendable_gib),
         "derived.memory.host_short": host_short,
+        **_pinned(pinned_need_gib(b, release, _pins(a), hw.host_memory_gib), hw, release),
         "derived.memory.unmodelled": None,
         **_NOTHING_UNVERIFIED,
     }
@@ -223,8 +226,8 @@ def _bounded(r: Any, hw: Any, model: MemoryModel, residency: dict[str, str], int
     free = [c for c in COMPONENTS if c not in verified]
     knobs = {**a, **_LEAST_KNOBS} if free else a
     options = [_PLACEMENTS if c != "audio_vae" else _PLACEMENTS[:2] for c in free]
-    trials = [budget(knobs, {**residency, **dict(zip(free, modes))}, family, hw, r.env, entry, intent, release,
-                     lower_bound=True) for modes in itertools.product(*options)]
+    placements = [{**residency, **dict(zip(free, modes))} for modes in itertools.product(*options)]
+    trials = [budget(knobs, placed, family, hw, r.env, entry, intent, release, lower_bound=True) for placed in placements]
     least_load = min(trials, key=lambda b: b.load_gib)
     least_peak = min(trials, key=lambda b: (b.peak_live_gib if b.peak_live_gib is not None else b.load_gib))
     cap = least_load.capacity_gib
@@ -260,6 +263,7 @@ def _bounded(r: Any, hw: Any, model: MemoryModel, residency: dict[str, str], int
         "derived.memory.host_layerwise_gib": None,
         "derived.memory.host_spendable_gib": _round(least_load.host_spendable_gib),
         "derived.memory.host_short": None,
+        **_pinned(_least_pinned(r, hw, placements, trials, entry, intent, release), hw, release),
         "derived.memory.unmodelled": None,
         **_unverified(bound, cap, load_over, warm_over, replaced),
     }
@@ -267,6 +271,43 @@ def _bounded(r: Any, hw: Any, model: MemoryModel, residency: dict[str, str], int
     # corrected command for this release must be one its own launcher was shown to accept.
     out["derived.memory.fix_ops"], out["derived.memory.fix_why"] = [], None
     return out
+
+
+def _pins(a: dict[str, Any]) -> bool:
+    """ServerArgs.pin_cpu_memory: True unless the launch says `--pin-cpu-memory false`."""
+    return a.get("pin_cpu_memory") is not False
+
+
+def _pinned(need: float | None, hw: Any, release: str) -> dict[str, Any]:
+    """The pinned host need and whether it is more than the host memory sglang can use (the
+    cgroup cap where there is one): None where either is unknown, False where nothing is pinned.
+    And whether this release leaves a layer it does not pin on the checkpoint's mapping when the
+    copies do not fit (it budgets them), so that `--pin-cpu-memory false` lowers the need."""
+    host = hw.host_memory_gib
+    over = need > host if need is not None and host is not None else (False if need == 0 else None)
+    return {"derived.memory.host_pinned_need_gib": _round(need), "derived.memory.host_pinned_over": over,
+            "derived.memory.unpinned_stay_mapped": constants(release)["pinning"]["budget"]["value"] != "none"}
+
+
+def _least_pinned(r: Any, hw: Any, placements: list[dict[str, str]], trials: list[Budget], entry: str | None,
+                  intent: dict[str, Any], release: str) -> float | None:
+    """The least pinned host need of any placement this release's tuner could give the components
+    whose placement is not verified (`placements`, with the GPU's lower bound of each in `trials`),
+    among those that could fit the GPU (a placement that cannot dies on the GPU first: H3D540 says
+    so). Each is weighed with the launch's own layerwise knobs. None where no placement is known to
+    fit the GPU or the host memory a budget plans against is unknown."""
+    needs = []
+    for placed, gpu in zip(placements, trials):
+        # the weights of its largest stage, without activations: what any request needs at least
+        if gpu.capacity_gib is None or gpu.peak_weights_gib > gpu.capacity_gib:
+            continue
+        if "layerwise-offload" not in placed.values():
+            return 0.0  # no layer streamed from the host: nothing pinned, the least there is
+        b = budget(r.args, placed, r.family.key, hw, r.env, entry, intent, release, lower_bound=True)
+        needs.append(pinned_need_gib(b, release, _pins(r.args), hw.host_memory_gib))
+    if not needs or None in needs:
+        return None
+    return min(needs)
 
 
 def _placed(r: Any) -> tuple[set[str], set[str]]:

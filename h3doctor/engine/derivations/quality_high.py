@@ -124,3 +124,14 @@ def quality_high(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
             "num_inference_steps": 50, "flow_shift": 12.0, "audio_flow_shift": 3.0,
         },  # release_metadata.py:25-34
     }
+
+
+@derives("quality_meant", reads=("derived.quality_levels", "intent.quality"))
+def quality_meant(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
+    """"; did you mean 'high'?" when the requested quality is one slip from a level this release
+    accepts (`hihg`), else "": H3D705's fix names the level meant (spelling.nearest, bounded)."""
+    from h3doctor.spelling import nearest
+
+    wanted, levels = ctx.get("intent.quality"), ctx.get("derived.quality_levels") or []
+    close = nearest(wanted, levels) if isinstance(wanted, str) and wanted not in levels else None
+    return {"derived.quality_meant": f"; did you mean {close!r}?" if close else ""}

@@ -21,7 +21,7 @@ from h3doctor.host.gpus import ProfileNameError
 from h3doctor.inputs.kubernetes import is_manifest, read_manifests
 from h3doctor.inputs.launch import Launch
 from h3doctor.inputs.gpu_labels import GpuChoice, gpu_choices
-from h3doctor.lint.targets import catalog_name
+from h3doctor.lint.targets import choice_name
 from h3doctor.integrations.kubernetes_admission.warnings import warning_lines
 from h3doctor.lint.config import LintConfig
 from h3doctor.lint.session import LintSession, load_profile_mapping
@@ -133,7 +133,7 @@ def hardware_for(choice: GpuChoice | None, granted: int | None) -> tuple[Hardwar
     unknown GPU is facts with nothing known but the count, and why."""
     if choice is None:
         return _unknown(granted), "no GPU type in the pod's node labels"
-    key = catalog_name(choice.value, choice.memory_mib)
+    key = choice_name(choice)
     if key is None:
         return _unknown(granted), f"GPU {choice.value!r} is not in h3doctor's catalog"
     try:
