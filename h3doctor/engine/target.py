@@ -40,7 +40,7 @@ class Target:
         """The release defaults to the flag table's own (one Release per check: the resolver and
         every derivation read the same object)."""
         return cls(hw, table, release or Release(table.sglang_version), dict(env or {}), dict(intent or {}),
-                   dict(deployment or {}))
+                   deployment=dict(deployment or {}))
 
     @property
     def key(self) -> tuple:
