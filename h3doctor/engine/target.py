@@ -39,8 +39,8 @@ class Target:
            deployment: dict[str, Any] | None = None) -> Target:
         """The release defaults to the flag table's own (one Release per check: the resolver and
         every derivation read the same object)."""
-        return cls(hw, table, release or Release(table.sglang_version), dict(env or {}), dict(intent or {}),
-                   deployment=dict(deployment or {}))
+        return cls(hw, table, release or Release(table.sglang_version), env=dict(env or {}),
+                   intent=dict(intent or {}), deployment=dict(deployment or {}))
 
     @property
     def key(self) -> tuple:

@@ -21,7 +21,6 @@ from h3doctor.inputs.launch import (
     Launch,
     Note,
     Segment,
-    Unsupported,
     is_shell_c,
     launch_start,
     mentions_sglang,
@@ -178,7 +177,7 @@ def _script(path: str, script: _Text, stage: _Stage, pos, notes: list[Note], aft
             shell_form: bool) -> tuple[list[Launch], list[Note]]:
     try:  # the shell of the container: the stage's ENV is its environment (ARG is not)
         commands = script_commands(script.text, stage.env)
-    except Unsupported as exc:
+    except shellsplit.Unsupported as exc:
         if mentions_sglang(script.text):
             notes.append(Note(path, pos(script.offsets[0]), f"not understood ({exc}); this launch is not judged"))
         return [], notes

@@ -18,7 +18,7 @@ from typing import Any
 from h3doctor.digits import is_digits
 from h3doctor.located import Document, Pos
 from h3doctor.sglang.container_run import SHELLS
-from h3doctor.shellsplit import SCRIPT_ARGS, Unsupported, Word, shell_commands, shell_words  # noqa: F401 (readers import them from here)
+from h3doctor.shellsplit import Word, shell_commands
 from h3doctor.shellwords import is_assignment
 from h3doctor.unresolved import as_written
 

@@ -26,10 +26,11 @@ from dataclasses import dataclass
 
 from h3doctor.errors import UsageError
 from h3doctor.safeload import excerpt
-from h3doctor.inputs.launch import Unsupported, launch_start, script_commands
+from h3doctor.inputs.launch import launch_start, script_commands
 from h3doctor.inputs.positional import Positional
 from h3doctor.sglang.container_run import SHELLS, bind_positional, is_container_run, read_container_run, read_shell_c
 from h3doctor.sglang.launch_forms import MAX_LAUNCH_WORDS, read_launch_form
+from h3doctor.shellsplit import Unsupported
 from h3doctor.shellwords import is_assignment, quote
 from h3doctor.tokendiff import opcodes
 from h3doctor.unresolved import has_mark

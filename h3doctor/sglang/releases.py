@@ -309,6 +309,14 @@ def published_download(version: str, repo: str) -> dict[str, Any] | None:
     return next((e for e in runtime_facts()["downloads"] if e["repo"] == repo and in_range(version, e["versions"])), None)
 
 
+def published_partition(version: str, repo: str, asked: str | None) -> tuple[str | None, int | None]:
+    """(the partition a launch of `repo` loads — `asked`, else the repo's default —, its published
+    bytes or None): what the download and the probes' load time both weigh."""
+    published = published_download(version, repo) or {}
+    subfolder = asked or published.get("default_subfolder")
+    return subfolder, (published.get("partitions") or {}).get(subfolder) if subfolder else None
+
+
 def startup_facts(version: str) -> dict[str, Any] | None:
     """How long release `version` takes before its probe endpoints answer, as data (runtime-facts.json
     `startup`: where the HTTP server starts, /liveness, /health gated on warmup, the load figures

@@ -42,7 +42,7 @@ def test_defaults_are_kubernetes_own_and_each_probe_is_located_at_its_key():
           tcpSocket: {port: http}
           periodSeconds: 5
         startupProbe:
-          exec: {command: [cat, /tmp/ready]}
+          exec: {command: [cat, ready]}
           initialDelaySeconds: 60
           failureThreshold: 30
         """)

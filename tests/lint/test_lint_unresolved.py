@@ -129,7 +129,7 @@ def test_the_one_shell_reader_marks_what_it_cannot_give_a_value_one_way(text, va
     """lint's scripts and the command-line hook's typed line are read by one reader that marks an
     expansion it cannot give a value with unresolved.marked (one spelling: the engine, lint and the
     hook read the same mark); an expansion it can give a value is that value."""
-    from h3doctor.inputs.launch import shell_commands
+    from h3doctor.shellsplit import shell_commands
 
     [command] = shell_commands(text, variables=variables, keep_expansions=True)
     assert [w for w, _start, _end in command] == words

@@ -183,7 +183,7 @@ def test_plain_and_quoted_commands_split_alike_as_shlex_says():
     shlex's words, and each word's offsets are where it stands in the text."""
     import shlex
 
-    from h3doctor.inputs.launch import shell_words
+    from h3doctor.shellsplit import shell_words
 
     rng = random.Random(10)
     alphabet = "ab-=/.,:@%+_~^*?!{}[]#é\f \t"

@@ -10,7 +10,7 @@ import os
 
 from h3doctor.engine.derivations.registry import derives
 from h3doctor.sglang import hub_cache
-from h3doctor.sglang.releases import host_spill, published_download
+from h3doctor.sglang.releases import host_spill, published_partition
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
 if TYPE_CHECKING:
@@ -54,10 +54,9 @@ def download(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
         out["derived.host.download_short_gib"] = -1.0  # nothing downloads, whatever the disk
         out["derived.download_source"] = "a local folder: sglang downloads nothing (hf_diffusers_utils.py:947-949)"
         return out
-    published = published_download(r.release.table_version, path) or {}
-    subfolder = ctx.get("derived.model_variant_subfolder") or a.get("model_subfolder") or published.get("default_subfolder")
+    subfolder, full = published_partition(r.release.table_version, path,
+                                          ctx.get("derived.model_variant_subfolder") or a.get("model_subfolder"))
     allow = (f"{subfolder}/**",) if subfolder else ()
-    full = (published.get("partitions") or {}).get(subfolder) if subfolder else None
     if probed and env.get("SGLANG_USE_MODELSCOPE", "").lower() not in ("1", "true"):
         snap = hub_cache.snapshot(hw.hf_cache_dir, path, allow, a.get("revision"))
     else:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 
 from h3doctor.engine.derivations.registry import derives
-from h3doctor.sglang.releases import in_range, published_download, startup_facts
+from h3doctor.sglang.releases import in_range, published_partition, startup_facts
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
 if TYPE_CHECKING:
@@ -87,11 +87,9 @@ def _partition_bytes(r: Any, ctx: dict[str, Any], version: str) -> int | None:
     """The published bytes of the partition the launch loads (runtime-facts.json `downloads`); None
     for a model h3doctor has no published size of (a local folder: its files are not read here)."""
     path = r.args.get("model_path") if r is not None else None
-    published = published_download(version, path) if isinstance(path, str) else None
-    if published is None:
+    if not isinstance(path, str):
         return None
-    sub = ctx.get("derived.model_variant_subfolder") or r.args.get("model_subfolder") or published.get("default_subfolder")
-    return (published.get("partitions") or {}).get(sub)
+    return published_partition(version, path, ctx.get("derived.model_variant_subfolder") or r.args.get("model_subfolder"))[1]
 
 
 def _waits_for_warmup(handler: str | None, path: str | None, version: str) -> bool | None:
