@@ -179,6 +179,9 @@ def _grant_error(count: int, ids: list[str] | None, how: str, host: int) -> str:
     return f"nvidia-container-cli: device error: {name}: unknown device"
 
 
+_UNLISTED = {"value": None, "source": "the data gives this fact for other releases only"}
+
+
 @functools.lru_cache(maxsize=1)
 def _image_data() -> dict:
     return json.loads(read_package_text("h3doctor.sglang.flagdata", "image-facts.json"))
@@ -192,7 +195,10 @@ def image_facts(image: str) -> dict[str, tuple[bool | str | None, str]]:
     found = image_release(image)
     version = found.version if found.kind == "release" else NEWEST_VERIFIED if found.kind == "latest" else None
     if found.repository == data["repository"] and version in data["releases"]:
-        return {name: (fact["value"], f"{image}: {fact['source']}") for name, fact in data["facts"].items()}
+        # a fact that differs per release names each listed release (by_release); one it omits is not known
+        said = {name: fact["by_release"].get(version, _UNLISTED) if "by_release" in fact else fact
+                for name, fact in data["facts"].items()}
+        return {name: (fact["value"], f"{image}: {fact['source']}") for name, fact in said.items()}
     why = (f"{image} is not sglang's image: what it installs is not known" if found.kind == "foreign" else
            f"{image}'s tag names no release whose image h3doctor has facts for")
     return {name: (None, why) for name in IMAGE_FACTS}

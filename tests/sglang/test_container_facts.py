@@ -122,9 +122,9 @@ def test_the_images_ffmpeg_not_the_callers():
     ev = check(f"docker run --gpus all --ipc=host {H3}", ffmpeg=False, ffmpeg_encoders=False)
     # imageio-ffmpeg's bundled binary is in sglang's image: libx264 and aac are there
     assert ev.hardware.ffmpeg_encoders is True and "H3D613" not in ids(ev)
-    # ffmpeg/ffprobe on PATH: the image's Dockerfile is not known, so cannot verify, not the host's "missing"
-    assert ev.hardware.ffmpeg is None and ids(ev)["H3D403"] == "warning"
-    assert ev.hardware.sources["ffmpeg"].startswith("container: lmsysorg/sglang:v0.5.23: ")
+    # ffmpeg/ffprobe on PATH: the image's (sglang's CUDA image has them), not the host's "missing"
+    assert ev.hardware.ffmpeg is True and "H3D403" not in ids(ev)
+    assert ev.hardware.sources["ffmpeg"].startswith("container: lmsysorg/sglang:v0.5.23: ffmpeg and ffprobe on PATH")
     bare = check("sglang serve --model-path MiniMaxAI/MiniMax-H3 --num-gpus 4", ffmpeg=False, ffmpeg_encoders=False)
     assert ids(bare)["H3D403"] == "error" and ids(bare)["H3D613"] == "error"  # the host's own launch: its own ffmpeg
 
@@ -142,6 +142,42 @@ def test_an_image_without_data_is_unknown_for_its_facts(image):
 @pytest.mark.parametrize("image", ["lmsysorg/sglang:v0.5.17", "docker.io/lmsysorg/sglang:0.5.22-cu129", "lmsysorg/sglang:latest"])
 def test_sglangs_release_images_have_libx264_and_aac(image):
     assert image_facts(image)["ffmpeg_encoders"][0] is True
+
+
+@pytest.mark.parametrize("release", ["0.5.19", "0.5.20", "0.5.21", "0.5.22", "0.5.23"])
+def test_sglangs_image_has_ffmpeg_on_path_where_sglang_checks_it(release):
+    value, source = image_facts(f"lmsysorg/sglang:v{release}-cu130")["ffmpeg"]
+    assert value is True and "adding ffmpeg to the AMD Docker image" in source  # the evidence, named
+    ev = check(f"docker run --gpus all --ipc=host lmsysorg/sglang:v{release}-cu130 sglang serve "
+               "--model-path MiniMaxAI/MiniMax-H3 --num-gpus 4", ffmpeg=False)
+    assert ev.hardware.ffmpeg is True and "H3D403" not in ids(ev)  # the caller's missing ffmpeg is not blamed
+    assert ev.hardware.sources["ffmpeg"].startswith(f"container: lmsysorg/sglang:v{release}-cu130: ")
+
+
+@pytest.mark.parametrize("release", ["0.5.17", "0.5.18"])
+def test_ffmpeg_in_images_before_sglangs_check_is_not_known(release):
+    value, source = image_facts(f"lmsysorg/sglang:v{release}")["ffmpeg"]
+    assert value is None and "no evidence" in source
+
+
+def test_every_release_the_data_lists_has_each_per_release_fact():
+    from h3doctor.sglang.container_facts import _image_data
+
+    data = _image_data()
+    for name, fact in data["facts"].items():
+        if "by_release" in fact:
+            assert sorted(fact["by_release"]) == sorted(data["releases"]), name
+            assert all(set(f) == {"value", "source"} and f["source"] for f in fact["by_release"].values()), name
+
+
+def test_a_release_a_per_release_fact_omits_is_not_known(monkeypatch):
+    from h3doctor.sglang import container_facts
+
+    data = json.loads(json.dumps(container_facts._image_data()))
+    del data["facts"]["ffmpeg"]["by_release"]["0.5.23"]
+    monkeypatch.setattr(container_facts, "_image_data", lambda: data)
+    assert image_facts("lmsysorg/sglang:v0.5.23")["ffmpeg"][0] is None
+    assert image_facts("lmsysorg/sglang:v0.5.22")["ffmpeg"][0] is True
 
 
 # --- the report says which facts came from the container ------------------------------------------
