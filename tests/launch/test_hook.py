@@ -437,9 +437,10 @@ def test_the_other_launch_programs_are_checked_and_a_failing_one_does_not_start(
 
 
 @pytest.mark.parametrize("args", [
-    ["docker", "run", "--gpus", "all", *IMAGE_NEW, "sglang", "serve", *H3_FLAGS, "--enable-metrics"],
-    ["docker", "run", "--gpus", "all", *IMAGE_NEW, "bash", "-lc", 'exec sglang serve "$@"', "--", *H3_FLAGS],
-    ["docker", "run", "--gpus", "all", "--entrypoint", "sglang", *IMAGE_NEW, "serve", *H3_FLAGS],
+    # a clean 4-GPU container has room for its ranks' /dev/shm (--ipc=host, as sglang's docs write it; H3D415)
+    ["docker", "run", "--gpus", "all", "--ipc=host", *IMAGE_NEW, "sglang", "serve", *H3_FLAGS, "--enable-metrics"],
+    ["docker", "run", "--gpus", "all", "--ipc=host", *IMAGE_NEW, "bash", "-lc", 'exec sglang serve "$@"', "--", *H3_FLAGS],
+    ["docker", "run", "--gpus", "all", "--ipc=host", "--entrypoint", "sglang", *IMAGE_NEW, "serve", *H3_FLAGS],
     ["uv", "run", "sglang", "serve", *H3_FLAGS],
 ])
 def test_a_clean_launch_of_another_program_starts_as_typed(shell, stub, args):
@@ -540,8 +541,10 @@ def test_an_unreadable_config_beside_a_failing_flag_is_blocked(shell, stub, tmp_
 
 
 UNREADABLE = {  # a file of every kind a launch names that h3doctor refuses (exit 2), and how it is named
-    "env-file FIFO": ("fifo.env", "fifo", lambda p, launch: ["docker", "run", "--env-file", p, "img", "sglang", "serve", *launch]),
-    "env-file too large": ("big.env", "big", lambda p, launch: ["docker", "run", f"--env-file={p}", "img", "sglang", "serve", *launch]),
+    "env-file FIFO": ("fifo.env", "fifo", lambda p, launch: ["docker", "run", "--ipc=host", "--env-file", p, "img", "sglang",
+                                                            "serve", *launch]),
+    "env-file too large": ("big.env", "big", lambda p, launch: ["docker", "run", "--ipc=host", f"--env-file={p}", "img",
+                                                               "sglang", "serve", *launch]),
     "attention-backend-config deep": ("abc.json", "deep", lambda p, launch: ["sglang", "serve", *launch, "--attention-backend-config", p]),
     "attention-backend-config too large": ("abc.json", "big", lambda p, launch: ["sglang", "serve", *launch, f"--attention-backend-conf={p}"]),
 }

@@ -98,9 +98,7 @@ def test_the_fixture_scripts_expansions_are_judged_where_they_reach_sglang(monke
         by_line.setdefault(f["line"], []).append(f)
     # the docker words' $HOME/$HF_TOKEN/$USER, `echo … $(hostname)` and MODEL= resolved: judged, failing
     assert {f["rule"] for f in by_line[12] if f["severity"] == "error"} >= {"H3D228"}
-    # before it, only docker run's own line: sglang's image's ffmpeg on PATH is not known (H3D403, cannot verify)
-    assert {ln: [f["rule"] for f in by_line[ln]] for ln in by_line if ln < 12} == {7: ["H3D403"]}
-    assert by_line[7][0]["cannot_verify"]
+    assert not {ln for ln in by_line if ln < 12}
     # --tp-size "${H3_TP}": the rules reading it cannot verify, none calls it failing
     assert by_line[14] and all(f["cannot_verify"] and f["severity"] == "warning" for f in by_line[14])
     # $EXTRA_FLAGS: the flag set is not known, a located note, never a silent pass
