@@ -59,7 +59,7 @@ def runtime_size_bytes(text: str, option: str) -> int:
     return int(number * (1024 ** _UNIT[(m.group(2) or "").lower()]))
 
 
-def _gib(n: int) -> float:
+def gib(n: int) -> float:
     return round(n / _GIB, 6)
 
 
@@ -81,8 +81,8 @@ def _shm(run: ContainerRun, hw: HardwareFacts) -> tuple[float | str | None, str]
     if size is not None:
         n = runtime_size_bytes(size, "--shm-size")
         if n:  # 0 is the runtime's default
-            return _gib(n), f"--shm-size {excerpt(size)}"
-    return _gib(DEFAULT_SHM_BYTES), f"{run.runtime}'s default for a container without --shm-size or --ipc=host (64 MiB)"
+            return gib(n), f"--shm-size {excerpt(size)}"
+    return gib(DEFAULT_SHM_BYTES), f"{run.runtime}'s default for a container without --shm-size or --ipc=host (64 MiB)"
 
 
 def _shm_mount(opts: tuple[tuple[str, str], ...]) -> str | tuple[float | None, str] | None:
@@ -104,7 +104,7 @@ def _shm_mount(opts: tuple[tuple[str, str], ...]) -> str | tuple[float | None, s
                 size = next((o[5:] for o in options.split(",") if o.startswith("size=")), None)
                 if size is None:
                     return None, f"--tmpfs {excerpt(value)} with no size="
-                return _gib(runtime_size_bytes(size, "--tmpfs size")), f"--tmpfs {excerpt(value)}"
+                return gib(runtime_size_bytes(size, "--tmpfs size")), f"--tmpfs {excerpt(value)}"
     return None
 
 
@@ -116,7 +116,7 @@ def _memory(run: ContainerRun) -> tuple[float | None, str | None]:
     n = runtime_size_bytes(said[1], said[0])
     if not n:  # 0: no limit
         return None, None
-    return _gib(n), f"{said[0]} {excerpt(said[1])}"
+    return gib(n), f"{said[0]} {excerpt(said[1])}"
 
 
 def _requested(run: ContainerRun, caller: dict[str, str]) -> tuple[int, list[str] | None, str] | None:
@@ -207,7 +207,8 @@ def image_facts(image: str) -> dict[str, tuple[bool | str | None, str]]:
 @record(frozen=True)
 class ContainerSpec:
     """What a container's definition says of the host facts, whatever wrote it (a `docker run`
-    line, a compose service, a pod template): /dev/shm in GiB ("host": the host's), the memory
+    line, a compose service, a pod template): /dev/shm in GiB ("host": the host's; "memory": as
+    large as the host's memory), the memory
     cap in GiB (None: none), each with its source, and the image."""
 
     shm_gib: float | str | None
@@ -234,7 +235,10 @@ def with_container(hw: HardwareFacts, spec: ContainerSpec) -> HardwareFacts:
         given[name] = value
         sources[name] = f"container: {source}"
 
-    fact("shm_gib", hw.shm_gib if spec.shm_gib == "host" else spec.shm_gib, spec.shm_source)
+    # "host": the host's /dev/shm; "memory": a tmpfs as large as the host's memory (a pod's
+    # memory-backed emptyDir with no size and no memory limit)
+    shm = {"host": hw.shm_gib, "memory": hw.host_memory_gib}.get(spec.shm_gib, spec.shm_gib)  # type: ignore[arg-type]
+    fact("shm_gib", shm, spec.shm_source)
     cap = spec.memory_gib
     if cap is not None:
         host = hw.host_memory_gib
