@@ -139,9 +139,9 @@ def test_kubernetes_quantities(text, size):
     assert quantity_bytes(text) == size
 
 
-@pytest.mark.parametrize("text", ["lots", "-1", -1, "16GiB", "1" * 41, True, None, "", "1Gi "])
+@pytest.mark.parametrize("text", ["lots", "-1", -1, "16GiB", "1" * 41, True, None, "", "Gi"])
 def test_what_is_not_a_quantity_is_none(text):
-    assert quantity_bytes(text) is None or (text == "1Gi " and quantity_bytes(text) == 1 << 30)
+    assert quantity_bytes(text) is None
 
 
 # --- compose -----------------------------------------------------------------------------------------

@@ -365,6 +365,8 @@ K8S = """\
               args: ["--model-path", "MiniMaxAI/MiniMax-H3", "--num-gpus", "4", "--enable-metrics"]
               resources: {{limits: {{nvidia.com/gpu: 4}}}}
               readinessProbe: {{httpGet: {{path: /health, port: 30000}}}}  # probes: tests/lint/test_lint_probes.py
+              volumeMounts: [{{name: dshm, mountPath: /dev/shm}}]  # the ranks' /dev/shm (H3D415)
+          volumes: [{{name: dshm, emptyDir: {{medium: Memory, sizeLimit: 16Gi}}}}]
     """
 COMPOSE = """\
     services:
@@ -376,6 +378,7 @@ COMPOSE = """\
             reservations:
               devices:
                 - {{driver: nvidia, count: 4, capabilities: [gpu]}}
+        shm_size: 16gb  # the ranks' /dev/shm (H3D415)
     """
 
 
@@ -424,6 +427,7 @@ EVERYWHERE = {
             environment:
               HF_TOKEN: secret
             deploy: {{resources: {{reservations: {{devices: [{{driver: nvidia, count: 4, capabilities: [gpu]}}]}}}}}}
+            ipc: host
         """, 5),
     # multi-stage: the CMD runs in the final stage, whose image is the one given; the builder's is not it
     "Dockerfile": ("""\
