@@ -9,7 +9,7 @@ from h3doctor.engine.results import CheckResult
 from h3doctor.output import memory_bar
 from h3doctor.output.lines import Lines, escape
 from h3doctor.output.json_report import changes_by_rule, stage_title
-from h3doctor.output.verdict import corrected_heading
+from h3doctor.output.verdict import VERDICT_MARK, corrected_heading
 from h3doctor.shellwords import join, safe_text
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
@@ -26,7 +26,6 @@ def probe_env_notice(names: tuple[str, ...], shown: int = 8) -> str:
 
 
 _MARK = {"error": "[bold red]✗[/]", "warning": "[yellow]![/]", "info": "[blue]i[/]"}
-_VERDICT_MARK = {"fail": "[bold red]✗[/]", "pass": "[green]✓[/]", "cannot-verify": "[yellow]?[/]"}
 
 
 def text_report(result: CheckResult, console: Console, out: TextIO, *, show_config: bool, effective: dict[str, Any],
@@ -37,7 +36,7 @@ def text_report(result: CheckResult, console: Console, out: TextIO, *, show_conf
     ev = result.evaluation
     fam = ev.family.family
     lines = Lines(console)
-    lines.say(summary["text"], mark=_VERDICT_MARK[summary["verdict"]])
+    lines.say(summary["text"], mark=VERDICT_MARK[summary["verdict"]])
     _header(result, lines, verbose)
     if summary.get("all_gpus_command"):
         idle = summary["gpus_present"] - summary["gpus_used"]

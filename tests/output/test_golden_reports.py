@@ -108,6 +108,9 @@ def test_the_verdict_of_each_case(data):
     assert by["two-errors"]["counts"]["predicted_failures"] == 2
     assert by["memory-failure"]["verdict"] == "fail" and by["memory-failure"]["stage"] == "after-download"
     assert by["warnings-only"]["verdict"] == "pass" and by["warnings-only"]["counts"]["warnings"] == 1
+    # the README's long request on one H200: a warning that predicts an OOM, exit 0: likely, not "will"
+    assert by["readme-request"]["verdict"] == "likely-fail" and by["readme-request"]["stage"] == "first-request"
+    assert data["readme-request"]["verdict"] == "pass" and "will" not in by["readme-request"]["text"]
     # 5 GPU and memory facts, and /dev/shm, ffmpeg's encoders and the free disk (H3D415, H3D613, H3D416) the
     # profile does not give
     assert by["cannot-verify"]["verdict"] == "cannot-verify" and by["cannot-verify"]["counts"]["cannot_verify"] == 9
