@@ -240,6 +240,8 @@ def assumed(hw: HardwareFacts) -> dict[str, Any]:
 # the report header's words for each host fact: sizes with their unit, then what is there (or not)
 _SIZES = {"host_memory_gib": "RAM {} GiB", "shm_gib": "/dev/shm {} GiB", "disk_free_gib": "disk {} GiB free",
           "spill_free_gib": "spill {} GiB free"}
+_SIZE_NAMES = {"host_memory_gib": "RAM", "shm_gib": "/dev/shm", "disk_free_gib": "free disk",
+               "spill_free_gib": "free spill disk"}
 _HAS = {"ffmpeg": "ffmpeg+ffprobe", "ffmpeg_encoders": "libx264+aac", "flash_attn": "FlashAttention",
         "fa_kernel": "FA kernel", "hf_token": "Hub token"}
 
@@ -253,16 +255,18 @@ def assumed_line(hw: HardwareFacts, stack: bool = True) -> str:
     """The report header's "assumed:" line: each size, then the things present ("has …"), absent
     ("no …") and not known ("unknown: …"), so a whole host fits the hook's screen in two lines."""
     facts = assumed(hw)
-    parts = [label.format("unknown" if facts[name] is None else f"{facts[name]:g}") for name, label in _SIZES.items()]
-    groups = (("has ", True), ("no ", False), ("unknown: ", None))
-    for lead, state in groups:
-        named = [label for name, label in _HAS.items() if facts[name] is state]
+    # a size not known is named among the unknowns ("unknown: RAM, …"), never "RAM unknown GiB"
+    sizes = [label.format(f"{facts[name]:g}") for name, label in _SIZES.items() if facts[name] is not None]
+    unknown = [_SIZE_NAMES[name] for name in _SIZES if facts[name] is None]
+    parts = [", ".join(sizes)] if sizes else []
+    for lead, state in (("has ", True), ("no ", False), ("unknown: ", None)):
+        named = (unknown if state is None else []) + [label for name, label in _HAS.items() if facts[name] is state]
         if named:
             parts.append(lead + ", ".join(named))
     # the CUDA stack only where sglang runs CUDA; a report header names a profile's official image
     # in its title line instead (`stack=False`), to keep a blocked hook launch on one screen
     cuda = "; " + _cuda_part(hw) if hw.platform == "cuda" and stack else ""
-    return ", ".join(parts[: len(_SIZES)]) + "".join("; " + p for p in parts[len(_SIZES):]) + cuda
+    return "; ".join(parts) + cuda
 
 
 def _cuda_part(hw: HardwareFacts) -> str:

@@ -59,6 +59,19 @@ def _earliest(findings: list[Any]) -> str | None:
     return min((f.rule.stage for f in findings), key=STAGE_ORDER.index, default=None)
 
 
+def _grouped(whys: Iterable[str]) -> list[str]:
+    """Reasons that share their words before a colon said once with what each names: "not known
+    for this hardware: ffmpeg, shm_gib", not "not known for this hardware: ffmpeg; not known for
+    this hardware: shm_gib"."""
+    groups: dict[str, list[str]] = {}
+    for why in whys:
+        head, colon, tail = why.partition(": ")
+        named = groups.setdefault(head if colon else why, [])
+        if colon and tail not in named:
+            named.append(tail)
+    return [head + (": " + ", ".join(named) if named else "") for head, named in groups.items()]
+
+
 def summary(findings: list[Any], *, judged: bool, memory: dict[str, Any] | None, gpus_used: int | None,
             gpus_present: int | None, not_judged_why: str = "", all_gpus_command: str | None = None) -> dict[str, Any]:
     """The launch's answer to "will it work?", in plain words (`text`), with the numbers it rests
@@ -97,7 +110,7 @@ def summary(findings: list[Any], *, judged: bool, memory: dict[str, Any] | None,
         text = f"{_LIKELY_AT[stage]}: {reason} ({', '.join(detail)})"
     elif unknown:
         # what is missing, in the engine's words (engine/evaluate.unknown_why), and how to give it
-        whys = dict.fromkeys(f.unknown_why or ", ".join(f.unknown_facts) for f in unknown)
+        whys = _grouped(f.unknown_why or ", ".join(f.unknown_facts) for f in unknown)
         hardware = any(fact.startswith(("hw.", "derived.memory.")) for f in unknown for fact in f.unknown_facts)
         verdict_ = "cannot-verify"
         text = f"cannot tell: {_count(len(unknown), 'check')} could not be made ({'; '.join(whys)})" + (

@@ -78,6 +78,24 @@ def test_a_likely_failure_names_its_earliest_warning_and_counts_the_warnings():
                               "(peak 81.0 of 79.1 GiB per GPU, 1 warning)")
 
 
+def test_cannot_tell_says_each_kind_of_unknown_once():
+    """Reasons that share their words before a colon are said once, with what each names."""
+    from types import SimpleNamespace
+
+    from h3doctor.output.verdict import summary
+
+    def unknown(why):
+        return SimpleNamespace(rule=SimpleNamespace(stage="launch"), severity="error", cannot_verify=True,
+                               predicts_failure=False, unknown_facts=("hw.x",), unknown_why=why)
+
+    s = summary([unknown("not known for this hardware: ffmpeg"), unknown("not known for this hardware: shm_gib"),
+                 unknown("not known for this hardware: ffmpeg"), unknown("the GPU's memory is not known")],
+                judged=True, memory=None, gpus_used=1, gpus_present=1)
+    assert s["verdict"] == "cannot-verify"
+    assert s["text"].startswith("cannot tell: 4 checks could not be made (not known for this hardware: ffmpeg, "
+                                "shm_gib; the GPU's memory is not known); a profile file")
+
+
 def test_every_headline_verdict_has_its_own_mark_and_the_schema_knows_it():
     """The report's and the hook's first line take their mark from one table: likely-fail is `!`,
     never the ✗ of "will fail" nor the ✓ of "will start"; the JSON schema lists exactly these verdicts."""
