@@ -51,23 +51,11 @@ def rule(rule_id: str, format_name: str, rules_dir: str | None) -> None:
     if format_name == "json":
         sys.stdout.write(json_text(match.as_dict()))
         return
-    out = sys.stdout
-    out.write(f"{match.id} {match.name}: {match.title}\n")
-    out.write(f"catalog {', '.join(match.catalog)}; sglang {match.where} ({match.verified_versions}); "
-              f"severity {match.severity}; fails at: {match.stage}\n")
-    out.write("".join(f"  sglang {span}: {text}\n" for span, text in match.where_spans()) + "\n")
-    from h3doctor.engine.conditions import render_generic as g  # no launch: placeholders as <name>
+    from h3doctor.output.formats import terminal_width
+    from h3doctor.output.markup import PlainConsole
+    from h3doctor.output.rule_text import rule_report
 
-    out.write(f"{match.says}: {g(match.message)}\n\nwhy: {' '.join(g(match.why).split())}\n")
-    if match.fix_note:
-        out.write(f"fix: {g(match.fix_note)}\n")
-    for alt in match.alternatives:
-        out.write(f"alternative: {alt['gives_up']}\n")
-    out.write("\nexamples:\n")
-    for ex in match.examples:
-        out.write(f"  [{ex['expect']}] on {ex['profile']}: {ex['argv']}\n")
-        if ex.get("fixed"):
-            out.write(f"         corrected: {ex['fixed']}\n")
+    rule_report(match, PlainConsole(sys.stdout, terminal_width(sys.stdout)), sys.stdout)
 
 
 def coverage(write: str | None) -> None:
