@@ -32,8 +32,9 @@ def rules(format_name: str, rules_dir: str | None, markdown: str | None) -> None
     if format_name == "json":
         sys.stdout.write(json_text([r.as_dict() for r in loaded]))
         return
-    for r in sorted(loaded, key=lambda r: r.id):
-        sys.stdout.write(f"{r.id}  {','.join(r.catalog):<8} {r.severity:<8} {r.stage:<15} {r.title}\n")
+    from h3doctor.output.reference_text import console, rules_list
+
+    rules_list(loaded, console())
 
 
 def rule(rule_id: str, format_name: str, rules_dir: str | None) -> None:
@@ -51,11 +52,9 @@ def rule(rule_id: str, format_name: str, rules_dir: str | None) -> None:
     if format_name == "json":
         sys.stdout.write(json_text(match.as_dict()))
         return
-    from h3doctor.output.formats import terminal_width
-    from h3doctor.output.markup import PlainConsole
-    from h3doctor.output.rule_text import rule_report
+    from h3doctor.output.reference_text import console, rule_report
 
-    rule_report(match, PlainConsole(sys.stdout, terminal_width(sys.stdout)), sys.stdout)
+    rule_report(match, console(), sys.stdout)
 
 
 def coverage(write: str | None) -> None:
@@ -91,9 +90,10 @@ def profiles(format_name: str) -> None:
                                     "assumed": {n: assumed(load_profile(n)) for n in builtin_profile_names()},
                                     "gpus": [asdict(g) for g in catalog()]}))
         return
-    for name in builtin_profile_names():
-        hw = load_profile(name)
-        sys.stdout.write(f"{name:<10} {hw.description}\n{'':<10} assumed: {assumed_line(hw)}\n")
+    from h3doctor.output.reference_text import console, profiles_list
+
+    profiles_list([(name, (hw := load_profile(name)).description, assumed_line(hw)) for name in builtin_profile_names()],
+                  console())
     sys.stdout.write("\nGPU catalog: any <N>x<GPU> (4xH100, 2xRTX5090; Apple: 1xM4-Max-64GB sets the memory)\n")
     for g in catalog():
         cc = f"cc {g.compute_capability}" if g.compute_capability else "     "
