@@ -90,12 +90,9 @@ def profiles(format_name: str) -> None:
                                     "assumed": {n: assumed(load_profile(n)) for n in builtin_profile_names()},
                                     "gpus": [asdict(g) for g in catalog()]}))
         return
-    from h3doctor.output.reference_text import console, profiles_list
+    from h3doctor.output.reference_text import console, gpu_catalog, profiles_list
 
+    plain = console()
     profiles_list([(name, (hw := load_profile(name)).description, assumed_line(hw)) for name in builtin_profile_names()],
-                  console())
-    sys.stdout.write("\nGPU catalog: any <N>x<GPU> (4xH100, 2xRTX5090; Apple: 1xM4-Max-64GB sets the memory)\n")
-    for g in catalog():
-        cc = f"cc {g.compute_capability}" if g.compute_capability else "     "
-        aliases = f"  aka {', '.join(g.aliases)}" if g.aliases else ""
-        sys.stdout.write(f"{g.key:<11} {g.platform:<5} {g.memory_gib:>6.1f} GiB  {cc:<7} {g.device_name}{aliases}\n")
+                  plain)
+    gpu_catalog(catalog(), plain)

@@ -2,7 +2,7 @@
 (output/lines.py), a command kept one pasteable line: `h3doctor rules` (a line per rule, its title
 continued under its column), `h3doctor rule ID` (one rule, its sglang lines, texts with
 placeholders as `<name>` — no launch fills them — and examples) and `h3doctor profiles` (each
-built-in profile and what it assumes). Decides nothing."""
+built-in profile and what it assumes, then the GPU catalog). Decides nothing."""
 
 from __future__ import annotations
 
@@ -34,6 +34,17 @@ def profiles_list(profiles: list[tuple[str, str, str]], console: Any) -> None:
     for name, description, assumed in profiles:
         _row(console, f"{name:<10} ", description)
         lines.say(f"assumed: {assumed}", indent=11, hang=2)
+
+
+def gpu_catalog(gpus: list[Any], console: Any) -> None:
+    """The GPU catalog `<N>x<GPU>` profiles are made from: a GPU a line, its name and aliases under
+    their column."""
+    Lines(console).markup()
+    Lines(console).say("GPU catalog: any <N>x<GPU> (4xH100, 2xRTX5090; Apple: 1xM4-Max-64GB sets the memory)")
+    for g in gpus:
+        cc = f"cc {g.compute_capability}" if g.compute_capability else "     "
+        aliases = f"  aka {', '.join(g.aliases)}" if g.aliases else ""
+        _row(console, f"{g.key:<11} {g.platform:<5} {g.memory_gib:>6.1f} GiB  {cc:<7} ", f"{g.device_name}{aliases}")
 
 
 def _row(console: Any, head: str, text: str) -> None:

@@ -10,7 +10,7 @@ import io
 import pytest
 
 from h3doctor.output.markup import PlainConsole
-from h3doctor.output.reference_text import profiles_list, rule_report, rules_list
+from h3doctor.output.reference_text import gpu_catalog, profiles_list, rule_report, rules_list
 from h3doctor.output.wrap import cells
 
 
@@ -48,7 +48,10 @@ def test_the_rule_list_and_the_profiles_fit_the_width_with_their_words_kept(rule
     from h3doctor.host.profiles import builtin_profile_names, load_profile
 
     profiles = [(n, (hw := load_profile(n)).description, assumed_line(hw)) for n in builtin_profile_names()]
-    for write in (lambda c: rules_list(list(rules), c), lambda c: profiles_list(profiles, c)):
+    from h3doctor.host.gpus import catalog
+
+    for write in (lambda c: rules_list(list(rules), c), lambda c: profiles_list(profiles, c),
+                  lambda c: gpu_catalog(catalog(), c)):
         text, whole = _plain(write, width), _plain(write, None)
         assert all(cells(line) <= width for line in text.splitlines())
         # no word lost (a word longer than the line is cut, as there is no other place)
