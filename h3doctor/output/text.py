@@ -40,7 +40,8 @@ def text_report(result: CheckResult, console: Console, out: TextIO, *, show_conf
     _header(result, lines, verbose)
     if summary.get("all_gpus_command"):
         idle = summary["gpus_present"] - summary["gpus_used"]
-        lines.say(f"{_count_gpus(idle)} idle; this launch uses them all (it checks clean):", mark=_MARK["info"])
+        lines.say(f"{_count_gpus(idle)} idle; this launch uses all {_count_gpus(summary['gpus_present'])} (it checks "
+                  "clean):", mark=_MARK["info"])
         out.write(summary["all_gpus_command"] + "\n")  # one pasteable line, whatever the width
         out.flush()
     if show_config and effective:

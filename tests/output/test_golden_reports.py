@@ -122,6 +122,8 @@ def test_the_verdict_of_each_case(data):
     idle = by["idle-gpus"]
     assert (idle["verdict"], idle["gpus_used"], idle["gpus_present"]) == ("pass", 1, 2)
     assert idle["all_gpus_command"] == "sglang serve MiniMaxAI/MiniMax-H3 --num-gpus 2"
+    # "uses all 2 GPUs", not "uses them all" after "1 GPU idle"
+    assert "1 GPU idle; this launch uses all 2 GPUs (it checks clean):" in golden.render("idle-gpus", 10000, False)[0]
     assert idle["peak_gib"] <= idle["capacity_gib"]
     for name, summary in by.items():  # the report's first line is the verdict's text
         assert golden.render(name, 10000, colour=False)[0].splitlines()[0][2:] == summary["text"], name
