@@ -45,7 +45,7 @@ _LIKELY_AT = {
     "after-download": "likely to fail after the weight download",
     "first-request": "likely to fail at the first request",
 }
-# each verdict's mark, the same in check's report and the hook's lines: ✗ will fail (an error),
+# each verdict's mark, the same in check's report, the hook's lines and explain's: ✗ will fail (an error),
 # ! likely to fail (a warning that predicts a failure), ? cannot tell, ✓ will start
 VERDICT_MARK = {"fail": "[bold red]✗[/]", "likely-fail": "[bold yellow]![/]", "cannot-verify": "[yellow]?[/]",
                 "pass": "[green]✓[/]"}
