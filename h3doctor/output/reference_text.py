@@ -15,11 +15,13 @@ from h3doctor.output.markup import escape as markup_escape
 from h3doctor.output.wrap import MIN_WIDTH, cells, fold
 
 
-def console(out: TextIO = sys.stdout) -> Any:
-    """A plain console on `out` at the terminal's width ($COLUMNS, else the terminal's; a pipe: none)."""
+def console(out: TextIO | None = None) -> Any:
+    """A plain console on `out` (sys.stdout as it is when called: the CLI's guarded stream, a test's
+    capture) at the terminal's width ($COLUMNS, else the terminal's; a pipe: none)."""
     from h3doctor.output.formats import terminal_width
     from h3doctor.output.markup import PlainConsole
 
+    out = sys.stdout if out is None else out
     return PlainConsole(out, terminal_width(out))
 
 
