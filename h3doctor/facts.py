@@ -53,6 +53,9 @@ _PROFILE_KEYS: dict[str, tuple[type, ...]] = {
     "flash_attn_sm": (list, type(None)),
     "flash_attn_torch": (str, type(None)),
     "ffprobe_version": (str, type(None)),
+    # issue 29, swap on a shared memory pool (H3D419): SwapTotal, and the cgroup's memory.swap.max reading "0"
+    "swap_gib": (int, float, type(None)),
+    "cgroup_swap_off": (bool, type(None)),
 }
 # the kernel/driver facts (issue 29): plain fields, each with its source in `sources`
 KERNEL_FACTS = ("driver_cuda", "torch_cuda", "torch_version", "sgl_kernel_sm", "sgl_kernel_torch", "sage_sm",
@@ -65,6 +68,10 @@ ASSUMED_FACTS = ("host_memory_gib", "shm_gib", "disk_free_gib", "ffmpeg", "ffmpe
                  "hf_token", "spill_free_gib")
 # ... and on CUDA the stack it runs (issue 29, kernels and driver): another platform has none of it
 CUDA_ASSUMED = ("driver_cuda", "torch_cuda", "sgl_kernel_sm")
+# ... and on a CUDA device that shares one memory pool with the host (GB10), what sglang's auto-tuner
+# warns of there (H3D144, H3D419): a discrete GPU's machine is judged on none of them
+SWAP_FACTS = ("swap_gib", "cgroup_swap_off")
+SHARED_POOL_ASSUMED = ("cgroup_memory_unlimited", *SWAP_FACTS)
 
 
 @record(frozen=True)
@@ -113,6 +120,10 @@ class HardwareFacts:
     flash_attn_sm: tuple[str, ...] | None = None
     flash_attn_torch: str | None = None
     ffprobe_version: str | None = None  # `ffprobe -version`'s first line's version
+    # issue 29, swap on a shared memory pool (H3D419; sglang's auto_tune.py, 0.5.20 on): /proc/meminfo
+    # SwapTotal as psutil.swap_memory() reads it, and whether /sys/fs/cgroup/memory.swap.max reads "0"
+    swap_gib: float | None = None
+    cgroup_swap_off: bool | None = None
 
     @property
     def cc_major(self) -> int | None:
@@ -178,6 +189,7 @@ def facts_from_mapping(data: dict[str, Any], origin: str) -> HardwareFacts:
         hf_token=data.get("hf_token"),
         spill_free_gib=data.get("spill_free_gib"),
         **{k: data.get(k) for k in KERNEL_FACTS if k not in _TARGET_LISTS},
+        **{k: data.get(k) for k in SWAP_FACTS},
         **{k: _targets(data.get(k), k, origin) for k in _TARGET_LISTS},
         source=origin,
         description=data.get("description", ""),
@@ -233,7 +245,8 @@ def with_overrides(hw: HardwareFacts, sizes: dict[str, float]) -> HardwareFacts:
 
 def assumed(hw: HardwareFacts) -> dict[str, Any]:
     """The host facts a check stands on (ASSUMED_FACTS), None for each one unknown."""
-    names = ASSUMED_FACTS + (CUDA_ASSUMED if hw.platform == "cuda" else ())
+    names = ASSUMED_FACTS + (CUDA_ASSUMED if hw.platform == "cuda" else ()) + (
+        SHARED_POOL_ASSUMED if hw.platform == "cuda" and hw.shares_host_memory else ())
     return {name: list(value) if isinstance(value := getattr(hw, name), tuple) else value for name in names}
 
 
@@ -266,7 +279,18 @@ def assumed_line(hw: HardwareFacts, stack: bool = True) -> str:
     # the CUDA stack only where sglang runs CUDA; a report header names a profile's official image
     # in its title line instead (`stack=False`), to keep a blocked hook launch on one screen
     cuda = "; " + _cuda_part(hw) if hw.platform == "cuda" and stack else ""
-    return "; ".join(parts) + cuda
+    return "; ".join(parts) + cuda + _shared_pool_part(facts)
+
+
+def _shared_pool_part(facts: dict[str, Any]) -> str:
+    """On a device that shares host memory (only there does `assumed` name them), the cgroup limit and
+    the swap sglang's auto-tuner warns of (H3D144, H3D419)."""
+    if "swap_gib" not in facts:
+        return ""
+    limit = {True: "none", False: "set", None: "unknown"}[facts["cgroup_memory_unlimited"]]
+    swap = "unknown" if facts["swap_gib"] is None else f"{facts['swap_gib']:g} GiB"
+    off = {True: "0", False: "not 0", None: "unknown"}[facts["cgroup_swap_off"]]
+    return f"; shared memory pool: cgroup memory limit {limit}, swap {swap}, cgroup memory.swap.max {off}"
 
 
 def _cuda_part(hw: HardwareFacts) -> str:

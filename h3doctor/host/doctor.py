@@ -30,6 +30,7 @@ WORDS: dict[str, dict[Any, str]] = {
     "fa_kernel": {True: "installed", False: "missing"},
     "ffmpeg_encoders": {True: "libx264 and aac", False: "missing"},
     "hf_token": {True: "present", False: "none"},
+    "cgroup_swap_off": {"label": "cgroup swap", True: "off (memory.swap.max 0)", False: "not off"},
 }
 
 
@@ -87,9 +88,10 @@ def _matters(checks: list[dict[str, Any]]) -> None:
     on a discrete GPU or the CPU it does not apply."""
     by_fact = {c["fact"]: c for c in checks}
     cgroup, shared = by_fact.get("cgroup_memory_unlimited"), by_fact.get("shares_host_memory")
+    sharing = None if shared is None or shared["status"] == "unknown" else shared["value"]
+    _swap_matters(by_fact, sharing)
     if cgroup is None or cgroup["value"] is not True:
         return
-    sharing = None if shared is None or shared["status"] == "unknown" else shared["value"]
     if sharing is True:
         cgroup["status"] = "warning"
         cgroup["reason"] += ("; this GPU shares host memory, so sglang warns that device allocations may fail "
@@ -99,6 +101,25 @@ def _matters(checks: list[dict[str, Any]]) -> None:
         cgroup["status"] = "n/a"
         cgroup["reason"] += ("; matters only for a GPU that shares host memory, " +
                              ("which this one does not" if sharing is False else "and whether this one does is not known"))
+
+
+def _swap_matters(by_fact: dict[str, dict[str, Any]], sharing: bool | None) -> None:
+    """Swap matters only where the GPU shares host memory: there sglang warns when the host has swap
+    and the cgroup's memory.swap.max is not 0 (rule H3D419: weight copies swapped out, slow steps);
+    elsewhere both lines do not apply."""
+    swap, off = by_fact.get("swap_gib"), by_fact.get("cgroup_swap_off")
+    if swap is None or off is None:
+        return
+    if sharing is not True:
+        for line in (swap, off):
+            line["status"] = "n/a"
+            line["reason"] += "; matters only for a GPU that shares host memory, " + (
+                "which this one does not" if sharing is False else "and whether this one does is not known")
+        return
+    if swap["value"] and off["value"] is False:
+        swap["status"] = "warning"
+        swap["reason"] += ("; this GPU shares host memory, so sglang warns that the kernel may swap out weight "
+                           "copies (run with swap off for this process; h3doctor rule H3D419)")
 
 
 def summary(checks: list[dict[str, Any]]) -> dict[str, Any]:

@@ -265,7 +265,7 @@ def system_facts(env: dict[str, str], root: str = "/") -> dict[str, Any]:
     """The host around the GPUs (host/system.py, host/ffmpeg.py): the cgroup's memory cap, /dev/shm,
     free disk under the Hugging Face cache, the encoders of the ffmpeg sglang encodes with.
     `root` is "/" except in tests, which hand a faked tree."""
-    from h3doctor.host import ffmpeg, hub, system
+    from h3doctor.host import ffmpeg, hub, swap, system
 
     cap, usage, cap_source, cap_reason = system.cgroup_memory(root)
     unlimited, unlimited_source, unlimited_reason = system.root_memory_max_unlimited(root)
@@ -288,6 +288,7 @@ def system_facts(env: dict[str, str], root: str = "/") -> dict[str, Any]:
         "spill_dir": spill, "spill_free": spill_free, "spill_measured": spill_where, "spill_reason": spill_reason,
         "imageio_ffmpeg": spec is not None,
         **ffmpeg.encoder_facts(env, bundled),
+        **swap.swap_facts(root),
     }
 
 

@@ -77,6 +77,10 @@ class Launch:
     gpu_choices: list[Any] = field(default_factory=list)
     # its container's Kubernetes probes (inputs/probes.py Probe by role); None: no manifest read for them
     probes: dict[str, Any] | None = None
+    # a line whose `-c` script holds sglang's flags (inputs/script_line.py ScriptLine): `tokens` are the
+    # words it judges, `segments` the line's own words, and `--fix` writes a correction back through it
+    script_line: Any = None
+    word_offsets: list[int] = field(default_factory=list)  # with script_line: each judged word's offset in the text
 
 
 @dataclass(frozen=True)
