@@ -71,9 +71,11 @@ def report(result: Any) -> dict[str, Any]:
     if run.get("outcome") not in (None, "ok"):  # the torch child hung or crashed: its facts are unknown
         checks.insert(1, {"fact": "probe", "label": "GPU probe", "value": None, "status": "unknown",
                           "reason": str(run.get("detail") or run.get("outcome")), "source": "the probe's child process"})
+    for check in checks:  # the value as the probe read it: a fact that does not apply here and
+        # could not be read stays "unknown" (never "none": "swap: none" would say the host has none)
+        check["says"] = said(check["fact"], check["value"], check["status"])
     _matters(checks)
     for check in checks:
-        check["says"] = said(check["fact"], check["value"], check["status"])
         check["why"] = why(check["reason"], check["says"])
     sglang = next(c for c in checks if c["fact"] == FIRST)
     return {"schema_version": SCHEMA_VERSION, "kind": "h3doctor-doctor",
