@@ -8,7 +8,11 @@ first call, left out of the timing). `--readme` checks the README's one failing 
 over instead. `--json` also writes each report's JSON (`to_json()`), as a service answering
 with it would. `--threads N` runs the same work from N threads (one process: the GIL).
 
-    python benchmarks/api_throughput.py [--readme] [--json] [--threads 1] [--repeat 3]
+    python benchmarks/api_throughput.py [--readme] [--json] [--threads 1] [--repeat 3] [--checks N]
+
+Instructions per check, which the load of a shared host does not change: the same command with
+`--checks 300 --repeat 1` and with `--checks 0` under `valgrind --tool=callgrind`, the difference
+of the two totals divided by 300 (benchmarks/README.md).
 
 Figures are recorded in benchmarks/README.md, never asserted in tests.
 """
@@ -64,13 +68,16 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="also write each report's JSON")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--repeat", type=int, default=3, help="report the fastest of this many runs")
+    parser.add_argument("--checks", type=int, default=None, help="only the first N launches (0: start-up only)")
     args = parser.parse_args()
     from h3doctor import api
 
-    work = launches(args.readme)
+    work = launches(args.readme)[:args.checks]
     api.check(README_LAUNCH, profile="4xH200")  # the rules, flag table and imports: once per process
     runs = [measure(work, args.threads, args.json) for _ in range(args.repeat)]
     wall, cpu = min(runs)
+    if not work:
+        return  # --checks 0: the process's start-up and warm-up alone, for an instruction count
     print(f"{len(work)} checks, {args.threads} thread(s){', with JSON' if args.json else ''}: "
           f"{wall:.2f} s wall, {cpu:.2f} s CPU -> {len(work) / wall:,.0f} checks/s (wall), "
           f"{len(work) / cpu:,.0f} checks/s (CPU), {1000 * cpu / len(work):.2f} ms CPU per check")

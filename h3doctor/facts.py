@@ -53,6 +53,9 @@ _PROFILE_KEYS: dict[str, tuple[type, ...]] = {
     "flash_attn_sm": (list, type(None)),
     "flash_attn_torch": (str, type(None)),
     "ffprobe_version": (str, type(None)),
+    # issue 29, swap on a shared memory pool (H3D419): SwapTotal, and the cgroup's memory.swap.max reading "0"
+    "swap_gib": (int, float, type(None)),
+    "cgroup_swap_off": (bool, type(None)),
 }
 # the kernel/driver facts (issue 29): plain fields, each with its source in `sources`
 KERNEL_FACTS = ("driver_cuda", "torch_cuda", "torch_version", "sgl_kernel_sm", "sgl_kernel_torch", "sage_sm",
@@ -65,6 +68,10 @@ ASSUMED_FACTS = ("host_memory_gib", "shm_gib", "disk_free_gib", "ffmpeg", "ffmpe
                  "hf_token", "spill_free_gib")
 # ... and on CUDA the stack it runs (issue 29, kernels and driver): another platform has none of it
 CUDA_ASSUMED = ("driver_cuda", "torch_cuda", "sgl_kernel_sm")
+# ... and on a CUDA device that shares one memory pool with the host (GB10), what sglang's auto-tuner
+# warns of there (H3D144, H3D419): a discrete GPU's machine is judged on none of them
+SWAP_FACTS = ("swap_gib", "cgroup_swap_off")
+SHARED_POOL_ASSUMED = ("cgroup_memory_unlimited", *SWAP_FACTS)
 
 
 @record(frozen=True)
@@ -118,6 +125,10 @@ class HardwareFacts:
     # when it has them all, None when the host's count is not known)
     gpus_granted: int | None = None
     gpu_grant_error: str | None = None
+    # issue 29, swap on a shared memory pool (H3D419; sglang's auto_tune.py, 0.5.20 on): /proc/meminfo
+    # SwapTotal as psutil.swap_memory() reads it, and whether /sys/fs/cgroup/memory.swap.max reads "0"
+    swap_gib: float | None = None
+    cgroup_swap_off: bool | None = None
 
     @property
     def cc_major(self) -> int | None:
@@ -183,6 +194,7 @@ def facts_from_mapping(data: dict[str, Any], origin: str) -> HardwareFacts:
         hf_token=data.get("hf_token"),
         spill_free_gib=data.get("spill_free_gib"),
         **{k: data.get(k) for k in KERNEL_FACTS if k not in _TARGET_LISTS},
+        **{k: data.get(k) for k in SWAP_FACTS},
         **{k: _targets(data.get(k), k, origin) for k in _TARGET_LISTS},
         source=origin,
         description=data.get("description", ""),
@@ -238,7 +250,8 @@ def with_overrides(hw: HardwareFacts, sizes: dict[str, float]) -> HardwareFacts:
 
 def assumed(hw: HardwareFacts) -> dict[str, Any]:
     """The host facts a check stands on (ASSUMED_FACTS), None for each one unknown."""
-    names = ASSUMED_FACTS + (CUDA_ASSUMED if hw.platform == "cuda" else ())
+    names = ASSUMED_FACTS + (CUDA_ASSUMED if hw.platform == "cuda" else ()) + (
+        SHARED_POOL_ASSUMED if hw.platform == "cuda" and hw.shares_host_memory else ())
     return {name: list(value) if isinstance(value := getattr(hw, name), tuple) else value for name in names}
 
 
@@ -256,6 +269,8 @@ def _mark(hw: HardwareFacts, name: str) -> str:
 # the report header's words for each host fact: sizes with their unit, then what is there (or not)
 _SIZES = {"host_memory_gib": "RAM {} GiB", "shm_gib": "/dev/shm {} GiB", "disk_free_gib": "disk {} GiB free",
           "spill_free_gib": "spill {} GiB free"}
+_SIZE_NAMES = {"host_memory_gib": "RAM", "shm_gib": "/dev/shm", "disk_free_gib": "free disk",
+               "spill_free_gib": "free spill disk"}
 _HAS = {"ffmpeg": "ffmpeg+ffprobe", "ffmpeg_encoders": "libx264+aac", "flash_attn": "FlashAttention",
         "fa_kernel": "FA kernel", "hf_token": "Hub token"}
 
@@ -269,17 +284,32 @@ def assumed_line(hw: HardwareFacts, stack: bool = True) -> str:
     """The report header's "assumed:" line: each size, then the things present ("has …"), absent
     ("no …") and not known ("unknown: …"), so a whole host fits the hook's screen in two lines."""
     facts = assumed(hw)
-    parts = [label.format("unknown" if facts[name] is None else f"{facts[name]:g}") + _mark(hw, name)
-             for name, label in _SIZES.items()]
-    groups = (("has ", True), ("no ", False), ("unknown: ", None))
-    for lead, state in groups:
-        named = [label + _mark(hw, name) for name, label in _HAS.items() if facts[name] is state]
+    # a size not known is named among the unknowns ("unknown: RAM, …"), never "RAM unknown GiB"; a
+    # fact the launch's container gives, not the host, is marked " (container)"
+    sizes = [label.format(f"{facts[name]:g}") + _mark(hw, name) for name, label in _SIZES.items()
+             if facts[name] is not None]
+    unknown = [_SIZE_NAMES[name] + _mark(hw, name) for name in _SIZES if facts[name] is None]
+    parts = [", ".join(sizes)] if sizes else []
+    for lead, state in (("has ", True), ("no ", False), ("unknown: ", None)):
+        named = (unknown if state is None else []) + [label + _mark(hw, name) for name, label in _HAS.items()
+                                                      if facts[name] is state]
         if named:
             parts.append(lead + ", ".join(named))
     # the CUDA stack only where sglang runs CUDA; a report header names a profile's official image
     # in its title line instead (`stack=False`), to keep a blocked hook launch on one screen
     cuda = "; " + _cuda_part(hw) if hw.platform == "cuda" and stack else ""
-    return ", ".join(parts[: len(_SIZES)]) + "".join("; " + p for p in parts[len(_SIZES):]) + cuda
+    return "; ".join(parts) + cuda + _shared_pool_part(facts)
+
+
+def _shared_pool_part(facts: dict[str, Any]) -> str:
+    """On a device that shares host memory (only there does `assumed` name them), the cgroup limit and
+    the swap sglang's auto-tuner warns of (H3D144, H3D419)."""
+    if "swap_gib" not in facts:
+        return ""
+    limit = {True: "none", False: "set", None: "unknown"}[facts["cgroup_memory_unlimited"]]
+    swap = "unknown" if facts["swap_gib"] is None else f"{facts['swap_gib']:g} GiB"
+    off = {True: "0", False: "not 0", None: "unknown"}[facts["cgroup_swap_off"]]
+    return f"; shared memory pool: cgroup memory limit {limit}, swap {swap}, cgroup memory.swap.max {off}"
 
 
 def _cuda_part(hw: HardwareFacts) -> str:

@@ -84,28 +84,33 @@ def _build(cls: type, frozen: bool) -> type:
 
     nameset = frozenset(names)
 
+    count = len(names)
+
     def __init__(self, *args, **kwargs):
-        if args:
-            if len(args) > len(names):
-                raise TypeError(f"{qualname}.__init__() takes {len(names) + 1} positional arguments "
-                                f"but {len(args) + 1} were given")
-            for name, value in zip(names, args):
-                if name in kwargs:
+        # the fields given in order, then by name, in C (dict, zip, update): a check makes ~35 records
+        if len(args) > count:
+            raise TypeError(f"{qualname}.__init__() takes {count + 1} positional arguments "
+                            f"but {len(args) + 1} were given")
+        values = dict(zip(names, args))
+        if kwargs:
+            if args:
+                for name in values.keys() & kwargs.keys():
                     raise TypeError(f"{qualname}.__init__() got multiple values for argument {name!r}")
-                kwargs[name] = value
-        if kwargs.keys() != nameset:  # some fields left to their defaults (or a wrong name)
-            for name in kwargs.keys() - nameset:
-                raise TypeError(f"{qualname}.__init__() got an unexpected keyword argument {name!r}")
+            values.update(kwargs)
+            if not nameset.issuperset(kwargs):
+                for name in kwargs.keys() - nameset:
+                    raise TypeError(f"{qualname}.__init__() got an unexpected keyword argument {name!r}")
+        if len(values) != count:  # some fields left to their defaults
             for name in names:
-                if name in kwargs:
+                if name in values:
                     continue
                 if name in defaults:
-                    kwargs[name] = defaults[name]
+                    values[name] = defaults[name]
                 elif name in factories:
-                    kwargs[name] = factories[name]()
+                    values[name] = factories[name]()
                 else:
                     raise TypeError(f"{qualname}.__init__() missing 1 required positional argument: {name!r}")
-        self.__dict__.update(kwargs)
+        self.__dict__.update(values)
         if post_init:
             self.__post_init__()
 

@@ -10,6 +10,8 @@ place: difflib's own answer there) and is one replacement otherwise.
 
 from __future__ import annotations
 
+import os
+
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
 if TYPE_CHECKING:
     from typing import Sequence
@@ -69,3 +71,13 @@ def _merged(ops: list[Opcode]) -> list[Opcode]:
         elif op[1] != op[2] or op[3] != op[4]:
             out.append(op)
     return out
+
+
+def changed_span(before: str, after: str) -> tuple[int, int, str] | None:
+    """(start, end, text): `before[start:end]` replaced by `text` gives `after`; None when equal
+    (one text's edit, such as a fixed file's or a rewritten script's)."""
+    if before == after:
+        return None
+    start = len(os.path.commonprefix([before, after]))  # compared in C, not a character at a time
+    same_end = len(os.path.commonprefix([before[start:][::-1], after[start:][::-1]]))  # past the start only
+    return start, len(before) - same_end, after[start:len(after) - same_end]

@@ -12,6 +12,7 @@ a leaf reading a value a launch's file leaves to the shell (`unresolved.UNRESOLV
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Callable, Collection, Mapping
 
@@ -166,6 +167,31 @@ def compile_condition(cond: Mapping[str, Any]) -> Compiled:
     value = cond.get("value")
     facts = [p for p in ([path, ref] if "ref" in cond else [path]) if _is_fact(p)]
     checks_unknown = bool(facts) and op not in ("is_null", "not_null")
+    # the operator as one call, chosen here rather than by name on every evaluation (`_compare`
+    # reads the operator's name down a chain of ifs: ~200 leaves an evaluation)
+    unary = _UNARY.get(op)
+    binary = _BINARY.get(op, lambda left, right: _compare(op, left, right))  # an unknown name: ConditionError when read
+
+    if ref is None and not checks_unknown:
+        # the usual leaf: one launch value against the rule's constant, None an answer like any other
+        if unary is not None:
+            def plain_unary(context, unknowns):
+                left = context.get(path)
+                if left is UNRESOLVED:  # a value the launch's file leaves to the shell: any value
+                    if unknowns is not None:
+                        unknowns.add(path)
+                    return UNKNOWN
+                return unary(left)
+            return plain_unary
+
+        def plain(context, unknowns):
+            left = context.get(path)
+            if left is UNRESOLVED:
+                if unknowns is not None:
+                    unknowns.add(path)
+                return UNKNOWN
+            return binary(left, value)
+        return plain
 
     # the two values are read once each (a check evaluates ~180 leaves, a lint run millions)
     fact_path, fact_ref = path in facts, ref is not None and ref in facts
@@ -181,8 +207,44 @@ def compile_condition(cond: Mapping[str, Any]) -> Compiled:
             if unknowns is not None:
                 unknowns.update(p for p, v, fact in ((path, left, fact_path), (ref, right, fact_ref)) if fact and v is None)
             return UNKNOWN
-        return _compare(op, left, right)
+        return binary(left, right)
     return leaf
+
+
+def _ordered(compare: Callable[[Any, Any], Any]) -> Callable[[Any, Any], bool]:
+    """gt/ge/lt/le as `_compare` answers them: False for None or values that do not compare."""
+    def test(left: Any, right: Any) -> bool:
+        if left is None or right is None:
+            return False
+        try:
+            return compare(left, right)
+        except TypeError:
+            return False
+    return test
+
+
+def _multiple(left: Any, right: Any) -> bool:
+    try:
+        return int(right) != 0 and int(left) % int(right) == 0
+    except (TypeError, ValueError):
+        return False
+
+
+# Each operator of `_compare` as one function (C where the operator module has it), for compiled
+# leaves. tests/engine/test_condition_operators.py holds every one to `_compare` on a grid of values.
+_UNARY: dict[str, Callable[[Any], bool]] = {
+    "truthy": bool, "nonempty": bool, "falsy": operator.not_, "empty": operator.not_,
+    "is_null": lambda left: left is None, "not_null": lambda left: left is not None,
+}
+_BINARY: dict[str, Callable[[Any, Any], bool]] = {
+    "eq": operator.eq, "ne": operator.ne,
+    "gt": _ordered(operator.gt), "ge": _ordered(operator.ge), "lt": _ordered(operator.lt), "le": _ordered(operator.le),
+    "in": lambda left, right: left in (right or ()), "not_in": lambda left, right: left not in (right or ()),
+    "contains": lambda left, right: left is not None and right in left,
+    "not_contains": lambda left, right: left is None or right not in left,
+    "multiple_of": _multiple, "not_multiple_of": lambda left, right: not _multiple(left, right),
+}
+_BINARY.update({name: (lambda one: lambda left, _right: one(left))(one) for name, one in _UNARY.items()})
 
 
 def _may_be_unknown(cond: Mapping[str, Any]) -> bool:

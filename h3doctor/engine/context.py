@@ -99,7 +99,7 @@ def build_context(cmd: ParsedCommand, config: ConfigLoad | None, family: FamilyM
     ctx["launch_form"], ctx["launch_path"] = cmd.form, env.get("PATH")  # for the derivations of what --exec runs
     # last, so derivations can read every other root; without a resolved launch, only those that
     # read the launch's words (what --exec would run is judged for every launch)
-    ctx.update(derive_all(resolver if resolved else None, hw, ctx, reads))
+    derive_all(resolver if resolved else None, hw, ctx, reads)
     return ctx
 
 

@@ -50,12 +50,14 @@ def evaluate(launch: LaunchWords, target: Target, rules: RuleSet) -> Evaluation:
     diffusers = bool(key) and diffusers_backend(args)
     # an error in some of the values an unresolved flag was tried with is UNRESOLVED: not a stop
     resolution_failed = ctx.get("events.resolution_error", UNRESOLVED) is not UNRESOLVED
+    unknowns: set[str] = set()  # shared by the rules (~200 an evaluation); a new one only after a rule left facts in it
     for rule, condition in rules.applicable(key, hw.platform, cmd.entry, table.sglang_version):
         if diffusers and rule.sglang_stage in _H3_PIPELINE_STAGES:
             continue
         if resolution_failed and rule.order > _RESOLUTION_ERROR_ORDER:
             continue  # sglang stops where resolution failed; later rules would read half-resolved values
-        unknowns: set[str] = set()
+        if unknowns:
+            unknowns = set()
         verdict = condition(ctx, unknowns)
         if verdict is False:
             continue

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from h3doctor.engine.conditions import evaluate
 from h3doctor.sglang.argv import Occurrence, ParsedCommand
 from h3doctor.sglang.flagtable import FlagTable
+from h3doctor.shellwords import join
 from h3doctor.unresolved import UNRESOLVED
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
@@ -299,6 +300,12 @@ def apply_edits(cmd: ParsedCommand, edits: list[Edit]) -> list[str]:
     program = next((e.tokens for e in edits if e.start == PROGRAM), cmd.tokens[cmd.wrapper_len : cmd.prefix_len])
     wrapper = _with_env(cmd, [e for e in edits if e.start == ENV])
     at = cmd.form.entrypoint_at
+    span = cmd.form.script_program
+    if span is not None and any(e.start == PROGRAM for e in edits):
+        # `bash -lc 'exec python3 -m sglang.launch_server "$@"'`: the program is written in the script
+        k = cmd.form.script_at + len(wrapper) - cmd.wrapper_len  # new `-e` words go in front of it
+        wrapper[k] = wrapper[k][:span[0]] + join(program) + wrapper[k][span[1]:]
+        program = []
     if at is not None and any(e.start == PROGRAM for e in edits) and program:
         # `--entrypoint python3 IMAGE -m …`: the new program's first word is the entrypoint's value
         # (env words go in at the image, after it, so `at` still points at the option)

@@ -137,6 +137,12 @@ def _strategy_sglang_entrypoint(fx: FixContext):
     (or `sglang generate`); the wrapper in front and every flag stay as typed, except `--model`,
     the LLM launcher's alias, which `sglang serve` would call ambiguous: it becomes --model-path."""
     cmd = fx.cmd
+    if cmd.form.script_at is not None and cmd.form.script_program is None:
+        # the program is in a `-c` script whose words are not found as written: a fix placed
+        # anywhere else would leave it running, and the loop would find it again
+        fx.gives_up.append("no automatic sglang_entrypoint fix: the program is written inside the `-c` script, "
+                           "where its words are not found as written; change it to `sglang serve` there")
+        return []
     subcommand = cmd.entry if cmd.entry in ("serve", "generate") else "serve"
     edits = [Edit(PROGRAM, PROGRAM, ["sglang", subcommand])]
     for occ in cmd.occurrences:

@@ -76,6 +76,7 @@ class ExplainReport:
             "fix_status": self.fix_status,
             "check_findings": [{"rule": f.rule.id, "severity": f.severity, "message": f.message}
                                for f in result.evaluation.findings] if result is not None else None,
+            "check_summary": _headline(result),
             "notes": self.notes,
             "causes": [_cause(h) for h in self.causes],
         }
@@ -95,6 +96,16 @@ class ExplainReport:
                 "line": m.line, "text": m.text, "count": m.count, "why": unfilled.fill(text.why, context),
                 "fix_note": unfilled.fill(text.fix_note, context) if text.fix_note else text.fix_note,
                 "confirmed": self.confirmed(m.rule), "notes": m.notes}
+
+
+def _headline(result: Any) -> dict[str, str] | None:
+    """The check's first line as `check` prints it (output/verdict.summary): its verdict and text."""
+    if result is None:
+        return None
+    from h3doctor.output.json_report import effective_config, launch_summary
+
+    said = launch_summary(result, effective_config(result))
+    return {"verdict": said["verdict"], "text": said["text"]}
 
 
 def run(request: ExplainRequest) -> ExplainReport:

@@ -3,8 +3,8 @@
 The driver's: NVML's `nvmlSystemGetCudaDriverVersion` (asked in the probe child, where nvidia-ml-py
 is installed: an int such as 12040, the number torch prints in "found version 12040"), else the
 driver version in `/proc/driver/nvidia/version` mapped through NVIDIA's published table
-(`driver-cuda.json`, with its source). A driver newer than the table's last row is written
-"13.0+": at least that, nothing newer judged from it.
+(`driver-cuda.json`, each row with its source). A driver newer than the table's last row is written
+with a "+" ("13.2+"): at least that, nothing newer judged from it.
 
 The comparison with torch's CUDA is the engine's (engine/derivations/kernels.py).
 """
@@ -26,9 +26,14 @@ def _numbers(text: str) -> tuple[int, ...] | None:
     return tuple(int(p) for p in parts) if parts and all(is_digits(p) and len(p) <= 6 for p in parts) else None
 
 
+def rows() -> list[dict[str, str]]:
+    """NVIDIA's table as shipped: each row's CUDA, minimum Linux driver and the table row it was read from."""
+    return json.loads(resources.files("h3doctor.host").joinpath("driver-cuda.json").read_text(encoding="utf-8"))["rows"]
+
+
 def table() -> dict[str, str]:
-    return json.loads(resources.files("h3doctor.host").joinpath("driver-cuda.json").read_text(encoding="utf-8"))[
-        "minimum_driver"]
+    """{CUDA: minimum driver}."""
+    return {row["cuda"]: row["minimum_driver"] for row in rows()}
 
 
 def cuda_of_nvml(value: object) -> str | None:
@@ -56,11 +61,11 @@ def cuda_for_driver(driver: str) -> str | None:
     have = _numbers(driver)
     if have is None:
         return None
-    rows = sorted(table().items(), key=lambda kv: _numbers(kv[0]) or ())
-    met = [cuda for cuda, minimum in rows if (_numbers(minimum) or ()) <= have]
+    ordered = sorted(table().items(), key=lambda kv: _numbers(kv[0]) or ())
+    met = [cuda for cuda, minimum in ordered if (_numbers(minimum) or ()) <= have]
     if not met:
         return None
-    return met[-1] + ("+" if met[-1] == rows[-1][0] else "")
+    return met[-1] + ("+" if met[-1] == ordered[-1][0] else "")
 
 
 def from_proc(root: str = "/") -> tuple[str | None, str | None, str]:

@@ -30,7 +30,14 @@ WORDS: dict[str, dict[Any, str]] = {
     "fa_kernel": {True: "installed", False: "missing"},
     "ffmpeg_encoders": {True: "libx264 and aac", False: "missing"},
     "hf_token": {True: "present", False: "none"},
+    "cgroup_swap_off": {"label": "cgroup swap", True: "off (memory.swap.max 0)", False: "not off"},
 }
+
+
+def label(fact: str, probe_label: str) -> str:
+    """A fact's name as `h3doctor doctor` and `h3doctor probe` both say it: WORDS' where the probe's
+    would read as a question ("cgroup memory.max"), else the probe's."""
+    return WORDS.get(fact, {}).get("label", probe_label)
 
 
 def said(fact: str, value: Any, status: str) -> str:
@@ -47,22 +54,29 @@ def said(fact: str, value: Any, status: str) -> str:
     return str(value)
 
 
+def why(reason: str, says: str) -> str:
+    """The reason after the value, the value said once: "present — present" is "present", "none —
+    none: public repos only" is "none — public repos only"."""
+    return "" if reason == says else reason.removeprefix(says + ": ")
+
+
 def report(result: Any) -> dict[str, Any]:
     """The doctor's report from a ProbeResult (host/probe.py): its lines, sglang's first, each in a
     user's words (`says`, and the doctor's own label and status where WORDS and `_matters` give
     them), and the summary."""
     lines = sorted(result.lines, key=lambda ln: ln.fact != FIRST)  # stable: the probe's order otherwise
-    checks = [{"fact": ln.fact, "label": WORDS.get(ln.fact, {}).get("label", ln.label), "value": ln.value,
+    checks = [{"fact": ln.fact, "label": label(ln.fact, ln.label), "value": ln.value,
                "status": ln.status, "reason": ln.reason, "source": ln.source} for ln in lines]
     run = result.run or {}
     if run.get("outcome") not in (None, "ok"):  # the torch child hung or crashed: its facts are unknown
         checks.insert(1, {"fact": "probe", "label": "GPU probe", "value": None, "status": "unknown",
                           "reason": str(run.get("detail") or run.get("outcome")), "source": "the probe's child process"})
+    for check in checks:  # the value as the probe read it: a fact that does not apply here and
+        # could not be read stays "unknown" (never "none": "swap: none" would say the host has none)
+        check["says"] = said(check["fact"], check["value"], check["status"])
     _matters(checks)
     for check in checks:
-        check["says"] = said(check["fact"], check["value"], check["status"])
-        # the value is said once: "present — present" is "present", "none — none: public repos only" is "none — public repos only"
-        check["why"] = "" if check["reason"] == check["says"] else check["reason"].removeprefix(check["says"] + ": ")
+        check["why"] = why(check["reason"], check["says"])
     sglang = next(c for c in checks if c["fact"] == FIRST)
     return {"schema_version": SCHEMA_VERSION, "kind": "h3doctor-doctor",
             "sglang": {"installed": sglang["value"], "status": sglang["status"], "reason": sglang["reason"]},
@@ -76,9 +90,10 @@ def _matters(checks: list[dict[str, Any]]) -> None:
     on a discrete GPU or the CPU it does not apply."""
     by_fact = {c["fact"]: c for c in checks}
     cgroup, shared = by_fact.get("cgroup_memory_unlimited"), by_fact.get("shares_host_memory")
+    sharing = None if shared is None or shared["status"] == "unknown" else shared["value"]
+    _swap_matters(by_fact, sharing)
     if cgroup is None or cgroup["value"] is not True:
         return
-    sharing = None if shared is None or shared["status"] == "unknown" else shared["value"]
     if sharing is True:
         cgroup["status"] = "warning"
         cgroup["reason"] += ("; this GPU shares host memory, so sglang warns that device allocations may fail "
@@ -88,6 +103,25 @@ def _matters(checks: list[dict[str, Any]]) -> None:
         cgroup["status"] = "n/a"
         cgroup["reason"] += ("; matters only for a GPU that shares host memory, " +
                              ("which this one does not" if sharing is False else "and whether this one does is not known"))
+
+
+def _swap_matters(by_fact: dict[str, dict[str, Any]], sharing: bool | None) -> None:
+    """Swap matters only where the GPU shares host memory: there sglang warns when the host has swap
+    and the cgroup's memory.swap.max is not 0 (rule H3D419: weight copies swapped out, slow steps);
+    elsewhere both lines do not apply."""
+    swap, off = by_fact.get("swap_gib"), by_fact.get("cgroup_swap_off")
+    if swap is None or off is None:
+        return
+    if sharing is not True:
+        for line in (swap, off):
+            line["status"] = "n/a"
+            line["reason"] += "; matters only for a GPU that shares host memory, " + (
+                "which this one does not" if sharing is False else "and whether this one does is not known")
+        return
+    if swap["value"] and off["value"] is False:
+        swap["status"] = "warning"
+        swap["reason"] += ("; this GPU shares host memory, so sglang warns that the kernel may swap out weight "
+                           "copies (run with swap off for this process; h3doctor rule H3D419)")
 
 
 def summary(checks: list[dict[str, Any]]) -> dict[str, Any]:

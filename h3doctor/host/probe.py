@@ -265,7 +265,7 @@ def system_facts(env: dict[str, str], root: str = "/") -> dict[str, Any]:
     """The host around the GPUs (host/system.py, host/ffmpeg.py): the cgroup's memory cap, /dev/shm,
     free disk under the Hugging Face cache, the encoders of the ffmpeg sglang encodes with.
     `root` is "/" except in tests, which hand a faked tree."""
-    from h3doctor.host import ffmpeg, hub, system
+    from h3doctor.host import ffmpeg, hub, swap, system
 
     cap, usage, cap_source, cap_reason = system.cgroup_memory(root)
     unlimited, unlimited_source, unlimited_reason = system.root_memory_max_unlimited(root)
@@ -288,6 +288,7 @@ def system_facts(env: dict[str, str], root: str = "/") -> dict[str, Any]:
         "spill_dir": spill, "spill_free": spill_free, "spill_measured": spill_where, "spill_reason": spill_reason,
         "imageio_ffmpeg": spec is not None,
         **ffmpeg.encoder_facts(env, bundled),
+        **swap.swap_facts(root),
     }
 
 
@@ -399,37 +400,6 @@ def profile_text(result: ProbeResult) -> str:
             out.append(f"# {ln.status}: {ln.reason} [{ln.source}]".replace("\n", " "))
         out.append(text)
     return "\n".join(out) + "\n"
-
-
-_GLYPH = {"ok": ("✓", "green"), "problem": ("✗", "bold red"), "unknown": ("!", "yellow"), "n/a": ("-", "dim")}
-
-
-def render_text(result: ProbeResult, console: Any) -> None:
-    from rich.markup import escape
-
-    run = result.run
-    how = (f"cached {run['cache_age_s']:.0f} s ago" if run.get("cached")
-           else f"probed in {run.get('child_elapsed_s') or 0:.2f} s")
-    console.print(f"[bold]h3doctor probe[/]: this host as sglang {SUPPORTED_SGLANG} would see it ({how})")
-    if run.get("outcome") not in (None, "ok"):
-        console.print(f"[yellow]![/] {escape(run.get('detail', ''))}")
-    for ln in result.lines:
-        glyph, style = _GLYPH[ln.status]
-        value = "unknown" if ln.value is None and ln.status == "unknown" else "—" if ln.value is None else _show(ln.value)
-        console.print(f"[{style}]{glyph}[/] {escape(ln.label):<24} [bold]{escape(value):<12}[/] {escape(ln.reason)} "
-                      f"[dim]\\[{escape(ln.source)}][/]")
-    counts = {s: sum(1 for ln in result.lines if ln.status == s) for s in STATUSES}
-    console.print(f"\n{counts['ok']} ok, {counts['problem']} problem(s), {counts['unknown']} unknown, {counts['n/a']} not applicable")
-
-
-def _show(value: Any) -> str:
-    if isinstance(value, (tuple, list)):  # a kernel's targets
-        return ", ".join(map(str, value)) or "none"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float):
-        return f"{value:g} GiB"
-    return str(value)
 
 
 def facts_for_check(launch: Mapping[str, str], *, use_cache: bool = True) -> HardwareFacts:

@@ -12,8 +12,9 @@ from typing import Any
 
 from h3doctor import __version__
 from h3doctor.digits import is_digits
-from h3doctor.facts import KERNEL_FACTS, HardwareFacts
+from h3doctor.facts import KERNEL_FACTS, SWAP_FACTS, HardwareFacts
 from h3doctor.verified import NEWEST_VERIFIED
+from h3doctor.host.doctor import label, said, why
 from h3doctor.host.probe_child import GIB, detect_platform, override_of, parse_visible
 from h3doctor.host.probe_host_lines import host_lines
 from h3doctor.host.probe_stack_lines import stack_lines
@@ -26,7 +27,7 @@ FA_MODULE_DEPS = ("sglang.kernels.ops.attention.flash_attention",)
 PROFILE_FACTS = ("platform", "device_name", "compute_capability", "gpu_count", "gpu_memory_gib", "gpu_free_gib",
                  "host_memory_gib", "flash_attn", "fa_kernel", "ffmpeg", "shares_host_memory",
                  "shm_gib", "disk_free_gib", "ffmpeg_encoders", "cgroup_memory_unlimited",
-                 "hf_token", "spill_free_gib", "hf_cache_dir", *KERNEL_FACTS)
+                 "hf_token", "spill_free_gib", "hf_cache_dir", *KERNEL_FACTS, *SWAP_FACTS)
 # facts of this machine a saved profile leaves out: a profile describes a machine whose caches
 # h3doctor does not read (facts.HardwareFacts.hf_cache_dir)
 PROBE_ONLY_FACTS = ("hf_cache_dir",)
@@ -47,8 +48,11 @@ class Line:
     source: str
 
     def as_dict(self) -> dict[str, Any]:
-        return {"fact": self.fact, "label": self.label, "value": self.value, "status": self.status,
-                "reason": self.reason, "source": self.source}
+        """The line as the probe's JSON and text give it: its name and its value in the doctor's
+        words (`says`; host/doctor.py), so `probe` and `doctor` speak one vocabulary."""
+        says = said(self.fact, self.value, self.status)
+        return {"fact": self.fact, "label": label(self.fact, self.label), "value": self.value, "says": says,
+                "status": self.status, "reason": self.reason, "why": why(self.reason, says), "source": self.source}
 
 
 @dataclass
@@ -525,6 +529,7 @@ class _Builder:
             spill_free_gib=v.get("spill_free_gib"),
             hf_cache_dir=v.get("hf_cache_dir"),
             **{k: v.get(k) for k in KERNEL_FACTS},
+            **{k: v.get(k) for k in SWAP_FACTS},
             source="probe" + (f" {cached}" if cached else ""),
             description=f"this host, probed: {what}",
             sources=sources,

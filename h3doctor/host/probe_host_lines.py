@@ -33,6 +33,17 @@ def host_lines(b: Any) -> None:
     unlimited = h.get("cgroup_unlimited")
     b.add("cgroup_memory_unlimited", "cgroup memory.max", unlimited, "unknown" if unlimited is None else "ok",
           h.get("cgroup_unlimited_reason") or "unread", h.get("cgroup_unlimited_source") or "/sys/fs/cgroup/memory.max")
+    _swap_lines(b, h)
+
+
+def _swap_lines(b: Any, h: dict[str, Any]) -> None:
+    """The swap sglang's auto-tuner counts on a device that shares host memory (host/swap.py, H3D419)."""
+    total = h.get("swap_total")
+    b.add("swap_gib", "swap", _gib(total), "unknown" if total is None else "ok",
+          h.get("swap_total_reason") or "unread", h.get("swap_total_source") or "/proc/meminfo SwapTotal")
+    off = h.get("cgroup_swap_off")
+    b.add("cgroup_swap_off", "cgroup memory.swap.max", off, "unknown" if off is None else "ok",
+          h.get("cgroup_swap_off_reason") or "unread", h.get("cgroup_swap_off_source") or "/sys/fs/cgroup/memory.swap.max")
 
 
 def _hub_lines(b: Any, h: dict[str, Any]) -> None:

@@ -103,19 +103,27 @@ def root_memory_max_unlimited(root: str = "/") -> tuple[bool | None, str, str]:
     /sys/fs/cgroup/memory.max (not this process's chain) reads "max", or cannot be opened at all
     (sglang catches OSError as no limit). A file sglang would block on or that is no cgroup value
     (a FIFO, a flood) is unknown: h3doctor does not wait on it, so it cannot say what sglang reads."""
-    path = os.path.join(root, ROOT_MEMORY_MAX)
-    source = "/" + ROOT_MEMORY_MAX
+    return sglang_reads(root, ROOT_MEMORY_MAX, "max", True, "sglang counts that as no limit")
+
+
+def sglang_reads(root: str, rel: str, wanted: str, unopened: bool, means: str) -> tuple[bool | None, str, str]:
+    """(whether the cgroup file at `rel` under `root` reads `wanted`, source, reason), as sglang
+    decides it (auto_tune.py: the file's stripped text compared with `wanted`): where its open fails (no
+    file, a directory) sglang's `except OSError` gives `unopened`, which `means` says in words. A
+    file sglang would block on (a FIFO, a device) or that is longer than a cgroup value is unknown:
+    h3doctor does not wait on it, so it cannot say what sglang reads."""
+    path, source = os.path.join(root, rel), "/" + rel
     try:
-        info = os.stat(path)
+        directory = stat.S_ISDIR(os.stat(path).st_mode)
     except (OSError, ValueError):
-        return True, source, "cannot be opened: sglang counts that as no limit"
-    if stat.S_ISDIR(info.st_mode):
-        return True, source, "a directory: sglang's open fails, which it counts as no limit"
+        return unopened, source, f"cannot be opened: {means}"
+    if directory:
+        return unopened, source, f"a directory: sglang's open fails, and {means}"
     text = read_small(path)  # None for a FIFO or a device: read_head refuses it rather than wait
     if text is None or len(text) >= _SMALL:
         return None, source, "not a cgroup value file h3doctor reads (not regular, unreadable or too long)"
     value = text.strip()
-    return value == "max", source, f"reads {value[:40]!r}"
+    return value == wanted, source, f"reads {value[:40]!r}"
 
 
 def filesystem(path: str) -> tuple[int | None, int | None, str, str]:

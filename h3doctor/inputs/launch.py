@@ -81,6 +81,10 @@ class Launch:
     # ContainerSpec; None: no container definition read), and where each fact is said (inputs/container_specs.py)
     container: Any = None
     container_pos: dict[str, Pos] = field(default_factory=dict)
+    # a line whose `-c` script holds sglang's flags (inputs/script_line.py ScriptLine): `tokens` are the
+    # words it judges, `segments` the line's own words, and `--fix` writes a correction back through it
+    script_line: Any = None
+    word_offsets: list[int] = field(default_factory=list)  # with script_line: each judged word's offset in the text
 
 
 @dataclass(frozen=True)

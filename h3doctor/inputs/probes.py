@@ -34,6 +34,7 @@ class Probe:
     port: str | None
     timing: dict[str, int | None]  # _DEFAULTS' keys; None: written, but not a value the kubelet runs
     pos: Pos
+    at: tuple = ()  # the probe's path in its document (`lint --fix` edits a scalar under it)
 
     @property
     def budget_s(self) -> int | None:
@@ -49,11 +50,11 @@ def container_probes(container: dict[str, Any], doc: Document, path: tuple) -> d
     for role in ROLES:
         spec = container.get(f"{role}Probe")
         if isinstance(spec, dict):
-            found[role] = _probe(role, spec, doc.key_pos(path + (f"{role}Probe",)))
+            found[role] = _probe(role, spec, doc.key_pos(path + (f"{role}Probe",)), path + (f"{role}Probe",))
     return found
 
 
-def _probe(role: str, spec: dict[str, Any], pos: Pos) -> Probe:
+def _probe(role: str, spec: dict[str, Any], pos: Pos, at: tuple) -> Probe:
     handler = next((h for h in _HANDLERS if isinstance(spec.get(h), dict)), "unknown")
     action = spec.get(handler) if handler != "unknown" else {}
     path = port = None
@@ -63,7 +64,7 @@ def _probe(role: str, spec: dict[str, Any], pos: Pos) -> Probe:
     if handler in ("httpGet", "tcpSocket", "grpc") and isinstance(action.get("port"), (int, str)):
         port = str(action["port"])
     timing = {k: (_seconds(spec[k], _MINIMUM[k]) if k in spec else d) for k, d in _DEFAULTS.items()}
-    return Probe(role, handler, path, port, timing, pos)
+    return Probe(role, handler, path, port, timing, pos, at)
 
 
 def _seconds(value: Any, minimum: int) -> int | None:

@@ -32,7 +32,7 @@ from h3doctor.sglang.container_run import SHELLS, bind_positional, is_container_
 from h3doctor.sglang.launch_forms import MAX_LAUNCH_WORDS, read_launch_form
 from h3doctor.shellsplit import Unsupported
 from h3doctor.shellwords import is_assignment, quote
-from h3doctor.tokendiff import opcodes
+from h3doctor.tokendiff import changed_span, opcodes
 from h3doctor.unresolved import has_mark
 
 ARGS = '"$@"'
@@ -68,6 +68,9 @@ class ScriptLine:
     # removed or added in front of another renumbers them, so only an append is written back
     numbered: bool = False
     counted: bool = False  # ... and it reads $#: not even an append
+    # judged[script_at][start:end) is the script's own text from `at` on (its launch's program words):
+    # a fix of the program (H3D040) is made there in the script as written
+    program_text: tuple[int, int, int] = (0, 0, 0)  # (start, end, at)
 
     def written_back(self, corrected: list[str] | tuple[str, ...]) -> list[str]:
         """The line with the changes that make `judged` into `corrected`, each made where its words
@@ -81,6 +84,9 @@ class ScriptLine:
                 continue
             new = list(corrected[j1:j2])
             if i2 <= self.moved_from and i1 < self.moved_from:  # in front of the script's words
+                if (i1, i2, j2 - j1) == (self.script_at, self.script_at + 1, 1):
+                    text_edits.append(self._program_edit(new[0]))
+                    continue
                 if i1 <= self.script_at < i2:
                     raise NotWritten("the change is to the script's program, written inside the script")
                 if i1 > len(tokens):  # the `--` the judged line adds as the script's $0
@@ -91,11 +97,23 @@ class ScriptLine:
                 raise NotWritten("the change spans the script's program and its flags")
             self._moved_edit(i1 - self.moved_from, i2 - self.moved_from, new, line_edits, text_edits)
         for start, end, text in sorted(text_edits, reverse=True):
+            if not text:  # a word removed takes the blanks in front of it along
+                start = len(script[:start].rstrip(" \t")) if script[:start].strip(" \t") else start
             script = script[:start] + text + script[end:]
         tokens[self.script_at] = script
         for start, end, new in sorted(line_edits, key=lambda e: (e[0], e[1]), reverse=True):
             tokens[start:end] = new
         return tokens
+
+    def _program_edit(self, corrected: str) -> tuple[int, int, str]:
+        """The change of the judged script to `corrected` as an edit of the script as written: only
+        within its launch's program words (the rest of the judged script is h3doctor's)."""
+        start, end, at = self.program_text
+        change = changed_span(self.judged[self.script_at], corrected)
+        if change is None or not start <= change[0] <= change[1] <= end:
+            raise NotWritten("the change is to the script's text beyond its launch's program words, written inside "
+                             "the script")
+        return change[0] - start + at, change[1] - start + at, change[2]
 
     def _moved_edit(self, i1: int, i2: int, new: list[str], line_edits: list, text_edits: list) -> None:
         """One change of the script launch's words [i1, i2) to `new`, at each word's place."""
@@ -199,8 +217,9 @@ def read(tokens: list[str], env: dict[str, str]) -> ScriptLine | None:
     rest = len(positional.args)
     shift = f"shift {rest}; " if rest else ""
     launch_at = command[0][1]
-    rewritten = (script[:launch_at] + shift + script[launch_at:prefix_end].rstrip() + " " + ARGS
-                 + script[command[-1][2]:])
+    program_text = script[launch_at:prefix_end].rstrip()
+    rewritten = script[:launch_at] + shift + program_text + " " + ARGS + script[command[-1][2]:]
+    copied = (launch_at + len(shift), launch_at + len(shift) + len(program_text), launch_at)
     judged = list(tokens)
     judged[script_at] = rewritten
     if not sh.zero:
@@ -209,7 +228,7 @@ def read(tokens: list[str], env: dict[str, str]) -> ScriptLine | None:
     judged.extend(w.text for w in moved)
     numbered = _NUMBERED.search(script) is not None or any(c and c[0][0] == "shift" for c in commands)
     return ScriptLine(tuple(tokens), tuple(judged), script_at, moved_from, tuple(moved), numbered,
-                      _COUNTED.search(script) is not None)
+                      _COUNTED.search(script) is not None, copied)
 
 
 def _shell_at(tokens: list[str], env: dict[str, str]) -> tuple[list[str] | None, int, dict[str, str]]:

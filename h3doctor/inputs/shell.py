@@ -20,10 +20,12 @@ import os
 import re
 
 from h3doctor.errors import UsageError
+from h3doctor.inputs import script_line
 from h3doctor.inputs.launch import (
     Launch,
     Note,
     Segment,
+    is_shell_c,
     launch_start,
     mentions_sglang,
     unread_launch,
@@ -31,7 +33,8 @@ from h3doctor.inputs.launch import (
 from h3doctor.located import Pos
 from h3doctor.safeload import OutsideRepository
 from h3doctor.shellsplit import SCRIPT_ARGS, Unsupported, shell_commands
-from h3doctor.sglang.container_run import is_container_run
+from h3doctor.inputs.script_launch import word_offsets
+from h3doctor.sglang.container_run import is_container_run, read_container_run
 from h3doctor.sglang.launch_forms import read_launch_form
 from h3doctor.shellwords import is_assignment
 
@@ -83,6 +86,7 @@ def read_script(path: str, text: str, variables: dict[str, str | None] | None = 
     for launch in launches:
         for seg in launch.segments:
             seg.spans = [(in_file(s), in_file(e)) for s, e in seg.spans]
+        launch.word_offsets = [in_file(o) for o in launch.word_offsets]
     return launches, notes
 
 
@@ -107,8 +111,8 @@ def _read_lf(path: str, text: str, variables: dict[str, str | None] | None) -> t
                         if texts[0] == "export":
                             exported[name] = value
                 continue
-            if is_container_run(texts):
-                launch = _container_launch(path, words, base, lines, exported, notes)
+            if is_container_run(texts) or is_shell_c(texts):
+                launch = _container_launch(path, words, base, lines, exported, notes, text)
                 if launch is not None:
                     launches.append(launch)
                 continue
@@ -193,13 +197,18 @@ def _top_level_parts(line: str) -> list[tuple[int, str]]:
 
 
 def _container_launch(path: str, words, base: int, lines: Lines, exported: dict[str, str],
-                      notes: list[Note]) -> Launch | None:
-    """`docker run … IMAGE sglang …` (or `bash -lc '… sglang serve "$@"' -- FLAGS`): every word is
-    the launch's (the corrected command keeps them); the container's environment comes from the
-    script's exports only through `-e NAME`; a container that runs no sglang is not a launch."""
+                      notes: list[Note], text: str) -> Launch | None:
+    """`docker run … IMAGE sglang …` (or `bash -lc '… sglang serve "$@"' -- FLAGS`, in a container
+    or not): every word is the launch's (the corrected command keeps them); the container's
+    environment comes from the script's exports only through `-e NAME`; a container that runs no
+    sglang is not a launch. A `-c` script holding sglang's flags is read as the shell runs it
+    (inputs/script_line.py, as `check` reads it)."""
     texts = [w for w, _s, _e in words]
     pos = lines.pos(base + words[0][1])
     try:
+        line = script_line.read(texts, exported)
+        if line is not None:
+            return _script_line_launch(path, words, base, lines, exported, text, line)
         form = read_launch_form(texts)
     except OutsideRepository as exc:  # under lint: an --env-file out of the repository, never opened
         at = next((n for n, t in enumerate(texts) if t == exc.path or t.endswith("=" + exc.path)), 0)
@@ -216,6 +225,22 @@ def _container_launch(path: str, words, base: int, lines: Lines, exported: dict[
                   segments=[Segment("text", None, 0, [(base + s, base + e) for _w, s, e in words])],
                   gpu_count=run.gpu_count(exported) if run else None, image=run.image if run else None,
                   image_pos=lines.pos(base + words[run.image_index][1]) if run else None)
+
+
+def _script_line_launch(path: str, words, base: int, lines: Lines, exported: dict[str, str], text: str,
+                        line: script_line.ScriptLine) -> Launch:
+    """The launch of a line whose `-c` script holds sglang's flags: its judged words, each located
+    where the file writes it (inputs/script_launch.py); its segment is the line's own words."""
+    texts = [w for w, _s, _e in words]
+    offsets = word_offsets(line, text, [base + s for _w, s, _e in words], [base + e for _w, _s, e in words])
+    run = read_container_run(texts) if is_container_run(texts) else None
+    pos = lines.pos(base + words[0][1])
+    return Launch(path=path, kind="shell", label=f"line {pos.line}", tokens=list(line.judged), pos=pos,
+                  token_pos=[lines.pos(o) for o in offsets], env=dict(exported),
+                  segments=[Segment("text", None, 0, [(base + s, base + e) for _w, s, e in words])],
+                  gpu_count=run.gpu_count(exported) if run else None, image=run.image if run else None,
+                  image_pos=lines.pos(base + words[run.image_index][1]) if run else None,
+                  script_line=line, word_offsets=offsets)
 
 
 _UNQUOTED_STOP = re.compile(r"['\"\\#\n]")  # what can start a quote, escape, comment or end the line

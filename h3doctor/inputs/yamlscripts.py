@@ -30,7 +30,7 @@ def launches_in_string(doc: Document, path: tuple, kind: str, label: str,
         launch.kind, launch.doc = kind, doc
         launch.pos = doc.offset_pos(path, spans[0][0])
         launch.label = f"{label} line {launch.pos.line}"
-        launch.token_pos = [doc.offset_pos(path, s) for s, _e in spans]
+        launch.token_pos = [doc.offset_pos(path, s) for s in launch.word_offsets or [s for s, _e in spans]]
         launch.segments = [Segment("string", path, 0, list(spans))]
     return launches, notes
 

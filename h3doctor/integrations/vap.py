@@ -78,7 +78,7 @@ def _containers_of(spec: str) -> str:
 
 # Bounds on what the policy reads, so a hostile object cannot run it past Kubernetes' CEL budgets
 # (a PerCallLimit of 1,000,000 per expression, a RuntimeCELCostBudget of 10,000,000 per policy
-# evaluation; docs/integrations/kubernetes-vap.md "Cost and size"). An object past them gets no
+# evaluation; docs/kubernetes.md "Cost and size"). An object past them gets no
 # verdict from the policy (lint still judges it): more containers than MAX_CONTAINERS, a launch of
 # more than MAX_WORDS words or with a word longer than MAX_WORD characters.
 MAX_CONTAINERS = 8
@@ -276,7 +276,10 @@ def policies(*, deny: bool = False, name: str = "h3doctor") -> list[dict[str, An
                          f"{name[:80]!r}", location="--name")
     releases = release_files.known()
     every = {o for v in releases for o in load_flag_table(v).options_for("serve")}
-    facts = [_Release(v, every) for v in releases]
+    # A release with no MiniMax-H3 model has no launch to judge. Its variables would only hold empty
+    # literals, and an empty map is typed dyn: the API server's type check then refuses the whole
+    # policy at create (an int slot of `l` found dyn; tools/vap_cost measures it).
+    facts = [r for r in (_Release(v, every) for v in releases) if r.models]
     rules = load_rules()
     variables = [{"name": "containers", "expression": _containers()}]
     by_severity: dict[str, list[dict[str, str]]] = {"error": [], "warning": []}

@@ -6,7 +6,7 @@ every path its condition and message read is a value `vap_values.Values` compute
 operator translated below. The condition becomes CEL over one launch's list `l` as the engine's
 `conditions._compare` reads it (None compares false, `not_multiple_of` is true for a zero or None
 divisor); the message is filled as `conditions.said` fills it. Anything else is left out, with the
-first thing that could not be translated as the reason (docs/integrations/kubernetes-vap.md).
+first thing that could not be translated as the reason (docs/kubernetes.md, "Without a webhook").
 """
 
 from __future__ import annotations

@@ -30,10 +30,14 @@ from typing import Any
 
 from h3doctor.errors import UsageError
 from h3doctor.inputs.launch import Launch, Segment
+from h3doctor.inputs.script_launch import as_line
+from h3doctor.inputs.script_line import NotWritten
 from h3doctor.lint.applicability import unsafe_reasons, unsafe_steps
 from h3doctor.lint.deployment_values import notes as deployment_notes
 from h3doctor.lint.deployment_values import overwritten
 from h3doctor.lint.discover import lint_roots
+from h3doctor.lint.probe_fixes import apply as apply_probe_edits
+from h3doctor.lint.probe_fixes import edited_rules, probe_edits
 from h3doctor.lint.session import FileResult, LintRun, LintSession
 from h3doctor.lint.textedit import LineIndex, edit_words, scalar_spans
 from h3doctor.paths import replace_file
@@ -217,11 +221,23 @@ def fix_files(run: LintRun, session: LintSession, *, write: bool, roots: tuple[s
     notes: list[str] = []
     for f in run.files:
         edits: list[tuple[Launch, list[str]]] = []
+        found = probe_edits(f, session)
+        probes = []  # each within its line: the launches' words keep their places
+        for e in found:
+            where = f"{f.path}:{e.pos.line}: {e.rule} fix: {e.what}"
+            if e.unsafe and not unsafe_fixes:
+                notes.append(f"{where}: unsafe fix {'shown, ' if show_unsafe else ''}not applied "
+                             f"(apply with --unsafe-fixes): {e.unsafe}")
+                if not show_unsafe:
+                    continue
+            else:
+                notes.append(where)
+            probes.append(e)
         if f.kind == "notebook":  # JSON whose cells' lines are strings: not rewritten
             if f.launches:
                 notes.append(f"{f.path}: not fixed: a notebook is not rewritten; fix its cells by hand")
             continue
-        for launch, fix, why in launch_corrections(f, session):
+        for launch, fix, why in launch_corrections(f, session, edited_rules(found)):
             if why:
                 notes.append(f"{f.path}: not fixed: {why}")
                 continue
@@ -237,11 +253,17 @@ def fix_files(run: LintRun, session: LintSession, *, write: bool, roots: tuple[s
                                  f"(apply with --unsafe-fixes): {'; '.join(fix.unsafe)}")
                     if not show_unsafe:
                         continue
+            try:  # each launch on its own first: one whose change cannot be written is refused alone
+                _apply(f.path, f.text, f.kind, [(launch, fix.argv)], session)
+            except Refused as exc:
+                notes.append(f"{f.path}:{launch.pos.line}: not fixed: {exc}")
+                continue
             edits.append((launch, fix.argv))
-        if not edits:
+        if not edits and not probes:
             continue
+        text = apply_probe_edits(f.text, probes)
         try:
-            after = _apply(f.path, f.text, f.kind, edits, session)
+            after = _apply(f.path, text, f.kind, edits, session) if edits else text
         except Refused as exc:
             notes.append(f"{f.path}: not fixed: {exc}")
             continue
@@ -252,16 +274,19 @@ def fix_files(run: LintRun, session: LintSession, *, write: bool, roots: tuple[s
                 if refused:
                     notes.append(f"{f.path}: not fixed: {refused}")
                     continue
-            changes.append(Change(f.path, f.text, after, f"{len(edits)} launch(es)"))
+            changes.append(Change(f.path, f.text, after, f"{len(edits)} launch(es)"
+                                  + (f", {len(probes)} probe field(s)" if probes else "")))
     return changes, notes
 
 
-def launch_corrections(f: FileResult, session: LintSession):
-    """Each judged launch of the file with its correction, or why it has none (None, None: clean)."""
+def launch_corrections(f: FileResult, session: LintSession, manifest: dict[str, frozenset[str]] | None = None):
+    """Each judged launch of the file with its correction, or why it has none (None, None: clean).
+    `manifest`: per launch label, the rules an edit of its manifest fixes (its probes): no change
+    of the command is searched for them."""
     for n, launch in enumerate(f.launches):
         if session.other_model(launch) is not None:  # not judged: H3DL020
             continue
-        hold = f.holds[n] if n < len(f.holds) else frozenset()
+        hold = (f.holds[n] if n < len(f.holds) else frozenset()) | (manifest or {}).get(launch.label, frozenset())
         try:
             yield (launch, *correct(session, launch, hold))
         except UsageError as exc:  # a target that is no profile: reported as H3DL005 already
@@ -334,6 +359,7 @@ def _keep_newlines(before: str, after: str) -> str:
 
 
 def _apply(path: str, text: str, kind: str | None, edits: list[tuple[Launch, list[str]]], session: LintSession) -> str:
+    edits = [_as_written(edit) for edit in edits]
     if kind in ("shell", "slurm", "dockerfile", "markdown", "makefile"):  # launches located by file offsets
         flat = []
         for launch, new in edits:
@@ -347,6 +373,18 @@ def _apply(path: str, text: str, kind: str | None, edits: list[tuple[Launch, lis
     if kind == "sglang-config":
         return _keeping_line_ends(text, lambda lf: _fix_config(path, lf, edits[0][0], edits[0][1], session))
     return _in_text(path, text, edits) or _keeping_line_ends(text, lambda lf: _fix_yaml(path, lf, edits))
+
+
+def _as_written(edit: tuple[Launch, list[str]]) -> tuple[Launch, list[str]]:
+    """A correction of a line whose `-c` script holds sglang's flags, written back where each of
+    its words is written (inputs/script_launch.py); Refused when a change cannot be written there."""
+    launch, new = edit
+    if launch.script_line is None:
+        return edit
+    try:
+        return as_line(launch, new)
+    except NotWritten as why:
+        raise Refused(str(why)) from None
 
 
 def _keeping_line_ends(text: str, rewrite) -> str:

@@ -11,21 +11,14 @@ a launch with no correction, or one `--fix` would not write (a notebook, a refus
 from __future__ import annotations
 
 import bisect
-import os
 
+from h3doctor.inputs.script_launch import line_argv
 from h3doctor.lint.fix import Refused, edited_text, launch_corrections
+from h3doctor.lint.probe_fixes import edited_rules, probe_edits
 from h3doctor.lint.session import LintRun, LintSession
 from h3doctor.output.diagnostic import Diagnostic, Fix, Replacement
 from h3doctor.record import replace
-
-
-def changed_span(before: str, after: str) -> tuple[int, int, str] | None:
-    """(start, end, text): `before[start:end]` replaced by `text` gives `after`; None when equal."""
-    if before == after:
-        return None
-    start = len(os.path.commonprefix([before, after]))  # compared in C, not a character at a time
-    same_end = len(os.path.commonprefix([before[start:][::-1], after[start:][::-1]]))  # past the start only
-    return start, len(before) - same_end, after[start:len(after) - same_end]
+from h3doctor.tokendiff import changed_span
 
 
 def _line_col(starts: list[int], offset: int) -> tuple[int, int]:
@@ -40,7 +33,8 @@ def with_fixes(records: list[Diagnostic], run: LintRun, session: LintSession) ->
         if f.kind == "notebook":
             continue
         starts = [0] + [i + 1 for i, c in enumerate(f.text) if c == "\n"]
-        for launch, fix, _why in launch_corrections(f, session):
+        probes = probe_edits(f, session)
+        for launch, fix, _why in launch_corrections(f, session, edited_rules(probes)):
             if fix is None or fix.kept:
                 continue
             try:
@@ -50,12 +44,15 @@ def with_fixes(records: list[Diagnostic], run: LintRun, session: LintSession) ->
             if span is None:
                 continue
             (line, col), (end_line, end_col) = _line_col(starts, span[0]), _line_col(starts, span[1])
-            located = Fix("corrected: " + " ".join(fix.argv), "unsafe" if fix.unsafe else "safe",
+            located = Fix("corrected: " + " ".join(line_argv(launch, fix.argv) or fix.argv), "unsafe" if fix.unsafe else "safe",
                           (Replacement(line, col, end_line, end_col, span[2]),))
             rules = {step.rule.id for target in session.judged_on(launch)
                      for step in session.check(launch, target, _hold(f, launch))[1].fix_steps}
             for rule in rules:
                 fixes[(f.path, launch.label, rule)] = located
+        for e in probes:  # a probe's field, edited where the manifest writes it
+            fixes[(f.path, e.launch, e.rule)] = Fix(e.what, "unsafe" if e.unsafe else "safe", (Replacement(
+                e.pos.line, e.pos.col, e.end.line, e.end.col, e.text),))
     return [replace(d, fix=fixes[key]) if d.location is not None and d.suppression is None
             and (key := (d.location.path, d.launch, d.rule)) in fixes else d for d in records]
 

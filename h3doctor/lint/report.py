@@ -7,6 +7,7 @@ from typing import Any
 
 from h3doctor import __version__
 from h3doctor.engine.ruleset import Rule
+from h3doctor.inputs.script_launch import line_argv
 from h3doctor.lint.session import LintRun
 from h3doctor.output.rule_meta import rule_meta
 from h3doctor.output.verdict import verdict
@@ -26,12 +27,12 @@ def build(run: LintRun, *, sglang_version: str) -> dict[str, Any]:
             results = [lr for lr in f.results if lr.launch is launch]
             launches.append({
                 "label": launch.label, "kind": launch.kind, "line": launch.pos.line, "col": launch.pos.col,
-                "argv": written(launch.tokens), "gpu_count": launch.gpu_count, "image": launch.image,
+                "argv": written(launch.script_line.tokens if launch.script_line else launch.tokens), "gpu_count": launch.gpu_count, "image": launch.image,
                 "results": [{"target": lr.target, "hardware": lr.hardware.description,
                              "sglang_version": lr.result.evaluation.context.get("release.version"),
                              "sglang_version_source": lr.result.evaluation.context.get("release.source"),
                              "verdict": verdict(lr.records, run.fail_on),
-                             "fix_status": lr.result.fix_status, **_corrected(lr.result.corrected_argv)}
+                             "fix_status": lr.result.fix_status, **_corrected(line_argv(launch, lr.result.corrected_argv))}
                             for lr in results],
             })
         files.append({"path": f.path, "kind": f.kind, "launches": launches})

@@ -7,7 +7,7 @@ import shlex
 from typing import TYPE_CHECKING, Any, TextIO
 
 from h3doctor.output.lines import Lines, escape
-from h3doctor.output.verdict import corrected_heading
+from h3doctor.output.verdict import VERDICT_MARK, corrected_heading
 from h3doctor.shellwords import safe_text
 
 if TYPE_CHECKING:  # Rich styles a terminal's report only (output/markup.py)
@@ -103,8 +103,11 @@ def _launch(data: dict[str, Any], lines: Lines, out: TextIO) -> None:
     findings = data["check_findings"]
     if findings is None:
         return
-    failing = [f["rule"] for f in findings if f["severity"] == "error"]
-    lines.say(f"check on this launch: {', '.join(failing) if failing else 'no error'} (fix status: {data['fix_status']})")
+    # check's own first line (output/verdict.summary), its mark and words, then what it found
+    said = data["check_summary"]
+    found = list(dict.fromkeys(f["rule"] for f in findings if f["severity"] != "info"))
+    lines.say(f"check on this launch: {said['text']}" + (f"; found {', '.join(found)}" if found else "")
+              + f" (fix status: {data['fix_status']})", mark=VERDICT_MARK[said["verdict"]])
     if data["corrected_command"] is not None:
         lines.markup("")
         lines.markup(f"[bold]Corrected command[/] ({corrected_heading(data['corrected_unverified'])}):")

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, TextIO
 
 from h3doctor.output.diagnostic import Diagnostic
@@ -12,6 +13,14 @@ from h3doctor.output.lines import Lines
 from h3doctor.shellwords import safe_text
 
 MESSAGE_LIMIT = 2000  # a longer message is shown as an excerpt (the JSON report has it whole)
+_LINE_BREAK = re.compile(r"[ \t]*(?:\r\n|\n)[ \t]*")
+
+
+def one_line(message: str) -> str:
+    """A message sglang prints on several lines (H3D040's "…entrypoint.\\n  Example: …") as one line
+    of this format: each line break and the indent around it is one space. Any other control
+    character is still shown as its escape (safe_text)."""
+    return _LINE_BREAK.sub(" ", message)
 
 
 def concise(diagnostics: list[Diagnostic]) -> list[str]:
@@ -23,7 +32,7 @@ def concise(diagnostics: list[Diagnostic]) -> list[str]:
         at = d.location
         target = f" [{d.target}]" if d.target else ""
         out.append(f"{safe_text(str(at.path))}:{at.line}:{at.column}: {d.rule} {d.severity}{safe_text(target)} "
-                   f"{safe_text(d.qualified, MESSAGE_LIMIT)}")
+                   f"{safe_text(one_line(d.qualified), MESSAGE_LIMIT)}")
     return out
 
 

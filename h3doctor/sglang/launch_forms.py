@@ -14,6 +14,7 @@ and python, not about sglang releases, so they live here as tables.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 
@@ -32,6 +33,7 @@ from h3doctor.sglang.container_run import (
     read_container_run,
     read_shell_c,
 )
+from h3doctor.shellsplit import Unsupported, shell_commands
 from h3doctor.shellwords import PYTHON_PROGRAM, SGLANG_PROGRAM, WRAPPER_PROGRAMS, is_assignment
 
 _PYTHON = PYTHON_PROGRAM
@@ -110,6 +112,11 @@ class LaunchForm:
     # (the others run too: what they do is judged in engine/derivations/exec_safety.py)
     script: tuple[tuple[str, ...], ...] = ()
     script_launch: int | None = None
+    # ... the script is tokens[script_at], and its launch's program words (`python3 -m
+    # sglang.launch_server`) are its text [start, end): a fix of the program edits them there
+    # (None: not found as written, so the program is not edited)
+    script_at: int | None = None
+    script_program: tuple[int, int] | None = None
 
     def program_head(self, tokens: list[str]) -> str:
         """The program's first word (`python3`, `sglang`), wherever it is written."""
@@ -502,13 +509,32 @@ def _script_form(tokens: list[str], run: ContainerRun | None, sh, where: str, ar
         raise UsageError(f"{where}: the script's sglang command must end in \"$@\" with its flags given as the "
                          "script's arguments; flags written inside the script are not read", hint=_HINT)
     start = args_at + shifted
+    script_at = (zero_at if zero_at is not None else args_at) - 1
     env = {**exported, **{k: _script_value(k, v, where) for k, v in form.env.items()}}
     return LaunchForm(wrapper_len=start, prefix_len=start, entry=form.entry, launcher=form.launcher, env=env,
                       env_cleared=form.env_cleared, env_unset=form.env_unset,
                       env_word_indices=run.env_word_indices if run else (),
                       env_insert_at=run.image_index if run else 0, container=run, env_as_option=run is not None,
                       env_value_at={k: v for k, v in value_at.items() if k not in form.env},
-                      script=sh.commands, script_launch=index)
+                      script=sh.commands, script_launch=index, script_at=script_at,
+                      script_program=program_span(tokens[script_at], tuple(words[form.wrapper_len:form.prefix_len])))
+
+
+@functools.lru_cache(maxsize=32)  # the fix loop reads the same script again on every pass
+def program_span(script: str, program: tuple[str, ...]) -> tuple[int, int] | None:
+    """[start, end) of the script's last command's run of `program` words, as the script writes
+    them; None when the script's words cannot be split with offsets or the run is not there."""
+    try:
+        commands = shell_commands(script, script_args=True, keep_expansions=True)
+    except Unsupported:
+        return None
+    n = len(program)
+    for command in reversed(commands):
+        texts = tuple(w for w, _s, _e in command)
+        for k in range(len(texts) - n, -1, -1):
+            if n and texts[k:k + n] == program:
+                return command[k][1], command[k + n - 1][2]
+    return None
 
 
 def _script_value(name: str, value: str, where: str) -> str:

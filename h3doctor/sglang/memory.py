@@ -490,37 +490,49 @@ def budget(a: dict[str, Any], residency: dict[str, str], family: str, hw: Hardwa
     )
 
 
-def pinned_need_gib(b: Budget, release: str, pin: bool, host_gib: float | None) -> float | None:
-    """The host memory that pinning this launch's layerwise layer stores locks, all ranks of the
-    host together, as the release pins them (`releasedata/<release>/memory.json` `pinning`).
+def pinned_need_gib(b: Budget, release: str, pin: bool, host_gib: float | None, courier: bool = True) -> float | None:
+    """The host memory that this launch pins, all ranks of the host together, as the release pins
+    it (`releasedata/<release>/memory.json` `pinning`): the layerwise layer stores (each rank pins
+    its own shard), and from 0.5.19 each rank's staging slots for the layers left on the
+    checkpoint's mapping (`staging_slots`, outside the pin budget, pinned whatever
+    `--pin-cpu-memory` says). The non-layer weights sglang keeps on the host are pageable for
+    MiniMax-H3 (`non_layer_pinned_gib`: 0).
 
-    Counted: the layer stores only (each rank pins its own shard). Not counted, so the figure is a
-    lower bound: the non-layer weights kept on the host, the staging slots of mapped layers,
-    the checkpoint's page cache, and the process's own memory (Python, torch, the CUDA context).
-    `pin`: ServerArgs.pin_cpu_memory (True unless `--pin-cpu-memory false`). None where the host
-    memory, which a budget plans against, is unknown."""
+    Not counted, so the figure is a lower bound: MiniMax-H3's AdaLN host tier (0.5.20 on, sized from
+    the memory available at run time), the checkpoint's page cache and the process's own memory
+    (Python, torch, the CUDA context); a component's layers count as mapped only where its copies
+    do not fit the host as the rank plans it, which a real host (with less available) reaches sooner.
+    `pin`: ServerArgs.pin_cpu_memory (True unless `--pin-cpu-memory false`); `courier`: False with
+    SGLANG_DIFFUSION_DISABLE_MAPPED_COURIER. None where the host memory, which a budget plans
+    against, is unknown."""
     stores = [(n, size) for _, n, size in b.host_stores if n > 0 and size > 0]
     if not stores:
         return 0.0
     p = _values(release, "pinning")
+    non_layer = b.ranks * (p.get("non_layer_pinned_gib") or 0.0)
     if p["budget"] == "none":
         # no budget: every store is pinned, rounded as the release rounds it; unpinned, each is an
-        # anonymous copy of its own size all the same
-        return b.ranks * sum(n * (_locked(size, p) if pin else size) for n, size in stores)
-    if not pin:
-        return 0.0  # nothing pinned; copies that do not fit stay on the checkpoint mapping
+        # anonymous copy of its own size all the same (and nothing is left on the mapping: no slots)
+        return b.ranks * sum(n * (_locked(size, p) if pin else size) for n, size in stores) + non_layer
     if host_gib is None:
         return None
     # each rank plans against its share of the host: what it books is the store's size, what
     # it locks the block the release allocates for it
     share = host_gib / b.ranks
     room = min(share - max(p["reserve_fraction"] * share, p["reserve_min_gib"]), share - p["copy_reserve_gib"])
-    booked = locked = 0.0
+    slots = (p.get("staging_slots") or 0) if courier else 0
+    booked = locked = staging = 0.0
     for n, size in stores:
-        k = max(0, min(n, int((room - booked) // size)))
+        k = max(0, min(n, int((room - booked) // size))) if pin else 0
+        # sglang weighs the component's host copies (pinned and pageable alike, booked before they
+        # are allocated) against what is available less the copy reserve, after the components
+        # before it pinned theirs; copies that do not fit leave the unpinned layers on the mapping,
+        # which the courier ships through its pinned slots, each the size of one layer
+        mapped = k < n and n * size > share - p["copy_reserve_gib"] - locked
         booked += k * size
         locked += k * _locked(size, p)
-    return b.ranks * locked
+        staging += slots * _locked(size, p) if mapped else 0.0
+    return b.ranks * (locked + staging) + non_layer
 
 
 def _locked(size_gib: float, p: dict[str, Any]) -> float:

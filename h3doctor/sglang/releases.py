@@ -20,6 +20,7 @@ from h3doctor.paths import installed_versions, read_package_text
 from h3doctor.record import record, replace
 from h3doctor.sglang import release_files
 from h3doctor.sglang.images import image_release, sglang_repositories
+from h3doctor.unresolved import as_written, has_mark
 from h3doctor.verified import NEWEST_VERIFIED
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
@@ -240,9 +241,14 @@ def target(option: str | None, recipe: str | None, *, installed: str | None = No
 
 
 def image_target(image: str) -> Release:
-    """The release a container image runs (sglang/images.py reads its tag)."""
-    found = image_release(image)
+    """The release a container image runs (sglang/images.py reads its tag). An image the file
+    leaves to the shell or to make (`$(IMAGE)`, h3doctor/unresolved.py) names no release."""
     newest = NEWEST_VERIFIED
+    if has_mark(image):
+        return Release(newest, "default", newest, image,
+                       f"cannot verify the release: the image {as_written(image)} is known only when the launch "
+                       f"runs; judged as {newest}; give --sglang-version")
+    found = image_release(image)
     if found.kind == "release" and found.version:
         return replace(_target(found.version, "image"), image=image)
     if found.kind == "latest":
@@ -328,6 +334,17 @@ def host_spill(version: str) -> dict[str, Any] | None:
     """sglang's host spill in release `version` (0.5.20 on): the DiT's fused bytes, in how many
     tensors, and the free space it keeps (runtime-facts.json `spill`); None before it existed."""
     return next((e for e in runtime_facts()["spill"] if in_range(version, e["versions"])), None)
+
+
+@functools.lru_cache(maxsize=None)
+def kernels_loaded(version: str) -> tuple[tuple[str, str, str | None], ...]:
+    """The CUDA kernel libraries release `version` loads on a MiniMax-H3 launch, each as (label,
+    package prefix of its facts, the DiT attention backend that loads it, or None: every launch)
+    (runtime-facts.json `kernels`); () for a release it does not cover."""
+    for entry in runtime_facts()["kernels"]:
+        if in_range(version, entry["versions"]):
+            return tuple((k["label"], k["prefix"], k["backend"]) for k in entry["loaded"])
+    return ()
 
 
 @functools.lru_cache(maxsize=None)

@@ -8,6 +8,7 @@ find every problem. The result is a flat mapping that rule conditions read.
 
 from __future__ import annotations
 
+import functools
 import os
 
 from h3doctor.digits import is_digits
@@ -60,6 +61,13 @@ BACKEND_ALIASES = {"fa3": "fa", "fa4": "fa", "flash": "fa", "flash_attn": "fa", 
 def suggest_backend(name: Any) -> str:
     """The valid backend a mistyped --attention-backend most likely meant (default: fa)."""
     key = str(name).strip().lower().replace("-", "_")
+    # a launch with no --attention-backend asks for "none" on every evaluation: the answers for
+    # short words are kept (least recently used, bounded), a long hostile value is never kept
+    return _suggest(key) if len(key) <= 64 else _suggest.__wrapped__(key)
+
+
+@functools.lru_cache(maxsize=512)
+def _suggest(key: str) -> str:
     if key in BACKEND_ALIASES:
         return BACKEND_ALIASES[key]
     if key in ATTENTION_BACKENDS:

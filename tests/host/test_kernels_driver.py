@@ -67,7 +67,8 @@ def write(path: Path, data: bytes) -> str:
     (OPEN_MODULE, "570.86.15", "12.8"),
     ("NVRM version: NVIDIA UNIX x86_64 Kernel Module  525.60.13  ...\n", "525.60.13", "12.0"),
     ("NVRM version: NVIDIA UNIX x86_64 Kernel Module  470.239.06  ...\n", "470.239.06", "11.4"),
-    ("NVRM version: NVIDIA UNIX x86_64 Kernel Module  595.10  ...\n", "595.10", "13.0+"),  # past the table
+    ("NVRM version: NVIDIA UNIX x86_64 Kernel Module  595.10  ...\n", "595.10", "13.1"),  # below 13.2 GA's 595.45.04
+    ("NVRM version: NVIDIA UNIX x86_64 Kernel Module  610.43.02  ...\n", "610.43.02", "13.2+"),  # past the table
     ("NVRM version: NVIDIA UNIX x86_64 Kernel Module  390.157  ...\n", "390.157", None),  # older than every row
 ])
 def test_the_proc_file_gives_the_driver_and_its_cuda_by_nvidias_table(tmp_path, text, driver, cuda):

@@ -130,3 +130,16 @@ def test_hostile_scripts_are_usage_errors(script, says):
 def test_a_command_substitution_is_a_word_of_unknown_value():
     line = read(DOCKER + [f"exec sglang serve --model-path {M} --num-gpus $(nproc)"], {})
     assert has_mark(moved(line)[-1]) and line.words[-1].computed
+
+
+def test_a_change_of_the_scripts_program_words_is_written_in_the_script_as_written():
+    """H3D040's fix in a script that holds flags: the judged script's program words, and only
+    they, are edited in the script as the line writes it (its `shift N;` is h3doctor's)."""
+    tokens = ["bash", "-lc", f'cd /w && exec python3 -m sglang.launch_server --model-path {M} "$@"', "--", "--port", "1"]
+    line = read(tokens, {})
+    judged = list(line.judged)
+    judged[line.script_at] = judged[line.script_at].replace("python3 -m sglang.launch_server", "sglang serve")
+    assert line.written_back(judged)[2] == f'cd /w && exec sglang serve --model-path {M} "$@"'
+    judged[line.script_at] = judged[line.script_at].replace("cd /w", "cd /x")  # outside the program's words
+    with pytest.raises(NotWritten, match="beyond its launch's program"):
+        line.written_back(judged)

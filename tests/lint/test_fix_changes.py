@@ -196,7 +196,7 @@ def test_word_end(line, column, word, end):
 
 
 def test_changed_span_is_the_edit_not_the_file():
-    from h3doctor.lint.located_fixes import changed_span
+    from h3doctor.tokendiff import changed_span
 
     assert changed_span("a b sage c\nnext\n", "a b fa c\nnext\n") == (4, 8, "fa")
     assert changed_span("same", "same") is None

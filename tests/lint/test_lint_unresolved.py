@@ -290,3 +290,22 @@ def test_a_configmap_volume_is_laid_out_as_the_kubelet_lays_it_out(volume, mount
     container = load_yaml(f"volumeMounts: [{{name: v, {mount[1:-1]}}}]", origin="t")
     volumes = load_yaml(f"[{{name: v, {volume[1:-1]}}}]", origin="t")
     assert {path: text for path, (text, _where) in _mounts(container, volumes, maps).items()} == files
+
+
+def test_an_image_left_to_make_names_no_release_and_is_shown_as_written(tmp_path, monkeypatch):
+    """`docker run … $(IMAGE) …` in a Makefile recipe: the image is known only when make runs, so
+    its release is "cannot verify" (H3D922), said with the image as the file writes it — never the
+    reader's internal mark (a NUL) in the message, nor "not sglang's"."""
+    import json
+
+    from h3doctor.lint.run import LintOptions, lint
+    from h3doctor.output.formats import render
+    (tmp_path / "serve.mk").write_text(
+        "IMAGE := lmsysorg/sglang:v0.5.23\n\nserve:\n"
+        "\tdocker run --rm --gpus all --ipc=host $(IMAGE) sglang serve --model-path MiniMaxAI/MiniMax-H3 --num-gpus 4\n")
+    monkeypatch.chdir(tmp_path)
+    _code, report, _notes = lint(["serve.mk"], LintOptions(targets=("4xH200",), no_config=True))
+    [release] = [f["message"] for f in json.loads(render("lint", "json", report))["findings"] if f["rule"] == "H3D922"]
+    assert "\x00" not in release
+    assert "the image $(IMAGE) is known only when the launch runs" in release
+    assert "not sglang's" not in release

@@ -129,3 +129,16 @@ def test_an_error_names_a_hostile_path_through_the_same_escapes(tmp_path):
                           capture_output=True, cwd=tmp_path, timeout=60)
     err = proc.stderr.decode("utf-8")
     assert proc.returncode == 2 and "nope\\xff\\u202e.log" in err and not uncontrolled(err), err
+
+
+def test_lint_text_shows_a_message_of_several_lines_on_its_one_line(tmp_path):
+    """sglang's H3D040 text has a line break and an indent: lint's one-line format shows it as one
+    space (not a literal `\\n`, not a second line); other controls stay escapes."""
+    from h3doctor.output.lint_text import one_line
+    (tmp_path / "serve.sh").write_text("python -m sglang.launch_server --model-path MiniMaxAI/MiniMax-H3 --num-gpus 4\n")
+    out = run("lint", "--no-config", "--target", "4xH200", "--format", "concise", "serve.sh", cwd=tmp_path).stdout.decode()
+    [line] = [line for line in out.splitlines() if " H3D040 " in line]
+    assert "entrypoint. Example: sglang serve" in line and "\\n" not in line
+    message = "recommended entrypoint.\n  Example: sglang serve --model-path <model> [options]"
+    assert one_line(message) == "recommended entrypoint. Example: sglang serve --model-path <model> [options]"
+    assert safe_text(one_line("a\r\n b\rc\x1b[2J")) == "a b\\rc\\e[2J"

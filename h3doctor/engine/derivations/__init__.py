@@ -27,11 +27,13 @@ from h3doctor.engine.derivations import (  # noqa: F401 - importing a module reg
     quality_high,
     checkpoint,
     memory,
+    memory_words,
     sampling,
     exec_safety,
     download,
     kernels,
     probes,
+    shared_pool,
 )
 from h3doctor.engine.derivations.registry import REGISTRY, declared_paths, needed_for, ordered, producers, run  # noqa: F401
 from h3doctor.sglang.resolve import EVENTS
@@ -61,8 +63,8 @@ def plan_for(paths: frozenset[str]) -> tuple[Derivation, ...]:
     return needed_for((*paths, *REPORTED), ORDER, _PRODUCERS)
 
 
-def derive_all(r: Any, hw: Any, ctx: dict[str, Any], reads: frozenset[str] | None = None) -> dict[str, Any]:
+def derive_all(r: Any, hw: Any, ctx: dict[str, Any], reads: frozenset[str] | None = None) -> None:
     """The values of the derivations `reads` needs (None: every one) and `derived.derivation_errors`
-    (rule H3D991): the ones that failed. `r` None (no resolved launch): the values of the
-    derivations that read only the launch's words."""
-    return run(r, hw, ctx, launch_only=r is None, plan=ORDER if reads is None else plan_for(reads))
+    (rule H3D991): the ones that failed, written into `ctx`. `r` None (no resolved launch): the
+    values of the derivations that read only the launch's words."""
+    ctx.update(run(r, hw, ctx, launch_only=r is None, plan=ORDER if reads is None else plan_for(reads), in_place=True))

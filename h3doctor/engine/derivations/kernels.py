@@ -11,17 +11,18 @@ from __future__ import annotations
 
 from h3doctor.cuda_compat import covers, driver_older, major_minor
 from h3doctor.engine.derivations.registry import derives
+from h3doctor.sglang.releases import kernels_loaded
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
 if TYPE_CHECKING:
     from typing import Any
 
-# sglang 0.5.23's kernel libraries on CUDA whose failure kills the worker, and the DiT attention
-# backend that loads each (None: every launch: sgl_kernel is imported by runtime/layers/layernorm.py
-# at module level; flash-attn by the fa2 backend's module, with no fallback). sageattention is not
-# here: sglang's sage_attn resolver falls back to FlashAttention when `from sageattention import
-# sageattn` raises ImportError (platforms/cuda.py:165-169), an undefined symbol included.
-LOADED_BY = (("sgl-kernel", "sgl_kernel", None), ("flash-attn", "flash_attn", "fa2"))
+# The kernel libraries each release loads on CUDA whose failure kills the worker, and the DiT attention
+# backend that loads each, are data keyed by release (flagdata/runtime-facts.json `kernels`,
+# sglang/releases.py kernels_loaded): sgl_kernel on every launch (runtime/layers/layernorm.py at
+# module level, 0.5.17 on); Dao's flash-attn with the fa2 backend from 0.5.21 (before it, fa2 runs
+# sglang's own kernels). sageattention is in none: sglang's sage_attn resolver falls back to
+# FlashAttention when `from sageattention import sageattn` raises ImportError (platforms/cuda.py).
 
 
 def _no_image(targets: Any, cc_int: int | None) -> bool | None:
@@ -37,18 +38,21 @@ def _judged(verdicts: list[tuple[str, bool | None]]) -> list[str] | None:
     return wrong if wrong or all(bad is not None for _n, bad in verdicts) else None
 
 
-def _loaded(backend: Any) -> list[tuple[str, str]]:
-    return [(label, prefix) for label, prefix, by in LOADED_BY if by is None or by == backend]
+def _loaded(version: str, backend: Any) -> list[tuple[str, str]]:
+    return [(label, prefix) for label, prefix, by in kernels_loaded(version) if by is None or by == backend]
 
 
 @derives("cuda.driver_too_old", "driver_found_version", "cuda.kernels_without_image", "kernel_image_text",
-         "cuda.kernels_other_torch", "kernel_torch_text", "cuda_unknown", reads=("derived.dit_backend",))
+         "cuda.kernels_other_torch", "kernel_torch_text", "cuda_unknown",
+         reads=("derived.dit_backend", "release.table"), per_hardware=True)
 def cuda_stack(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
     too_old = driver_older(hw.driver_cuda, hw.torch_cuda)
     mm = major_minor(hw.driver_cuda)
     # cudaDriverGetVersion's int, as torch prints it; words where the message is a "cannot verify"
     found = "unknown" if mm is None or too_old is None else mm[0] * 1000 + mm[1] * 10
-    loaded = _loaded(ctx.get("derived.dit_backend"))
+    # the release is one of its reads (the libraries loaded differ per release): a per-hardware
+    # derivation is called without the launch (`r` is None) and keyed on its reads
+    loaded = _loaded(ctx["release.table"], ctx.get("derived.dit_backend"))
     cc = hw.cc_int
     image = [(label, getattr(hw, f"{prefix}_sm")) for label, prefix in loaded]
     missing = _judged([(f"{label} ({', '.join(t or ()) or 'no GPU code'})", _no_image(t, cc)) for label, t in image])

@@ -169,7 +169,7 @@ def memory_budget(r: Any, hw: Any, ctx: dict[str, Any]) -> dict[str, Any]:
         "derived.memory.host_layerwise_gib": _round(b.host_layerwise_gib),
         "derived.memory.host_spendable_gib": _round(b.host_spendable_gib),
         "derived.memory.host_short": host_short,
-        **_pinned(pinned_need_gib(b, release, _pins(a), hw.host_memory_gib), hw, release),
+        **_pinned(pinned_need_gib(b, release, _pins(a), hw.host_memory_gib, _courier(r.env)), hw, release),
         "derived.memory.unmodelled": None,
         **_NOTHING_UNVERIFIED,
     }
@@ -278,6 +278,12 @@ def _pins(a: dict[str, Any]) -> bool:
     return a.get("pin_cpu_memory") is not False
 
 
+def _courier(env: dict[str, Any]) -> bool:
+    """Whether sglang ships mapped layers through its pinned staging slots: unless
+    SGLANG_DIFFUSION_DISABLE_MAPPED_COURIER is "true" or "1" (sglang's get_bool_env_var)."""
+    return str(env.get("SGLANG_DIFFUSION_DISABLE_MAPPED_COURIER") or "false").lower() not in ("true", "1")
+
+
 def _pinned(need: float | None, hw: Any, release: str) -> dict[str, Any]:
     """The pinned host need and whether it is more than the host memory sglang can use (the
     cgroup cap where there is one): None where either is unknown, False where nothing is pinned.
@@ -304,7 +310,7 @@ def _least_pinned(r: Any, hw: Any, placements: list[dict[str, str]], trials: lis
         if "layerwise-offload" not in placed.values():
             return 0.0  # no layer streamed from the host: nothing pinned, the least there is
         b = budget(r.args, placed, r.family.key, hw, r.env, entry, intent, release, lower_bound=True)
-        needs.append(pinned_need_gib(b, release, _pins(r.args), hw.host_memory_gib))
+        needs.append(pinned_need_gib(b, release, _pins(r.args), hw.host_memory_gib, _courier(r.env)))
     if not needs or None in needs:
         return None
     return min(needs)

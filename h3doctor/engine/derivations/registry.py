@@ -21,6 +21,7 @@ absent (a missing path reads as None, like an unknown value).
 
 from __future__ import annotations
 
+from h3doctor.engine.memo import PerHardware
 from h3doctor.record import record
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
@@ -48,6 +49,9 @@ class Derivation:
     # (produced path, the option dests or --config key lists its value is made from): where lint
     # points a finding whose condition reads that value (lint/locate.py)
     points_at: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # reads nothing but the hardware and its declared `reads` (never the resolved launch: its `r`
+    # is None): its values are kept per hardware object and those values (`PER_HARDWARE`)
+    per_hardware: bool = False
 
 
 class DerivationGraphError(Exception):
@@ -59,11 +63,13 @@ REGISTRY: list[Derivation] = []
 
 
 def derives(*names: str, reads: Iterable[str] = (), points_at: Mapping[str, Iterable[str]] | None = None,
-            fallback: Mapping[str, Any] | None = None, launch_only: bool = False) -> Callable:
+            fallback: Mapping[str, Any] | None = None, launch_only: bool = False, per_hardware: bool = False) -> Callable:
     """Register the decorated function as the derivation of `derived.<name>` for each name.
     `reads`: the context paths it reads (`derived.*` ones complete). `points_at` ({name: dests}):
     the option dests (or --config key lists) a value is made from. `fallback` ({name: value}): what the values are when it raises.
-    `launch_only`: it reads no resolved value (its `r` may be None), so it runs for every launch."""
+    `launch_only`: it reads no resolved value (its `r` may be None), so it runs for every launch.
+    `per_hardware`: its values depend on the hardware and its `reads` alone (it is called with `r`
+    None), so a process checking many launches on one hardware object works them out once."""
     paths = tuple(PREFIX + n for n in names)
     if fallback is not None and not set(fallback) <= set(names):
         raise ValueError(f"fallback names {sorted(set(fallback) - set(names))} are not declared")
@@ -74,7 +80,7 @@ def derives(*names: str, reads: Iterable[str] = (), points_at: Mapping[str, Iter
 
     def register(fn: Callable) -> Callable:
         REGISTRY.append(Derivation(fn.__name__.lstrip("_"), fn.__module__.rsplit(".", 1)[-1], paths, fn, prefixed,
-                                   launch_only, tuple(reads), pointing))
+                                   launch_only, tuple(reads), pointing, per_hardware))
         return fn
     return register
 
@@ -85,6 +91,8 @@ def declared_paths() -> frozenset[str]:
 
 
 ERRORS = PREFIX + "derivation_errors"  # the failures of one run, as rule H3D991 prints them
+# the values of `per_hardware` derivations: a few profiles x the values of their reads in a process
+PER_HARDWARE = PerHardware(256)
 
 
 def _label(d: Derivation) -> str:
@@ -170,18 +178,23 @@ def flags_of(derivations: Iterable[Derivation]) -> dict[str, tuple[str, ...]]:
 
 
 def run(r: Any, hw: Any, ctx: dict[str, Any], launch_only: bool = False,
-        plan: Iterable[Derivation] | None = None) -> dict[str, Any]:
+        plan: Iterable[Derivation] | None = None, in_place: bool = False) -> dict[str, Any]:
     """The values of the derivations of `plan` (default: every registered one, ordered), in order,
     and `derived.derivation_errors`: the failures. With `launch_only` (no resolved launch), only the
-    derivations that read the launch's words."""
+    derivations that read the launch's words. `in_place`: each value is written into `ctx` as it is
+    made (the check's own context, ~450 paths: not copied) and only the failures are returned."""
     out: dict[str, Any] = {}
     failures: list[str] = []
-    seen = dict(ctx)  # what the next derivation reads: the context and every earlier value (one copy per check)
+    seen = ctx if in_place else dict(ctx)  # what the next derivation reads: the context and every earlier value
     for derivation in ordered(REGISTRY) if plan is None else plan:
         if launch_only and not derivation.launch_only:
             continue
         try:
-            values = derivation.compute(r, hw, seen)
+            if derivation.per_hardware:
+                values = PER_HARDWARE.get(hw, (derivation.paths, *map(seen.get, derivation.reads)),
+                                          lambda d=derivation: d.compute(None, hw, seen))
+            else:
+                values = derivation.compute(r, hw, seen)
         except Exception as exc:  # noqa: BLE001 - one derivation's surprise must not hide the others
             failures.append(f"{derivation.name}: {type(exc).__name__}: {exc}")
             if derivation.fallback is None:
@@ -189,7 +202,8 @@ def run(r: Any, hw: Any, ctx: dict[str, Any], launch_only: bool = False,
             import copy
 
             values = copy.deepcopy(dict(derivation.fallback))
-        out.update(values)
+        if not in_place:
+            out.update(values)
         seen.update(values)
     out[ERRORS] = failures
     return out
