@@ -25,6 +25,7 @@ class Match:
     text: str
     count: int = 1
     notes: list[str] = field(default_factory=list)
+    by: str = "sglang"  # who prints the matched words (Pattern.by)
 
 
 def match_errors(errors: list[ErrorLine], patterns: tuple[Pattern, ...]) -> tuple[list[Match], list[ErrorLine]]:
@@ -50,7 +51,7 @@ def match_errors(errors: list[ErrorLine], patterns: tuple[Pattern, ...]) -> tupl
             known = per_rule.get(pattern.rule)
             if known is None or exact and not known.exact:
                 per_rule[pattern.rule] = Match(pattern.rule, exact, pattern.source, pattern.releases, captured,
-                                               error.line, error.text)
+                                               error.line, error.text, by=pattern.by)
             elif exact == known.exact:  # another release's wording of the same rule fits too
                 known.releases = tuple(sorted(set(known.releases) | set(pattern.releases), key=_release_key))
         if not per_rule:

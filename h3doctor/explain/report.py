@@ -95,7 +95,7 @@ class ExplainReport:
                 "exact": m.exact, "how": m.how, "releases": list(m.releases), "captured": m.captured,
                 "line": m.line, "text": m.text, "count": m.count, "why": unfilled.fill(text.why, context),
                 "fix_note": unfilled.fill(text.fix_note, context) if text.fix_note else text.fix_note,
-                "confirmed": self.confirmed(m.rule), "notes": m.notes}
+                "confirmed": self.confirmed(m.rule), "notes": m.notes, "by": m.by}
 
 
 def _headline(result: Any) -> dict[str, str] | None:
