@@ -150,7 +150,7 @@ def run(request: ExplainRequest) -> ExplainReport:
         release = {**release, "version": ctx.get("release.version"),
                    "why": f"the check's release ({ctx.get('release.source', 'default')})"}
     confirmed = {f.rule.id for f in outcome.result.evaluation.findings} if outcome is not None else None
-    found = first_things_first(found, confirmed, release["version"])
+    found = first_things_first(match.oom_as_checked(found, confirmed), confirmed, release["version"])
     return ExplainReport(request.source, len(log.lines), found, unmatched, by_id, release, launch, outcome, notes,
                          causes)
 
