@@ -83,6 +83,10 @@ def _refuse_misspelt_option(tokens: list[str], sglang_version: str | None) -> No
     """A word in front of the launch's program that is close to one of check's own options and is
     no sglang flag of the target release was meant for h3doctor (`--profle 4xH200`): a usage error
     with the spelling, not an sglang flag to report (through the shell hook: exit 2, launched anyway)."""
+    from h3doctor.sglang.container_run import is_container_run
+
+    if is_container_run(tokens):  # `docker run --memory 48g …`: the runtime's options, which its reader checks
+        return
     own = sorted({flag for opt in CHECK_OPTIONS for flag in opt.flags if flag.startswith("--")})
     suspects = []
     for k, tok in enumerate(tokens):

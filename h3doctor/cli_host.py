@@ -7,34 +7,23 @@ import os
 import sys
 
 from h3doctor.cli_output import write_file, write_report
-from h3doctor.output.json_text import json_text
-
-
-def console(stderr: bool = False):
-    """Rich's console for the probe's table, plain under NO_COLOR."""
-    from rich.console import Console
-
-    no_color = bool(os.environ.get("NO_COLOR"))
-    return Console(stderr=stderr, no_color=no_color, highlight=False, soft_wrap=True, emoji=False)
 
 
 def probe(format_name: str, refresh: bool, no_cache: bool, timeout: float | None, save_profile: str | None) -> None:
     """`h3doctor probe`: one line per hardware fact with its source, and the shell hook's state."""
     from h3doctor.host.probe import probe as run_probe
-    from h3doctor.host.probe import profile_text, render_text
+    from h3doctor.host.probe import profile_text
     from h3doctor.launch.hook import status as hook_status
+    from h3doctor.output.formats import Report
+    from h3doctor.output.probe_text import probe_report
 
     result = run_probe(dict(os.environ), use_cache=not no_cache, refresh=refresh, timeout=timeout)
-    hook = hook_status(os.environ)
+    data = {**result.as_dict(), "hook": hook_status(os.environ)}
     if save_profile:
         write_file(save_profile, profile_text(result), "profile")
-    if format_name == "json":
-        sys.stdout.write(json_text({**result.as_dict(), "hook": hook}))
-        return
-    render_text(result, console())
-    glyph = "✓" if hook["active"] else "!" if hook["loaded"] else "-"
-    sys.stdout.write(f"{glyph} shell hook: {'active' if hook['active'] else 'inactive'}: {hook['reason']}\n")
-    if save_profile:
+    write_report("probe", format_name, Report(data, text=lambda console, buf: probe_report(data, console)),
+                 sys.stdout, None)
+    if save_profile and format_name != "json":
         sys.stdout.write(f"\nprofile written to {save_profile} (use: h3doctor check --profile {save_profile} ...)\n")
 
 

@@ -32,8 +32,9 @@ def rules(format_name: str, rules_dir: str | None, markdown: str | None) -> None
     if format_name == "json":
         sys.stdout.write(json_text([r.as_dict() for r in loaded]))
         return
-    for r in sorted(loaded, key=lambda r: r.id):
-        sys.stdout.write(f"{r.id}  {','.join(r.catalog):<8} {r.severity:<8} {r.stage:<15} {r.title}\n")
+    from h3doctor.output.reference_text import console, rules_list
+
+    rules_list(loaded, console())
 
 
 def rule(rule_id: str, format_name: str, rules_dir: str | None) -> None:
@@ -51,23 +52,9 @@ def rule(rule_id: str, format_name: str, rules_dir: str | None) -> None:
     if format_name == "json":
         sys.stdout.write(json_text(match.as_dict()))
         return
-    out = sys.stdout
-    out.write(f"{match.id} {match.name}: {match.title}\n")
-    out.write(f"catalog {', '.join(match.catalog)}; sglang {match.where} ({match.verified_versions}); "
-              f"severity {match.severity}; fails at: {match.stage}\n")
-    out.write("".join(f"  sglang {span}: {text}\n" for span, text in match.where_spans()) + "\n")
-    from h3doctor.engine.conditions import render_generic as g  # no launch: placeholders as <name>
+    from h3doctor.output.reference_text import console, rule_report
 
-    out.write(f"{match.says}: {g(match.message)}\n\nwhy: {' '.join(g(match.why).split())}\n")
-    if match.fix_note:
-        out.write(f"fix: {g(match.fix_note)}\n")
-    for alt in match.alternatives:
-        out.write(f"alternative: {alt['gives_up']}\n")
-    out.write("\nexamples:\n")
-    for ex in match.examples:
-        out.write(f"  [{ex['expect']}] on {ex['profile']}: {ex['argv']}\n")
-        if ex.get("fixed"):
-            out.write(f"         corrected: {ex['fixed']}\n")
+    rule_report(match, console(), sys.stdout)
 
 
 def coverage(write: str | None) -> None:
@@ -103,11 +90,9 @@ def profiles(format_name: str) -> None:
                                     "assumed": {n: assumed(load_profile(n)) for n in builtin_profile_names()},
                                     "gpus": [asdict(g) for g in catalog()]}))
         return
-    for name in builtin_profile_names():
-        hw = load_profile(name)
-        sys.stdout.write(f"{name:<10} {hw.description}\n{'':<10} assumed: {assumed_line(hw)}\n")
-    sys.stdout.write("\nGPU catalog: any <N>x<GPU> (4xH100, 2xRTX5090; Apple: 1xM4-Max-64GB sets the memory)\n")
-    for g in catalog():
-        cc = f"cc {g.compute_capability}" if g.compute_capability else "     "
-        aliases = f"  aka {', '.join(g.aliases)}" if g.aliases else ""
-        sys.stdout.write(f"{g.key:<11} {g.platform:<5} {g.memory_gib:>6.1f} GiB  {cc:<7} {g.device_name}{aliases}\n")
+    from h3doctor.output.reference_text import console, gpu_catalog, profiles_list
+
+    plain = console()
+    profiles_list([(name, (hw := load_profile(name)).description, assumed_line(hw)) for name in builtin_profile_names()],
+                  plain)
+    gpu_catalog(catalog(), plain)

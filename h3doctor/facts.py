@@ -120,6 +120,11 @@ class HardwareFacts:
     flash_attn_sm: tuple[str, ...] | None = None
     flash_attn_torch: str | None = None
     ffprobe_version: str | None = None  # `ffprobe -version`'s first line's version
+    # a container launch (sglang/container_facts.py): the GPUs its line grants (None: all of the
+    # host's, or not a container), and the runtime's refusal when the host has fewer (H3D148; ""
+    # when it has them all, None when the host's count is not known)
+    gpus_granted: int | None = None
+    gpu_grant_error: str | None = None
     # issue 29, swap on a shared memory pool (H3D419; sglang's auto_tune.py, 0.5.20 on): /proc/meminfo
     # SwapTotal as psutil.swap_memory() reads it, and whether /sys/fs/cgroup/memory.swap.max reads "0"
     swap_gib: float | None = None
@@ -250,9 +255,22 @@ def assumed(hw: HardwareFacts) -> dict[str, Any]:
     return {name: list(value) if isinstance(value := getattr(hw, name), tuple) else value for name in names}
 
 
+def assumed_sources(hw: HardwareFacts) -> dict[str, str | None]:
+    """Where each of `assumed(hw)` comes from: the profile, the probe, an option, or the container
+    line (`container: --shm-size 1g`, sglang/container_facts.py); None where nothing gave it."""
+    return {name: hw.sources.get(name) for name in ASSUMED_FACTS}
+
+
+def _mark(hw: HardwareFacts, name: str) -> str:
+    """" (container)" after a fact the launch's container line gives, not the host's."""
+    return " (container)" if hw.sources.get(name, "").startswith("container: ") else ""
+
+
 # the report header's words for each host fact: sizes with their unit, then what is there (or not)
 _SIZES = {"host_memory_gib": "RAM {} GiB", "shm_gib": "/dev/shm {} GiB", "disk_free_gib": "disk {} GiB free",
           "spill_free_gib": "spill {} GiB free"}
+_SIZE_NAMES = {"host_memory_gib": "RAM", "shm_gib": "/dev/shm", "disk_free_gib": "free disk",
+               "spill_free_gib": "free spill disk"}
 _HAS = {"ffmpeg": "ffmpeg+ffprobe", "ffmpeg_encoders": "libx264+aac", "flash_attn": "FlashAttention",
         "fa_kernel": "FA kernel", "hf_token": "Hub token"}
 
@@ -266,16 +284,21 @@ def assumed_line(hw: HardwareFacts, stack: bool = True) -> str:
     """The report header's "assumed:" line: each size, then the things present ("has …"), absent
     ("no …") and not known ("unknown: …"), so a whole host fits the hook's screen in two lines."""
     facts = assumed(hw)
-    parts = [label.format("unknown" if facts[name] is None else f"{facts[name]:g}") for name, label in _SIZES.items()]
-    groups = (("has ", True), ("no ", False), ("unknown: ", None))
-    for lead, state in groups:
-        named = [label for name, label in _HAS.items() if facts[name] is state]
+    # a size not known is named among the unknowns ("unknown: RAM, …"), never "RAM unknown GiB"; a
+    # fact the launch's container gives, not the host, is marked " (container)"
+    sizes = [label.format(f"{facts[name]:g}") + _mark(hw, name) for name, label in _SIZES.items()
+             if facts[name] is not None]
+    unknown = [_SIZE_NAMES[name] + _mark(hw, name) for name in _SIZES if facts[name] is None]
+    parts = [", ".join(sizes)] if sizes else []
+    for lead, state in (("has ", True), ("no ", False), ("unknown: ", None)):
+        named = (unknown if state is None else []) + [label + _mark(hw, name) for name, label in _HAS.items()
+                                                      if facts[name] is state]
         if named:
             parts.append(lead + ", ".join(named))
     # the CUDA stack only where sglang runs CUDA; a report header names a profile's official image
     # in its title line instead (`stack=False`), to keep a blocked hook launch on one screen
     cuda = "; " + _cuda_part(hw) if hw.platform == "cuda" and stack else ""
-    return ", ".join(parts[: len(_SIZES)]) + "".join("; " + p for p in parts[len(_SIZES):]) + cuda + _shared_pool_part(facts)
+    return "; ".join(parts) + cuda + _shared_pool_part(facts)
 
 
 def _shared_pool_part(facts: dict[str, Any]) -> str:

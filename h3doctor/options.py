@@ -66,7 +66,8 @@ CHECK_OPTIONS: tuple[Option, ...] = (
     Option("verbose", ("--verbose",), "flag", "Explain each finding in full: why sglang fails, the catalog "
            "references and stage, and the fix search's notes (the default report is short).", default=False,
            panel="report"),
-    Option("fail_on", ("--fail-on",), "choice", "Lowest severity that makes the exit code 1.", default="error",
+    Option("fail_on", ("--fail-on",), "choice", "Lowest severity that makes the exit code 1 (a warning that "
+           "predicts a failure, '! likely to fail', exits 0 at the default error).", default="error",
            choices=SEVERITIES, panel="report"),
     Option("recipe", ("--recipe",), "text", "A YAML launch recipe (command, env, profile, request); see README.",
            panel="launch"),

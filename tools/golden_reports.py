@@ -12,7 +12,8 @@ the same text (tests/output/test_golden_reports.py), so one colour file is kept,
 with `cat` on a terminal. The hook's case runs the real `h3doctor check --hook` (its report and
 its last line are on stderr); the others render in this process, which is faster. The doctor's
 case is `h3doctor doctor` on a made-up machine (tests/golden/doctor-machine.json: the probe's
-observations of a GB10 workstation run without a cgroup memory limit).
+observations of a GB10 workstation run without a cgroup memory limit); `h3doctor probe` shows the
+same machine in the doctor's words.
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ CASES: dict[str, tuple[list[str], list[str], bool]] = {
     "readme-request": (["--profile", "1xH200", "--request-resolution", "1344x768", "--request-seconds", "12"],
                        list(MODEL), False),
     "readme-alternatives": (["--profile", "4xH200"], [*MODEL, "--num-gpus", "4", "--model-variant", "hybrid"], False),
+    # a warning that predicts an OOM and no launch that fits: "! likely to fail", exit 0, no corrected command
+    "no-fit": (["--profile", "1xRTX4070"], list(MODEL), False),
     # the README's launch as typed in a shell with the hook (h3doctor init): one error, one screen
     "hook-blocked": (["--profile", "4xH200"],
                      [*MODEL, "--num-gpus", "4", "--ulysses-degree", "2", "--ring-degree", "2",
@@ -115,6 +118,25 @@ def render_doctor(width: int, colour: bool) -> tuple[str, dict]:
     return text, data
 
 
+def render_probe(width: int, colour: bool) -> tuple[str, dict]:
+    """(`h3doctor probe`'s text, its JSON object) for the doctor's made-up machine, in a shell
+    without the hook."""
+    import json
+
+    from h3doctor.host.probe_facts import build
+    from h3doctor.output.formats import Report, render as render_report
+    from h3doctor.output.probe_text import probe_report
+
+    machine = json.loads(DOCTOR_MACHINE.read_text(encoding="utf-8"))
+    hook = {"active": False, "loaded": False, "reason": "not loaded in this shell; add eval \"$(h3doctor init bash)\" "
+            "to ~/.bashrc"}
+    with _only(_environment()):
+        data = {**build(machine["obs"], machine["run"], machine["host"], machine["env"]).as_dict(), "hook": hook}
+        text = render_report("probe", "text", Report(data, text=lambda console, _buf: probe_report(data, console),
+                                                     styled=colour, width=width))
+    return text, data
+
+
 def _report(options: list[str], launch: list[str], hook: bool, verbose: bool = False) -> Report:
     from h3doctor.check_args import check_request
     from h3doctor.cli_output import check_report
@@ -158,6 +180,10 @@ def goldens() -> dict[Path, str]:
         files[GOLDEN / f"doctor-{width}.txt"] = text
         if width == 80:
             files[SCREENSHOTS / "doctor.txt"] = f"$ h3doctor\n{text}"
+        text, _ = render_probe(width, colour=False)
+        files[GOLDEN / f"probe-{width}.txt"] = text
+        if width == 80:
+            files[SCREENSHOTS / "probe.txt"] = f"$ h3doctor probe\n{text}"
     return files
 
 

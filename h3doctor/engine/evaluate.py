@@ -82,7 +82,9 @@ def _resolved(launch: LaunchWords, target: Target, rules: RuleSet) -> tuple[tupl
     table = target.table
     cmd = parse_words(launch, table)  # a parse lint's session made for its pre-checks is taken as it is
     env = cmd.form.environment(target.env)
-    hw = apply_platform_override(target.hw, env)
+    run = cmd.form.container
+    # a fix that edits the container's line is judged with that line's facts, not the first one's
+    hw = apply_platform_override(target.hw if target.host is None or run is None else target.container_hw(run), env)
     config = config_for(cmd, table)
     args, explicit = server_args(cmd, config, table)
     family = family_of(cmd, args)

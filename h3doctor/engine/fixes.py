@@ -26,6 +26,7 @@ Strategy = Callable[["FixContext"], list["Edit"]]
 
 ENV = -2  # Edit.start for an environment assignment in front of the command
 PROGRAM = -3  # Edit.start for the program words (`sglang serve`, `python -m ...`); the wrapper stays
+RUNTIME = -4  # Edit.start for a container runtime's own option (`docker run --shm-size 16g …`)
 
 
 class Edit:
@@ -108,6 +109,12 @@ class FixContext:
 
     def op_set_env(self, name: str, value: Any) -> list[Edit]:
         return [Edit(ENV, ENV, [f"{name}={self.value_of(value)}"])]
+
+    def op_container_option(self, option: str, value: Any) -> list[Edit]:
+        """Set an option of the launch's `docker|podman|nerdctl run` (a launch in no container: no edit)."""
+        if self.cmd.form.container is None:
+            return []
+        return [Edit(RUNTIME, RUNTIME, [option, self.value_of(value)])]
 
     def op_remove(self, flag: str, config_override: Any = None) -> list[Edit]:
         """Drop the flag. A value that only the --config file gives cannot be removed from the
@@ -197,6 +204,8 @@ class FixContext:
             return self.op_remove_values(op["remove_values"]["flag"], op["remove_values"]["values"])
         if "set_env" in op:
             return self.op_set_env(op["set_env"]["name"], op["set_env"]["value"])
+        if "container_option" in op:
+            return self.op_container_option(op["container_option"]["option"], op["container_option"]["value"])
         if "strategy" in op:
             from h3doctor.engine.strategy_reads import STRATEGY_READS
 
@@ -302,7 +311,33 @@ def apply_edits(cmd: ParsedCommand, edits: list[Edit]) -> list[str]:
         # (env words go in at the image, after it, so `at` still points at the option)
         wrapper[at] = f"--entrypoint={program[0]}" if wrapper[at].startswith("--entrypoint=") else program[0]
         program = program[1:]
-    return wrapper + list(program) + args + appended
+    return _with_runtime_options(cmd, wrapper, [e for e in edits if e.start == RUNTIME]) + list(program) + args + appended
+
+
+def _with_runtime_options(cmd: ParsedCommand, wrapper: list[str], edits: list[Edit]) -> list[str]:
+    """The wrapper with a runtime option set: its value replaced where the line gives it (the one
+    the runtime keeps), else the option put right after `run`, where no word of the image or its
+    command can be taken for its value. Applied last: the env words go in at the image, after
+    every option, so the options' positions are still the line's."""
+    if not edits:
+        return wrapper
+    from h3doctor.sglang.container_run import runtime_option_span
+
+    run = cmd.form.container
+    head = list(cmd.tokens[: run.image_index])
+    for e in edits:
+        option, value = e.tokens
+        span = runtime_option_span(head, option)
+        if span is None:
+            at = 2 if head[1] == "run" else 3
+            wrapper[at:at] = [option, value]
+            head[at:at] = [option, value]
+        else:
+            start, end = span
+            new = [f"{option}={value}"] if end - start == 1 else [option, value]
+            wrapper[start:end] = new
+            head[start:end] = new
+    return wrapper
 
 
 def _with_env(cmd: ParsedCommand, env_edits: list[Edit]) -> list[str]:

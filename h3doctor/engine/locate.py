@@ -9,8 +9,11 @@ sglang `--config` file, the key of the file the finding is about; else the start
 A finding met only while fixing is located the same way in the command the fix loop had then,
 and mapped back to the word of the user's command it came from.
 
+A finding about a host fact a compose service or pod template gives its container (its /dev/shm,
+its memory cap) points at the key that gives it (`container_pos`).
+
 `launch` is a launch read from a file (inputs/launch.py `Launch`: its `tokens` and their
-`token_pos`, `pos`, `image_pos`, `key_pos`); it is not imported, as the engine reads no input files.
+`token_pos`, `pos`, `image_pos`, `key_pos`, `container_pos`); it is not imported, as the engine reads no input files.
 Lint locates its diagnostics here, and `check` locates a recipe's findings the same way.
 """
 
@@ -54,6 +57,15 @@ class Locator:
         if rule.id not in self._about_image:
             self._about_image[rule.id] = any(p.startswith(_IMAGE_PATHS) for p in paths_of(rule.when))
         return self._about_image[rule.id]
+
+    @staticmethod
+    def container_key(rule: Rule, launch) -> Pos | None:
+        """Where the launch's container definition gives a host fact the rule reads (`hw.shm_gib`:
+        the service's `shm_size`/`ipc`, the pod's /dev/shm volume or its container); None: none."""
+        at = getattr(launch, "container_pos", None)
+        if not at:
+            return None
+        return next((at[p[3:]] for p in paths_of(rule.when) if p.startswith("hw.") and p[3:] in at), None)
 
     def dests(self, rule: Rule) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """(option dests the rule's fix names, dests and config lists its condition reads)."""
@@ -153,6 +165,9 @@ class Locator:
     def locate(self, finding: Finding, ev: Evaluation, launch, result: CheckResult | None = None) -> Pos:
         if launch.image_pos is not None and self.about_image(finding.rule):
             return launch.image_pos  # a manifest's `image:` (or `docker run`'s IMAGE): a suppression there holds
+        said = self.container_key(finding.rule, launch)
+        if said is not None:
+            return said  # a compose service's or pod's key that gives the container the fact (its /dev/shm)
         probe = _probe_about(finding.rule, ev, launch)
         if probe is not None:
             return probe.pos  # the manifest's probe the finding is about: a suppression there holds

@@ -4,7 +4,7 @@ matches stays unmatched."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from h3doctor.digits import is_digits
 from h3doctor.explain.logread import ErrorLine
@@ -25,6 +25,7 @@ class Match:
     text: str
     count: int = 1
     notes: list[str] = field(default_factory=list)
+    by: str = "sglang"  # who prints the matched words (Pattern.by)
 
 
 def match_errors(errors: list[ErrorLine], patterns: tuple[Pattern, ...]) -> tuple[list[Match], list[ErrorLine]]:
@@ -50,7 +51,7 @@ def match_errors(errors: list[ErrorLine], patterns: tuple[Pattern, ...]) -> tupl
             known = per_rule.get(pattern.rule)
             if known is None or exact and not known.exact:
                 per_rule[pattern.rule] = Match(pattern.rule, exact, pattern.source, pattern.releases, captured,
-                                               error.line, error.text)
+                                               error.line, error.text, by=pattern.by)
             elif exact == known.exact:  # another release's wording of the same rule fits too
                 known.releases = tuple(sorted(set(known.releases) | set(pattern.releases), key=_release_key))
         if not per_rule:
@@ -64,6 +65,23 @@ def match_errors(errors: list[ErrorLine], patterns: tuple[Pattern, ...]) -> tupl
             else:
                 found[key] = match
     return sorted(found.values(), key=lambda m: (m.line, m.rule)), unmatched
+
+
+OOM_RULES = frozenset(rule for rules in PHASE_RULES.values() for rule in rules)  # every memory rule an OOM maps to
+
+
+def oom_as_checked(found: list[Match], confirmed: set[str] | None) -> list[Match]:
+    """An out-of-memory error whose phase the log does not tell is mapped to the memory rules the
+    check of its launch reports, when it reports one (H3D641: it fits at load, not at its request's
+    peak), instead of the load-or-request guess the check contradicts."""
+    checked = sorted(OOM_RULES & confirmed) if confirmed else []
+    guessed = [m for m in found if m.how == "oom" and m.captured.get("phase") == "unknown"]
+    if not checked or not guessed:
+        return found
+    first = guessed[0]
+    told = "the check of this launch reports this memory rule, so the error is read as it"
+    return [m for m in found if m not in guessed] + [replace(first, rule=rule, notes=[*first.notes, told])
+                                                      for rule in checked]
 
 
 def oom_matches(oom: OutOfMemory | None) -> list[Match]:

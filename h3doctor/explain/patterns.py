@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, Iterable
 
@@ -55,6 +55,7 @@ class Pattern:
     holes: tuple[tuple[str, str], ...]  # (name, type) per group, in order
     anchor: str  # the longest fixed piece, lowercased: a line without it cannot match
     multiline: bool  # the template has more lines than the first
+    by: str = "sglang"  # who prints these words (wordings.json `by`: the container runtime for H3D148)
 
     @property
     def regex(self) -> re.Pattern[str]:
@@ -189,7 +190,7 @@ def _build(rules: tuple[Any, ...]) -> list[Pattern]:
             spec = wording.get("versions")
             versions = tuple(v for v in verified if spec is None or version_in_range(v, spec))
             if versions:
-                out.append(_from_wording(rule.id, wording["text"], versions))
+                out.append(_from_wording(rule.id, wording["text"], versions, wording.get("by", "sglang")))
     return out
 
 
@@ -231,13 +232,14 @@ def _from_rule_message(rule_id: str, template: str, versions: tuple[str, ...], t
     return _pattern(rule_id, versions, "message", text, exc_type, pieces, bool(more.strip()))
 
 
-def _from_wording(rule_id: str, template: str, versions: tuple[str, ...]) -> Pattern:
+def _from_wording(rule_id: str, template: str, versions: tuple[str, ...], by: str = "sglang") -> Pattern:
     exc_type, text = normalise(template)
     pieces = [(m.start(), m.end(), m.group(1), m.group(2)) for m in _WORDING_HOLE.finditer(text)]
     for *_, kind in pieces:
         if kind not in TYPES:
             raise ValueError(f"wordings.json {rule_id}: unknown hole type {kind!r}")
-    return _pattern(rule_id, versions, "wording", text, exc_type, pieces, False)
+    pattern = _pattern(rule_id, versions, "wording", text, exc_type, pieces, False)
+    return pattern if by == "sglang" else replace(pattern, by=by)
 
 
 def _pattern(rule_id, versions, source, text, exc_type, pieces, multiline) -> Pattern:

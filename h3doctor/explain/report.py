@@ -76,6 +76,7 @@ class ExplainReport:
             "fix_status": self.fix_status,
             "check_findings": [{"rule": f.rule.id, "severity": f.severity, "message": f.message}
                                for f in result.evaluation.findings] if result is not None else None,
+            "check_summary": _headline(result),
             "notes": self.notes,
             "causes": [_cause(h) for h in self.causes],
         }
@@ -94,7 +95,17 @@ class ExplainReport:
                 "exact": m.exact, "how": m.how, "releases": list(m.releases), "captured": m.captured,
                 "line": m.line, "text": m.text, "count": m.count, "why": unfilled.fill(text.why, context),
                 "fix_note": unfilled.fill(text.fix_note, context) if text.fix_note else text.fix_note,
-                "confirmed": self.confirmed(m.rule), "notes": m.notes}
+                "confirmed": self.confirmed(m.rule), "notes": m.notes, "by": m.by}
+
+
+def _headline(result: Any) -> dict[str, str] | None:
+    """The check's first line as `check` prints it (output/verdict.summary): its verdict and text."""
+    if result is None:
+        return None
+    from h3doctor.output.json_report import effective_config, launch_summary
+
+    said = launch_summary(result, effective_config(result))
+    return {"verdict": said["verdict"], "text": said["text"]}
 
 
 def run(request: ExplainRequest) -> ExplainReport:
@@ -139,7 +150,7 @@ def run(request: ExplainRequest) -> ExplainReport:
         release = {**release, "version": ctx.get("release.version"),
                    "why": f"the check's release ({ctx.get('release.source', 'default')})"}
     confirmed = {f.rule.id for f in outcome.result.evaluation.findings} if outcome is not None else None
-    found = first_things_first(found, confirmed, release["version"])
+    found = first_things_first(match.oom_as_checked(found, confirmed), confirmed, release["version"])
     return ExplainReport(request.source, len(log.lines), found, unmatched, by_id, release, launch, outcome, notes,
                          causes)
 

@@ -34,6 +34,12 @@ WORDS: dict[str, dict[Any, str]] = {
 }
 
 
+def label(fact: str, probe_label: str) -> str:
+    """A fact's name as `h3doctor doctor` and `h3doctor probe` both say it: WORDS' where the probe's
+    would read as a question ("cgroup memory.max"), else the probe's."""
+    return WORDS.get(fact, {}).get("label", probe_label)
+
+
 def said(fact: str, value: Any, status: str) -> str:
     """A fact's value as a user reads it: WORDS' for the fact, else "unknown" (not read), "none"
     (does not apply here), yes/no, a size in GiB, or the value itself."""
@@ -48,22 +54,29 @@ def said(fact: str, value: Any, status: str) -> str:
     return str(value)
 
 
+def why(reason: str, says: str) -> str:
+    """The reason after the value, the value said once: "present — present" is "present", "none —
+    none: public repos only" is "none — public repos only"."""
+    return "" if reason == says else reason.removeprefix(says + ": ")
+
+
 def report(result: Any) -> dict[str, Any]:
     """The doctor's report from a ProbeResult (host/probe.py): its lines, sglang's first, each in a
     user's words (`says`, and the doctor's own label and status where WORDS and `_matters` give
     them), and the summary."""
     lines = sorted(result.lines, key=lambda ln: ln.fact != FIRST)  # stable: the probe's order otherwise
-    checks = [{"fact": ln.fact, "label": WORDS.get(ln.fact, {}).get("label", ln.label), "value": ln.value,
+    checks = [{"fact": ln.fact, "label": label(ln.fact, ln.label), "value": ln.value,
                "status": ln.status, "reason": ln.reason, "source": ln.source} for ln in lines]
     run = result.run or {}
     if run.get("outcome") not in (None, "ok"):  # the torch child hung or crashed: its facts are unknown
         checks.insert(1, {"fact": "probe", "label": "GPU probe", "value": None, "status": "unknown",
                           "reason": str(run.get("detail") or run.get("outcome")), "source": "the probe's child process"})
+    for check in checks:  # the value as the probe read it: a fact that does not apply here and
+        # could not be read stays "unknown" (never "none": "swap: none" would say the host has none)
+        check["says"] = said(check["fact"], check["value"], check["status"])
     _matters(checks)
     for check in checks:
-        check["says"] = said(check["fact"], check["value"], check["status"])
-        # the value is said once: "present — present" is "present", "none — none: public repos only" is "none — public repos only"
-        check["why"] = "" if check["reason"] == check["says"] else check["reason"].removeprefix(check["says"] + ": ")
+        check["why"] = why(check["reason"], check["says"])
     sglang = next(c for c in checks if c["fact"] == FIRST)
     return {"schema_version": SCHEMA_VERSION, "kind": "h3doctor-doctor",
             "sglang": {"installed": sglang["value"], "status": sglang["status"], "reason": sglang["reason"]},

@@ -402,37 +402,6 @@ def profile_text(result: ProbeResult) -> str:
     return "\n".join(out) + "\n"
 
 
-_GLYPH = {"ok": ("✓", "green"), "problem": ("✗", "bold red"), "unknown": ("!", "yellow"), "n/a": ("-", "dim")}
-
-
-def render_text(result: ProbeResult, console: Any) -> None:
-    from rich.markup import escape
-
-    run = result.run
-    how = (f"cached {run['cache_age_s']:.0f} s ago" if run.get("cached")
-           else f"probed in {run.get('child_elapsed_s') or 0:.2f} s")
-    console.print(f"[bold]h3doctor probe[/]: this host as sglang {SUPPORTED_SGLANG} would see it ({how})")
-    if run.get("outcome") not in (None, "ok"):
-        console.print(f"[yellow]![/] {escape(run.get('detail', ''))}")
-    for ln in result.lines:
-        glyph, style = _GLYPH[ln.status]
-        value = "unknown" if ln.value is None and ln.status == "unknown" else "—" if ln.value is None else _show(ln.value)
-        console.print(f"[{style}]{glyph}[/] {escape(ln.label):<24} [bold]{escape(value):<12}[/] {escape(ln.reason)} "
-                      f"[dim]\\[{escape(ln.source)}][/]")
-    counts = {s: sum(1 for ln in result.lines if ln.status == s) for s in STATUSES}
-    console.print(f"\n{counts['ok']} ok, {counts['problem']} problem(s), {counts['unknown']} unknown, {counts['n/a']} not applicable")
-
-
-def _show(value: Any) -> str:
-    if isinstance(value, (tuple, list)):  # a kernel's targets
-        return ", ".join(map(str, value)) or "none"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float):
-        return f"{value:g} GiB"
-    return str(value)
-
-
 def facts_for_check(launch: Mapping[str, str], *, use_cache: bool = True) -> HardwareFacts:
     """The hardware for `check` without --profile: this host, probed in this process's environment
     with the device selection of the launch's (the caller adds the `VAR=value` words in front of

@@ -14,6 +14,7 @@ from h3doctor import __version__
 from h3doctor.digits import is_digits
 from h3doctor.facts import KERNEL_FACTS, SWAP_FACTS, HardwareFacts
 from h3doctor.verified import NEWEST_VERIFIED
+from h3doctor.host.doctor import label, said, why
 from h3doctor.host.probe_child import GIB, detect_platform, override_of, parse_visible
 from h3doctor.host.probe_host_lines import host_lines
 from h3doctor.host.probe_stack_lines import stack_lines
@@ -47,8 +48,11 @@ class Line:
     source: str
 
     def as_dict(self) -> dict[str, Any]:
-        return {"fact": self.fact, "label": self.label, "value": self.value, "status": self.status,
-                "reason": self.reason, "source": self.source}
+        """The line as the probe's JSON and text give it: its name and its value in the doctor's
+        words (`says`; host/doctor.py), so `probe` and `doctor` speak one vocabulary."""
+        says = said(self.fact, self.value, self.status)
+        return {"fact": self.fact, "label": label(self.fact, self.label), "value": self.value, "says": says,
+                "status": self.status, "reason": self.reason, "why": why(self.reason, says), "source": self.source}
 
 
 @dataclass

@@ -1,7 +1,8 @@
 """Launches in docker compose files: each service's `entrypoint` + `command` (lists of words or
 strings of shell words), its `environment` (mapping or `KEY=value` list), and the GPUs its
 device reservations grant (`deploy.resources.reservations.devices` with the `gpu` capability:
-`count`, `device_ids`; `count: all` leaves the number to the target).
+`count`, `device_ids`; `count: all` leaves the number to the target); its /dev/shm and memory
+cap (`shm_size`, `ipc`, `deploy.resources.limits.memory`: inputs/container_specs.py).
 
 Compose interpolates `$VAR` / `${VAR…}` from the shell and `.env` of the machine running it: such a
 word is kept marked (h3doctor/unresolved.py), "any value" where it reaches sglang; `$$` is a
@@ -14,6 +15,7 @@ import re
 from typing import Any
 
 from h3doctor.inputs.argvparts import Context, launches_from_parts
+from h3doctor.inputs.container_specs import compose_spec
 from h3doctor.inputs.launch import Launch, Note
 from h3doctor.located import Document
 from h3doctor.unresolved import marked
@@ -41,7 +43,12 @@ def read_compose(doc: Document) -> tuple[list[Launch], list[Note]]:
                  if isinstance(service.get(key), (list, str))]
         image = service.get("image") if isinstance(service.get("image"), str) and service.get("image") else None
         ctx = Context(doc, "compose", label, _environment(service.get("environment")), _gpus(service), image, base + ("image",))
-        launches.extend(launches_from_parts(parts, ctx, notes))
+        found = launches_from_parts(parts, ctx, notes)
+        if found:
+            spec, at = compose_spec(service, doc, base, image)
+            for launch in found:
+                launch.container, launch.container_pos = spec, dict(at)
+        launches.extend(found)
     return launches, notes
 
 

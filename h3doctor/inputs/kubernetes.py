@@ -10,7 +10,8 @@ container `LWS_GROUP_SIZE` and `LWS_WORKER_INDEX` (0 for the leader; a worker is
 A container's words are `command` + `args` (`$(VAR)` expanded from its environment, as the
 kubelet does), its environment its `env` and `envFrom` (a ConfigMap's values where the repository
 holds it: inputs/configmaps.py), and the GPUs it is granted `resources.limits["nvidia.com/gpu"]`
-(or `amd.com/gpu`). A variable whose value only the cluster gives (a Secret, a field, a ConfigMap
+(or `amd.com/gpu`); its /dev/shm (a memory-backed emptyDir mounted there, `hostIPC`) and memory
+cap `resources.limits.memory` (inputs/container_specs.py). A variable whose value only the cluster gives (a Secret, a field, a ConfigMap
 the repository does not hold) is unknown: `$(VAR)` of it is a marked word (h3doctor/unresolved.py),
 judged as "any value" where it reaches sglang; `$(VAR)` of a variable defined nowhere stays as
 written, as the kubelet leaves it. Helm templates are not rendered: a
@@ -26,6 +27,7 @@ from typing import Any
 from h3doctor.digits import is_digits
 from h3doctor.inputs.argvparts import Context, launches_from_parts
 from h3doctor.inputs.configmaps import ConfigMaps, repository_configmaps
+from h3doctor.inputs.container_specs import pod_spec
 from h3doctor.inputs.gpu_labels import gpu_choices, labelled_count
 from h3doctor.inputs.launch import Launch, Note
 from h3doctor.inputs.podtemplates import mentions_a_launch, pod_specs
@@ -124,9 +126,12 @@ def _read_object(doc: Document, obj: dict[str, Any], base: tuple, launches: list
                                                         _mounts(container, spec.get("volumes"), configmaps)), notes)
             choices = gpu_choices(spec)
             probes = container_probes(container, doc, path)
+            shm_and_memory = pod_spec(spec, container, doc, base + spec_path, path, _image(container.get("image"))) \
+                if found else None
             for launch in found:
                 launch.gpu_choices = list(choices)
                 launch.probes = dict(probes)
+                launch.container, launch.container_pos = shm_and_memory[0], dict(shm_and_memory[1])
                 if launch.gpu_count is None:  # no nvidia.com/gpu limit: NFD's node count, where its labels say one
                     launch.gpu_count = labelled_count(choices)
             launches.extend(found)

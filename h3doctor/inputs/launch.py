@@ -77,6 +77,10 @@ class Launch:
     gpu_choices: list[Any] = field(default_factory=list)
     # its container's Kubernetes probes (inputs/probes.py Probe by role); None: no manifest read for them
     probes: dict[str, Any] | None = None
+    # what its compose service or pod template says of the container's host facts (sglang/container_facts.py
+    # ContainerSpec; None: no container definition read), and where each fact is said (inputs/container_specs.py)
+    container: Any = None
+    container_pos: dict[str, Pos] = field(default_factory=dict)
     # a line whose `-c` script holds sglang's flags (inputs/script_line.py ScriptLine): `tokens` are the
     # words it judges, `segments` the line's own words, and `--fix` writes a correction back through it
     script_line: Any = None

@@ -152,7 +152,7 @@ function __h3doctor_check
     end
     test -n "$__h3doctor_file"; and command rm -f -- $__h3doctor_file
     set -l __h3doctor_verdict ""
-    test "$__h3doctor_rc" = 0; and set __h3doctor_verdict "the check passed"
+    test "$__h3doctor_rc" = 0; and set __h3doctor_verdict "the check let it start"
     __h3doctor_launch "$__h3doctor_verdict" $__h3doctor_prog $argv
 end
 

@@ -31,7 +31,7 @@
     *) printf '%s\n' "h3doctor failed (exit $__h3doctor_rc); launching sglang anyway" >&2 ;;
   esac
   [[ -n "$__h3doctor_file" ]] && command rm -f -- "$__h3doctor_file"
-  if [[ "$__h3doctor_rc" == 0 ]]; then __h3doctor_launch "the check passed" "$__h3doctor_prog" "$@"; return; fi
+  if [[ "$__h3doctor_rc" == 0 ]]; then __h3doctor_launch "the check let it start" "$__h3doctor_prog" "$@"; return; fi
   __h3doctor_launch "" "$__h3doctor_prog" "$@"
 }
 

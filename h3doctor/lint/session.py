@@ -10,6 +10,7 @@ target supplies the kind of GPU.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +36,7 @@ from h3doctor.engine.notices import NOTICES
 from h3doctor.lint.extent import with_extents
 from h3doctor.lint.othermodel import other_model
 from h3doctor.lint.targets import NO_TARGET, labelled_targets, no_target_facts, no_target_message
+from h3doctor.sglang.container_facts import with_container
 from h3doctor.inputs.markdown import comment_spans
 from h3doctor.lint.suppress import Suppression, every_suppression, inline_suppressions
 from h3doctor.located import Pos
@@ -152,11 +154,13 @@ class LintSession:
 
     def check(self, launch: Launch, target: str, hold: frozenset[str] = frozenset()) -> tuple[HardwareFacts, CheckResult]:
         """One launch on one target; the findings of rules in `hold` are reported, never fixed."""
+        if launch.container is not None:  # a manifest's container: its /dev/shm is the file's to change, not the words'
+            hold = hold | self._container_fixed
         hw = self.hardware(target, launch.gpu_count)
         release = self.release_for(launch)
         directory = self.naming_dir(launch)
         files = tuple(sorted(launch.mounts.items()))  # a --config mounted from the repository (a ConfigMap's key)
-        key = (tuple(launch.tokens), target, launch.gpu_count, tuple(sorted(launch.env.items())), _probe_key(launch),
+        key = (tuple(launch.tokens), target, launch.gpu_count, launch.container, tuple(sorted(launch.env.items())), _probe_key(launch),
                tuple(sorted((k, v) for k, v in launch.intent.items() if v is not None)), release, hold, directory, files)
         result = self._memo.get(key)
         if result is None:
@@ -165,6 +169,12 @@ class LintSession:
             self._memo[key] = result
         self.checks += 1
         return hw, result
+
+    @functools.cached_property
+    def _container_fixed(self) -> frozenset[str]:
+        """The rules fixed only in a `docker run` line's own words (`container_option`): a compose
+        service or pod template says the same in its keys, which the rule's fix_note names."""
+        return frozenset(r.id for r in self.rules if r.fix and all("container_option" in op for op in r.fix))
 
     def judge(self, directory: str = "", files: tuple = ()) -> Judge:
         """The run's rules, with the evaluations shared by the checks of launches that name files
@@ -175,6 +185,10 @@ class LintSession:
         return judge
 
     def target(self, launch: Launch, hw: HardwareFacts, release: releases.Release) -> Target:
+        """What the launch is judged against: `hw` as its compose service's or pod's container sees
+        it (its /dev/shm, memory cap and image's facts), never the target's own where it says them."""
+        if launch.container is not None:
+            hw = with_container(hw, launch.container)
         return Target.of(hw, self.table_for(release.table_version), launch.env, launch.intent, release,
                          deployment_facts(launch.probes) if launch.probes is not None else None)
 

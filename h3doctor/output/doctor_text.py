@@ -18,11 +18,17 @@ def doctor_report(data: dict[str, Any], console: Any) -> None:
     lines = Lines(console)
     lines.markup("[bold]h3doctor doctor[/]: this machine for sglang MiniMax-H3")
     for c in data["checks"]:
-        why = f" — {escape(c['why'], 600)}" if c["why"] else ""
-        lines.markup(f"{GLYPHS[c['status']]} {escape(c['label'], 60)}: [bold]{escape(c['says'], 80)}[/]{why} "
-                     f"[dim]\\[{escape(c['source'], 200)}][/]")
+        fact_line(lines, c)
     s = data["summary"]
     lines.markup()
     lines.markup(f"{GLYPHS[s['status']]} {escape(s['text'], 600)}")
     lines.markup("[dim]next: h3doctor check -- sglang serve MiniMaxAI/MiniMax-H3 ... judges a launch on this "
                  "machine; h3doctor probe --format json gives these facts to scripts[/]")
+
+
+def fact_line(lines: Lines, c: dict[str, Any]) -> None:
+    """One fact, as the doctor and the probe both print it: its glyph, name, value in words, why
+    and source (host/doctor.py's words)."""
+    why = f" — {escape(c['why'], 600)}" if c["why"] else ""
+    lines.markup(f"{GLYPHS[c['status']]} {escape(c['label'], 60)}: [bold]{escape(c['says'], 80)}[/]{why} "
+                 f"[dim]\\[{escape(c['source'], 200)}][/]")

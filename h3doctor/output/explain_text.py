@@ -7,7 +7,7 @@ import shlex
 from typing import TYPE_CHECKING, Any, TextIO
 
 from h3doctor.output.lines import Lines, escape
-from h3doctor.output.verdict import corrected_heading
+from h3doctor.output.verdict import VERDICT_MARK, corrected_heading
 from h3doctor.shellwords import safe_text
 
 if TYPE_CHECKING:  # Rich styles a terminal's report only (output/markup.py)
@@ -43,7 +43,8 @@ def explain_report(report: Any, console: Console, out: TextIO) -> None:
                   limit=400)
         lines.say(f"matched: {_how(m)} (line {m['line']}{', x' + str(m['count']) if m['count'] > 1 else ''})",
                   indent=5)
-        said = "the line" if m["how"] == "crash" else "sglang says"  # a crash line is the kernel's, torch's, the shell's
+        # a crash line is the kernel's, torch's, the shell's; a wording may be another program's (`by`)
+        said = "the line" if m["how"] == "crash" else f"{safe_text(m['by'], 80)} says"
         lines.say(f"{said}: {m['text']}", indent=5, limit=400)
         if m["captured"] and m["how"] != "crash":
             lines.say("captured: " + ", ".join(f"{safe_text(k, 400)}={safe_text(str(v), 120)}"
@@ -75,8 +76,10 @@ def _how(m: dict[str, Any]) -> str:
         return f"out of memory, phase {m['captured'].get('phase', 'unknown')}"
     if m["how"] == "crash":
         return f"what a server killed by it prints: {m['captured'].get('signature', '')!r}"
-    what = "the rule's message" if m["how"] == "message" else "sglang's wording of it"
     exact = "exactly" if m["exact"] else "inside the line"
+    if m["by"] != "sglang":  # another program's words (the container runtime's): no sglang release prints them
+        return f"{safe_text(m['by'], 80)}'s wording of it, {exact}"
+    what = "the rule's message" if m["how"] == "message" else "sglang's wording of it"
     return f"{what}, {exact}, as sglang {', '.join(m['releases'])} print{'s' if len(m['releases']) == 1 else ''} it"
 
 
@@ -103,8 +106,11 @@ def _launch(data: dict[str, Any], lines: Lines, out: TextIO) -> None:
     findings = data["check_findings"]
     if findings is None:
         return
-    failing = [f["rule"] for f in findings if f["severity"] == "error"]
-    lines.say(f"check on this launch: {', '.join(failing) if failing else 'no error'} (fix status: {data['fix_status']})")
+    # check's own first line (output/verdict.summary), its mark and words, then what it found
+    said = data["check_summary"]
+    found = list(dict.fromkeys(f["rule"] for f in findings if f["severity"] != "info"))
+    lines.say(f"check on this launch: {said['text']}" + (f"; found {', '.join(found)}" if found else "")
+              + f" (fix status: {data['fix_status']})", mark=VERDICT_MARK[said["verdict"]])
     if data["corrected_command"] is not None:
         lines.markup("")
         lines.markup(f"[bold]Corrected command[/] ({corrected_heading(data['corrected_unverified'])}):")

@@ -92,6 +92,7 @@ FORMATS: dict[str, dict[str, Callable[[Report], str]]] = {
     "suggest": {"text": write_text, "json": write_json},
     "explain": {"text": write_text, "json": write_json},
     "doctor": {"text": write_text, "json": write_json},
+    "probe": {"text": write_text, "json": write_json},
 }
 
 

@@ -5,6 +5,7 @@ full report — so the server's own output is not pushed off the screen by h3doc
 from __future__ import annotations
 
 from h3doctor.output.lines import Lines
+from h3doctor.output.verdict import VERDICT_MARK
 from h3doctor.output.wrap import fold
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
@@ -14,7 +15,6 @@ if TYPE_CHECKING:
     from h3doctor.engine.results import CheckResult
 
 MAX_LINES = 5  # every line but the full report's command, counted in rows at the terminal's width
-_VERDICT_MARK = {"pass": "[green]✓[/]", "cannot-verify": "[yellow]?[/]", "fail": "[bold red]✗[/]"}
 _MARK = {"error": "[bold red]✗[/]", "warning": "[yellow]![/]", "info": "[blue]i[/]", "cannot-verify": "[yellow]?[/]"}
 
 
@@ -29,7 +29,7 @@ def brief(result: CheckResult, console: Any, out: TextIO, *, summary: dict[str, 
     shorter = [text, text.split(" (")[0].split(";")[0], text.split(":")[0]]
     verdict = next((v + starts for v in shorter if _rows(v + starts, lines.width, start=2, indent=2) <= 2),
                    shorter[-1] + starts)
-    lines.say(verdict, mark=_VERDICT_MARK[summary["verdict"]])
+    lines.say(verdict, mark=VERDICT_MARK[summary["verdict"]])
     rows = _rows(verdict, lines.width, start=2, indent=2)
     # what predicts a failure first, then warnings, checks not made, notes
     ranked = sorted(result.evaluation.findings, key=lambda f: (not f.predicts_failure, f.cannot_verify,

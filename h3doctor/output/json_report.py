@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from h3doctor.facts import assumed
+from h3doctor.facts import assumed, assumed_sources
 from h3doctor import __version__
 from h3doctor.engine.results import Alternative, CheckResult, Finding, FixStep
 from h3doctor.engine.ruleset import SEVERITY_RANK as _RANK
@@ -154,6 +154,7 @@ def build(result: CheckResult, fail_on: str = "error") -> dict[str, Any]:
         "effective_config": effective,
         "hardware": ev.hardware.as_dict(),
         "assumed": assumed(ev.hardware),
+        "assumed_sources": assumed_sources(ev.hardware),
     }
 
 

@@ -77,8 +77,7 @@ def _one(item: dict[str, Any], console: _Folded, out: TextIO) -> None:
     console.print(f"     why: {escape('; '.join(item['why']))}", soft_wrap=True)
     memory = item["memory"]
     if memory and memory.get("peak_typical_gib") is not None:
-        console.print(f"     memory: peak about {memory['peak_typical_gib']} of {memory['capacity_gib']} GiB per GPU "
-                      f"({memory['headroom_gib']} GiB headroom){_fit_words(item)}")
+        console.print(memory_line(item))
     elif memory is None:
         console.print("     memory: not modelled on this platform: whether it fits cannot be verified")
     elif item["fits"] is None:
@@ -94,6 +93,19 @@ def _one(item: dict[str, Any], console: _Folded, out: TextIO) -> None:
     for w in item["warnings"]:
         if not w["cannot_verify"]:
             console.print(f"     [yellow]warning {w['rule']}:[/] {escape(w['message'])}", soft_wrap=True)
+
+
+def memory_line(item: dict[str, Any]) -> str:
+    """A launch's peak against the GPU's free memory, from its JSON item: the headroom while there
+    is one; a negative headroom is a shortfall, said once (by the fit's words when it does not fit)."""
+    memory = item["memory"]
+    room = memory["headroom_gib"]
+    if room is None or room >= 0:
+        said = "" if room is None else f" ({room + 0.0:g} GiB headroom)"  # + 0.0: never "-0"
+    else:
+        said = "" if item["fits"] is False else f" ({-room:g} GiB short)"
+    return (f"     memory: peak about {memory['peak_typical_gib']} of {memory['capacity_gib']} GiB per GPU"
+            f"{said}{_fit_words(item)}")
 
 
 def _fit_words(item: dict[str, Any]) -> str:

@@ -9,7 +9,7 @@ from h3doctor.engine.results import CheckResult
 from h3doctor.output import memory_bar
 from h3doctor.output.lines import Lines, escape
 from h3doctor.output.json_report import changes_by_rule, stage_title
-from h3doctor.output.verdict import corrected_heading
+from h3doctor.output.verdict import VERDICT_MARK, corrected_heading
 from h3doctor.shellwords import join, safe_text
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: record.py)
@@ -26,7 +26,6 @@ def probe_env_notice(names: tuple[str, ...], shown: int = 8) -> str:
 
 
 _MARK = {"error": "[bold red]✗[/]", "warning": "[yellow]![/]", "info": "[blue]i[/]"}
-_VERDICT_MARK = {"fail": "[bold red]✗[/]", "pass": "[green]✓[/]", "cannot-verify": "[yellow]?[/]"}
 
 
 def text_report(result: CheckResult, console: Console, out: TextIO, *, show_config: bool, effective: dict[str, Any],
@@ -37,11 +36,12 @@ def text_report(result: CheckResult, console: Console, out: TextIO, *, show_conf
     ev = result.evaluation
     fam = ev.family.family
     lines = Lines(console)
-    lines.say(summary["text"], mark=_VERDICT_MARK[summary["verdict"]])
+    lines.say(summary["text"], mark=VERDICT_MARK[summary["verdict"]])
     _header(result, lines, verbose)
     if summary.get("all_gpus_command"):
         idle = summary["gpus_present"] - summary["gpus_used"]
-        lines.say(f"{_count_gpus(idle)} idle; this launch uses them all (it checks clean):", mark=_MARK["info"])
+        lines.say(f"{_count_gpus(idle)} idle; this launch uses all {_count_gpus(summary['gpus_present'])} (it checks "
+                  "clean):", mark=_MARK["info"])
         out.write(summary["all_gpus_command"] + "\n")  # one pasteable line, whatever the width
         out.flush()
     if show_config and effective:
@@ -63,9 +63,10 @@ def text_report(result: CheckResult, console: Console, out: TextIO, *, show_conf
                      f"{escape(fam.weights_note)} or at the first request.")
     for note in result.fix_notes if verbose else ():
         lines.say(f"note: {note}")
+    shown = _said_above(result, verbose)
     for item in result.gives_up:
-        lines.say(item, mark="[yellow]gives up:[/]")
-    _no_fix(result, lines, out)
+        lines.say(shown.get(item, item), mark="[yellow]gives up:[/]")
+    _no_fix(result, lines, out, shown)
     if result.corrected_command is not None:
         lines.markup("")
         lines.markup(f"[bold]Corrected command[/] ({corrected_heading(result.corrected_unverified)}):")
@@ -164,7 +165,24 @@ def _found_while_fixing(result: CheckResult, lines: Lines, changes: dict[str, li
                 lines.say(f"{proposal} {change.text}", indent=5)
 
 
-def _no_fix(result: CheckResult, lines: Lines, out: TextIO) -> None:
+def _said_above(result: CheckResult, verbose: bool) -> dict[str, str]:
+    """What the findings above already print, each mapped to a pointer to it, so the fix loop's
+    "gives up" and "still fails" lines do not repeat a finding's message or fix word for word: a
+    finding's message ("H3D641: …" → "H3D641, as above") and its advice when that was its fix
+    line ("H3D641 has no automatic fix here: …" → "… here (its fix above)")."""
+    changes = changes_by_rule(result)
+    shown: dict[str, str] = {}
+    for f in result.evaluation.findings:
+        if f.cannot_verify or (f.severity == "info" and not verbose):
+            continue
+        shown[f"{f.rule.id}: {f.message}"] = f"{f.rule.id}, as above"
+        if f.fix_note and (verbose or not changes.get(f.rule.id)):
+            for says in ("has no automatic fix", "has no automatic fix here"):  # engine/judge.py's two
+                shown[f"{f.rule.id} {says}: {f.fix_note}"] = f"{f.rule.id} {says} (its fix above)"
+    return shown
+
+
+def _no_fix(result: CheckResult, lines: Lines, out: TextIO, shown: dict[str, str]) -> None:
     """Why there is no corrected command, and the nearest launch and the alternatives instead."""
     if result.fits_nowhere:
         lines.markup("")
@@ -172,7 +190,7 @@ def _no_fix(result: CheckResult, lines: Lines, out: TextIO) -> None:
                      f"{result.shortfall_gib} GiB per GPU short (the workspace measured on real runs and its margin); "
                      "it still fails:")
         for line in result.still_fails:
-            lines.say(line, indent=2)
+            lines.say(shown.get(line, line), indent=2)
     elif result.fix_status == "no-fix":
         lines.markup("")
         lines.markup("[bold red]No corrected command:[/] no change of flags alone makes this launch pass (see above).")

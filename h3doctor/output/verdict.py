@@ -37,39 +37,80 @@ _FAILS_AT = {
     "after-download": "sglang will fail after the weight download ({n})",
     "first-request": "sglang will fail at the first request ({n})",
 }
+# a warning that predicts a failure (`predicts_failure: true`) says it is likely, not certain: the
+# launch passes the default --fail-on error, so "will fail" over an exit 0 would contradict it
+_LIKELY_AT = {
+    "launch": "likely to be refused at launch",
+    "worker": "likely to fail to start, before the weight download",
+    "after-download": "likely to fail after the weight download",
+    "first-request": "likely to fail at the first request",
+}
+# each verdict's mark, the same in check's report, the hook's lines and explain's: ✗ will fail (an error),
+# ! likely to fail (a warning that predicts a failure), ? cannot tell, ✓ will start
+VERDICT_MARK = {"fail": "[bold red]✗[/]", "likely-fail": "[bold yellow]![/]", "cannot-verify": "[yellow]?[/]",
+                "pass": "[green]✓[/]"}
 
 
 def _count(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
+def _earliest(findings: list[Any]) -> str | None:
+    return min((f.rule.stage for f in findings), key=STAGE_ORDER.index, default=None)
+
+
+def _grouped(whys: Iterable[str]) -> list[str]:
+    """Reasons that share their words before a colon said once with what each names: "not known
+    for this hardware: ffmpeg, shm_gib", not "not known for this hardware: ffmpeg; not known for
+    this hardware: shm_gib"."""
+    groups: dict[str, list[str]] = {}
+    for why in whys:
+        head, colon, tail = why.partition(": ")
+        named = groups.setdefault(head if colon else why, [])
+        if colon and tail not in named:
+            named.append(tail)
+    return [head + (": " + ", ".join(named) if named else "") for head, named in groups.items()]
+
+
 def summary(findings: list[Any], *, judged: bool, memory: dict[str, Any] | None, gpus_used: int | None,
             gpus_present: int | None, not_judged_why: str = "", all_gpus_command: str | None = None) -> dict[str, Any]:
-    """The launch's answer to "will it work?", three-valued and in plain words (`text`), with the
-    numbers it rests on. "fail" when a finding predicts failure (every error that is not "cannot
-    verify", and the warnings of rules that say the launch fails: `predicts_failure`); else
+    """The launch's answer to "will it work?", in plain words (`text`), with the numbers it rests
+    on. "fail" when an error predicts a failure (every error that is not "cannot verify"); else
+    "likely-fail" when a warning of a rule that says the launch fails (`predicts_failure`) stands:
+    likely, not certain, and below the default --fail-on, so never "will fail"; else
     "cannot-verify" when a fact it needed is unknown, or the launch is not one h3doctor judges; else
     "pass". It never says "will start" over a predicted failure or an unknown fact. This is the
     headline, not the exit code: that stays `failing`'s, at the user's --fail-on. `all_gpus_command`
     is the launch that uses the GPUs this one leaves idle, checked clean (engine/idle_gpus.py)."""
     findings = list(findings)
     fails = [f for f in findings if f.predicts_failure]
+    certain = [f for f in fails if f.severity == "error"]
+    likely = [f for f in fails if f.severity != "error"]
     unknown = [f for f in findings if f.cannot_verify]
     counts = {"errors": sum(f.severity == "error" for f in findings),
               "warnings": sum(f.severity == "warning" for f in findings),
               "infos": sum(f.severity == "info" for f in findings),
               "predicted_failures": len(fails), "cannot_verify": len(unknown)}
-    stage = min((f.rule.stage for f in fails), key=STAGE_ORDER.index, default=None)
+    stage = _earliest(certain) or _earliest(likely)
     memory = memory or {}
     peak, capacity = memory.get("peak_typical_gib"), memory.get("capacity_gib")
     if not judged:
         verdict_, text = "cannot-verify", f"cannot tell: {not_judged_why}"
-    elif fails:
-        every_error = all(f.severity == "error" for f in fails)
-        verdict_, text = "fail", _FAILS_AT[stage].format(n=_count(len(fails), "error" if every_error else "problem"))
+    elif certain:
+        verdict_, text = "fail", _FAILS_AT[stage].format(n=_count(len(certain), "error"))
+    elif likely:
+        first = min(likely, key=lambda f: STAGE_ORDER.index(f.rule.stage))
+        verdict_, detail = "likely-fail", [_count(len(likely), "warning")]
+        if first.rule.judges_gpu_memory:  # what runs out, in torch's words, and by the measured peak
+            reason = "torch.OutOfMemoryError is likely"
+            if peak is not None and capacity is not None:
+                detail.insert(0, f"peak {peak:.1f} of {capacity:.1f} GiB per GPU")
+        else:
+            reason = first.rule.title
+        text = f"{_LIKELY_AT[stage]}: {reason} ({', '.join(detail)})"
     elif unknown:
         # what is missing, in the engine's words (engine/evaluate.unknown_why), and how to give it
-        whys = dict.fromkeys(f.unknown_why or ", ".join(f.unknown_facts) for f in unknown)
+        whys = _grouped(f.unknown_why or ", ".join(f.unknown_facts) for f in unknown)
         hardware = any(fact.startswith(("hw.", "derived.memory.")) for f in unknown for fact in f.unknown_facts)
         verdict_ = "cannot-verify"
         text = f"cannot tell: {_count(len(unknown), 'check')} could not be made ({'; '.join(whys)})" + (

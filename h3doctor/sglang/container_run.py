@@ -436,3 +436,30 @@ def script_commands(script: str) -> tuple[tuple[str, ...], ...]:
     if current:
         commands.append(tuple(current))
     return tuple(commands)
+
+
+# --- where a runtime option stands, for a fix that edits it (engine/fixes.py) ---------------------
+
+def runtime_option_span(tokens: list[str], option: str) -> tuple[int, int] | None:
+    """tokens[start:end] is the last `OPTION VALUE` / `OPTION=VALUE` among a `RUNTIME run` line's
+    own options (before the image), the one the runtime keeps; None when the line does not give it.
+    Walked with the runtime's option tables, so a value that looks like the option is skipped."""
+    runtime = os.path.basename(tokens[0])
+    value_opts, flag_opts = _OPTIONS[runtime]
+    i = 2 if tokens[1] == "run" else 3
+    found = None
+    while i < len(tokens):
+        tok = tokens[i]
+        if tok == "--" or not tok.startswith("-") or tok == "-":
+            break
+        name, eq, _ = tok.partition("=")
+        if tok.startswith("--"):
+            takes = name in value_opts and not eq
+            if name == option:
+                found = (i, i + (2 if takes else 1))
+            i += 2 if takes else 1
+            continue
+        # a short cluster: its last letter may take the next word as its value
+        last = "-" + tok[-1]
+        i += 2 if last in value_opts and all("-" + c in flag_opts for c in tok[1:-1]) else 1
+    return found

@@ -52,7 +52,7 @@ LIVE_IN_TEXT = re.compile(r"[0-9.]+ GiB (free|short)")
 
 def steady(data):
     """`data` (a report or the probe's JSON) with the live free-space figures masked, in the facts,
-    in the probe's lines for them and in the messages that quote them."""
+    in the probe's lines for them (their value, its words and the reasons) and in the messages that quote them."""
     if isinstance(data, list):
         return [steady(item) for item in data]
     if isinstance(data, str):
@@ -60,7 +60,7 @@ def steady(data):
     if not isinstance(data, dict):
         return data
     live_line = data.get("fact") in ("disk_free_gib", "shm_gib", "spill_free_gib")
-    return {k: "<live>" if k in LIVE_FIGURES or live_line and k in ("value", "reason") else steady(v)
+    return {k: "<live>" if k in LIVE_FIGURES or live_line and k in ("value", "says", "reason", "why") else steady(v)
             for k, v in data.items()}
 
 

@@ -56,7 +56,7 @@ def calls(monkeypatch):
     (f"{H3} --num-gpus 4", "profile"),
     (f"{H3} --num-gpus 4", "function of the launch's environment"),  # the API's hardware: read from the form too
     (f"CUDA_VISIBLE_DEVICES=0,1,2,3 nohup {H3} --num-gpus 4", "profile"),
-    (f"docker run --gpus all lmsysorg/sglang:v0.5.22 {H3} --num-gpus 4", "profile"),  # the container's release
+    (f"docker run --gpus all --ipc=host lmsysorg/sglang:v0.5.22 {H3} --num-gpus 4", "profile"),  # the container's release
 ])
 def test_a_clean_check_reads_and_parses_the_launch_once(calls, words, hardware):
     hw = load_profile("4xH200")

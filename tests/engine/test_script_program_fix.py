@@ -12,7 +12,7 @@ from h3doctor.request import CheckRequest, run
 from h3doctor.sglang import launch_forms
 
 M = "MiniMaxAI/MiniMax-H3"
-DOCKER = ["docker", "run", "--gpus", "all", "lmsysorg/sglang:v0.5.23", "bash", "-lc"]
+DOCKER = ["docker", "run", "--gpus", "all", "--ipc=host", "lmsysorg/sglang:v0.5.23", "bash", "-lc"]  # as sglang's docs write it
 LLM = "exec python3 -m sglang.launch_server"
 
 

@@ -6,6 +6,11 @@ the project's field-evidence reference (shared/reference/field-evidence.md), or 
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+
 import pytest
 
 from h3doctor.engine.ruleset import load_rules
@@ -147,3 +152,19 @@ def test_a_log_repeating_one_signature_counts_it_up_to_the_cap():
     [hit] = crashes.scan(["Bus error"] * (crashes.MAX_COUNTED + 50), crashes.signatures(RULES))
     assert hit.signature.rule == "H3D415" and hit.line == 1
     assert hit.count == crashes.MAX_COUNTED
+
+
+def test_the_container_runtimes_words_are_never_labelled_sglangs():
+    """H3D148's match is nvidia-container-cli's line (wordings.json `by`): explain says whose words
+    they are, in JSON and text, never "sglang says" nor "as sglang … prints it"."""
+    log = ("docker: Error response from daemon: failed to create task for container: OCI runtime create failed\n"
+           "nvidia-container-cli: device error: 7: unknown device: unknown.\n")
+    run = [sys.executable, "-m", "h3doctor", "explain", "-"]
+    data = json.loads(subprocess.run(run + ["--format", "json"], input=log, capture_output=True, text=True,
+                                      timeout=120).stdout)
+    [m] = [m for m in data["matches"] if m["rule"] == "H3D148"]
+    assert m["by"] == "the container runtime"
+    text = subprocess.run(run, input=log, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}).stdout
+    assert "the container runtime says: nvidia-container-cli" in text
+    assert "sglang says" not in text and "as sglang" not in text

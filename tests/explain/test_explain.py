@@ -391,3 +391,14 @@ def test_json_report_follows_its_schema(cli):
                  explain("torch.OutOfMemoryError: CUDA out of memory."), explain("nothing to see")):
         errors = sorted(validator.iter_errors(json.loads(json.dumps(data))), key=str)
         assert not errors, errors[0]
+
+
+def test_an_oom_of_unknown_phase_is_read_as_the_memory_rule_the_check_reports():
+    """An out-of-memory line that does not say its phase, with a launch whose check reports H3D641
+    (it fits at load, not at its request's peak): explain names H3D641, confirmed, not the load-or-
+    request guess (H3D540, H3D640) the check contradicts; without a launch the guess stays."""
+    oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB."
+    launch = ["sglang", "serve", "MiniMaxAI/MiniMax-H3"]
+    report = explain(oom, *launch, profile="1xH200", intent={"resolution": "1344x768", "seconds": 12.0})
+    assert [(m["rule"], m["confirmed"]) for m in report["matches"]] == [("H3D641", True)]
+    assert [m["rule"] for m in explain(oom)["matches"]] == ["H3D540", "H3D640"]

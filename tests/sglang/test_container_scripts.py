@@ -16,7 +16,9 @@ from h3doctor.request import CheckRequest, run
 
 M = "MiniMaxAI/MiniMax-H3"
 IMAGE = "lmsysorg/sglang:v0.5.23"
-DOCKER = ["docker", "run", "--gpus", "all", IMAGE, "bash", "-lc"]
+# a container with room for its ranks' /dev/shm (--ipc=host, as sglang's docs write docker run): these
+# tests are of the script's flags, so the container's own words pass (H3D415 on a bare line: below)
+DOCKER = ["docker", "run", "--gpus", "all", "--ipc=host", IMAGE, "bash", "-lc"]
 # the issue's line: sp_degree 4 (every GPU) is not ring 2 x ulysses 1 (H3D228, sglang's own check)
 ISSUE = DOCKER + [f'exec sglang serve --model-path {M} "$@"', "--", "--num-gpus", "4", "--ring-degree", "2"]
 
@@ -44,6 +46,14 @@ def test_the_issue_line_is_judged_in_json_and_fixed_in_its_arguments():
     assert report["command"]["argv"] == ISSUE  # the launch as given
     assert report["corrected_argv"] == ISSUE + ["--ulysses-degree", "2"]  # the script stays one word
     assert [c["added"] for s in report["fix_steps"] for c in s["changes"]] == [["--ulysses-degree", "2"]]
+
+
+def test_a_script_line_with_the_runtimes_default_shm_is_fixed_on_both_sides_of_the_image():
+    bare = ["docker", "run", "--gpus", "all", IMAGE, "bash", "-lc"] + ISSUE[len(DOCKER):]
+    result = check(bare)
+    assert found(result) == [("H3D228", "error"), ("H3D415", "error")]  # sp, and a 64 MiB /dev/shm for 4 ranks
+    assert result.corrected_argv == ["docker", "run", "--shm-size", "16g", *bare[2:], "--ulysses-degree", "2"]
+    assert found(check(result.corrected_argv)) == []
 
 
 def test_the_flags_inside_the_script_and_in_the_arguments_count_in_the_shells_order():

@@ -27,6 +27,7 @@ from h3doctor.engine.derivations import (  # noqa: F401 - importing a module reg
     quality_high,
     checkpoint,
     memory,
+    memory_words,
     sampling,
     exec_safety,
     download,
