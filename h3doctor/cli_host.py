@@ -34,7 +34,21 @@ def doctor(format_name: str, no_cache: bool, output_file: str | None) -> int:
     from h3doctor.output.doctor_text import doctor_report
     from h3doctor.output.formats import Report
 
-    data = report(run_probe(dict(os.environ), use_cache=not no_cache))
+    data = report(run_probe(dict(os.environ), use_cache=not no_cache), download_gib=_variant_download_gib())
     write_report("doctor", format_name, Report(data, text=lambda console, buf: doctor_report(data, console)),
                  sys.stdout, output_file)
     return data["summary"]["exit_code"]
+
+
+def _variant_download_gib() -> float | None:
+    """What one MiniMax-H3 variant downloads for the installed sglang (else the newest verified
+    release): its published partition (sglang/releases.py), for the doctor's disk line."""
+    from h3doctor.errors import UsageError
+    from h3doctor.sglang import releases
+
+    try:
+        version = releases.target(None, None, installed=releases.installed_version()).table_version
+    except UsageError:  # an installed version h3doctor cannot read: the newest verified release's
+        version = releases.NEWEST.table_version
+    _subfolder, size = releases.published_partition(version, "MiniMaxAI/MiniMax-H3", None)
+    return None if size is None else round(size / 2**30, 1)

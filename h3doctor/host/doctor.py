@@ -60,7 +60,7 @@ def why(reason: str, says: str) -> str:
     return "" if reason == says else reason.removeprefix(says + ": ")
 
 
-def report(result: Any) -> dict[str, Any]:
+def report(result: Any, download_gib: float | None = None) -> dict[str, Any]:
     """The doctor's report from a ProbeResult (host/probe.py): its lines, sglang's first, each in a
     user's words (`says`, and the doctor's own label and status where WORDS and `_matters` give
     them), and the summary."""
@@ -75,6 +75,7 @@ def report(result: Any) -> dict[str, Any]:
         # could not be read stays "unknown" (never "none": "swap: none" would say the host has none)
         check["says"] = said(check["fact"], check["value"], check["status"])
     _matters(checks)
+    _disk_matters(checks, download_gib)
     for check in checks:
         check["why"] = why(check["reason"], check["says"])
     sglang = next(c for c in checks if c["fact"] == FIRST)
@@ -103,6 +104,19 @@ def _matters(checks: list[dict[str, Any]]) -> None:
         cgroup["status"] = "n/a"
         cgroup["reason"] += ("; matters only for a GPU that shares host memory, " +
                              ("which this one does not" if sharing is False else "and whether this one does is not known"))
+
+
+def _disk_matters(checks: list[dict[str, Any]], download_gib: float | None) -> None:
+    """Free disk under the Hugging Face cache below what one MiniMax-H3 variant downloads
+    (`download_gib`, the caller's: the release's published partition) cannot be called fine: it is
+    enough only if the cache already holds the variant a launch loads, which only a check of that
+    launch reads. So it is "cannot verify" here, never a ✓ over a disk a download would fill."""
+    disk = next((c for c in checks if c["fact"] == "disk_free_gib"), None)
+    if disk is None or download_gib is None or disk["value"] is None or disk["value"] >= download_gib:
+        return
+    disk["status"] = "unknown"
+    disk["reason"] += (f"; one MiniMax-H3 variant downloads about {download_gib:g} GiB: enough only if this "
+                       "cache already holds the one a launch loads (h3doctor check -- LAUNCH reads the cache for it)")
 
 
 def _swap_matters(by_fact: dict[str, dict[str, Any]], sharing: bool | None) -> None:

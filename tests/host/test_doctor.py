@@ -149,3 +149,23 @@ def test_doctor_help_names_every_glyph_the_report_prints():
     for status, meaning in {"ok": "fine", "problem": "stops H3", "warning": "sglang will warn",
                             "unknown": "cannot verify", "n/a": "does not apply"}.items():
         assert f"{plain(GLYPHS[status])} {meaning}" in text, (status, text)
+
+
+def test_free_disk_below_one_variants_download_is_cannot_verify_never_a_tick():
+    """41 GiB free under the HF cache and a variant that downloads ~134 GiB: the doctor cannot say
+    the disk is fine (only a check of a launch reads whether the cache already holds it): '?', and
+    the summary says a fact cannot be verified, not "nothing stops MiniMax-H3". Enough disk, or no
+    download figure, leaves the probe's ✓. Fails when doctor._disk_matters is removed."""
+    def machine(free_gib):
+        result = _machine(False)
+        result.lines.append(Line("disk_free_gib", "free disk (HF cache)", free_gib, "ok", "free under the cache", "statvfs"))
+        return result
+
+    def disk(data):
+        return next(c for c in data["checks"] if c["fact"] == "disk_free_gib")
+
+    short = report(machine(41.0), download_gib=134.1)
+    assert disk(short)["status"] == "unknown" and "134.1 GiB" in disk(short)["why"]
+    assert short["summary"]["status"] == "unknown" and "free disk (HF cache)" in short["summary"]["text"]
+    assert disk(report(machine(500.0), download_gib=134.1))["status"] == "ok"
+    assert disk(report(machine(41.0)))["status"] == "ok"
