@@ -101,9 +101,15 @@ def _matters(checks: list[dict[str, Any]]) -> None:
                              "while the page cache holds the free memory (run with a memory limit, e.g. docker "
                              "--memory; h3doctor rule H3D144)")
     else:
-        cgroup["status"] = "n/a"
-        cgroup["reason"] += ("; matters only for a GPU that shares host memory, " +
-                             ("which this one does not" if sharing is False else "and whether this one does is not known"))
+        _not_applying(cgroup, sharing)
+
+
+def _not_applying(line: dict[str, Any], sharing: bool | None) -> None:
+    """A fact that matters only where the GPU shares host memory, on a machine where it does not
+    (or where that is not known): '-', and why."""
+    line["status"] = "n/a"
+    line["reason"] += "; matters only for a GPU that shares host memory, " + (
+        "which this one does not" if sharing is False else "and whether this one does is not known")
 
 
 def _disk_matters(checks: list[dict[str, Any]], download_gib: float | None) -> None:
@@ -128,9 +134,7 @@ def _swap_matters(by_fact: dict[str, dict[str, Any]], sharing: bool | None) -> N
         return
     if sharing is not True:
         for line in (swap, off):
-            line["status"] = "n/a"
-            line["reason"] += "; matters only for a GPU that shares host memory, " + (
-                "which this one does not" if sharing is False else "and whether this one does is not known")
+            _not_applying(line, sharing)
         return
     if swap["value"] and off["value"] is False:
         swap["status"] = "warning"
